@@ -1,0 +1,151 @@
+package executors
+
+import (
+	"errors"
+	"time"
+
+	"github.com/toolcage/toolcage/executors/proto"
+)
+
+func requestToProto(r *Request) *proto.ExecuteRequest {
+	out := &proto.ExecuteRequest{
+		CallId:      r.CallID,
+		Tool:        r.Tool,
+		Version:     int32(r.Version),
+		Caller:      &proto.Caller{Id: r.Caller.ID, Type: r.Caller.Type, Worker: r.Caller.Worker},
+		Kind:        string(r.Kind),
+		Args:        r.Args,
+		Permissions: r.Permissions,
+		Limits: &proto.Limits{
+			TimeoutNs:   int64(r.Limits.Timeout),
+			MemoryBytes: r.Limits.MemoryBytes,
+			OutputBytes: r.Limits.OutputBytes,
+			Requests:    int32(r.Limits.Requests),
+		},
+	}
+	if r.JS != nil {
+		out.Js = &proto.JSCall{Code: r.JS.Code}
+	}
+	if r.Shell != nil {
+		out.Shell = &proto.ShellCall{Argv: r.Shell.Argv, Command: r.Shell.Command, Env: r.Shell.Env, Dir: r.Shell.Dir}
+	}
+	if r.HTTP != nil {
+		out.Http = &proto.HTTPCall{
+			Method: r.HTTP.Method, Url: r.HTTP.URL, Headers: r.HTTP.Headers, Body: r.HTTP.Body,
+			AllowedDomains: r.HTTP.AllowedDomains, AllowPrivateHosts: r.HTTP.AllowPrivateHosts,
+			MaxResponseBytes: r.HTTP.MaxResponseBytes,
+		}
+	}
+	return out
+}
+
+func requestFromProto(in *proto.ExecuteRequest) *Request {
+	r := &Request{
+		CallID:      in.GetCallId(),
+		Tool:        in.GetTool(),
+		Version:     int(in.GetVersion()),
+		Kind:        Kind(in.GetKind()),
+		Args:        in.GetArgs(),
+		Permissions: in.GetPermissions(),
+	}
+	if c := in.GetCaller(); c != nil {
+		r.Caller = Caller{ID: c.GetId(), Type: c.GetType(), Worker: c.GetWorker()}
+	}
+	if l := in.GetLimits(); l != nil {
+		r.Limits = Limits{
+			Timeout:     time.Duration(l.GetTimeoutNs()),
+			MemoryBytes: l.GetMemoryBytes(),
+			OutputBytes: l.GetOutputBytes(),
+			Requests:    int(l.GetRequests()),
+		}
+	}
+	if js := in.GetJs(); js != nil {
+		r.JS = &JSCall{Code: js.GetCode()}
+	}
+	if sh := in.GetShell(); sh != nil {
+		r.Shell = &ShellCall{Argv: sh.GetArgv(), Command: sh.GetCommand(), Env: sh.GetEnv(), Dir: sh.GetDir()}
+	}
+	if h := in.GetHttp(); h != nil {
+		r.HTTP = &HTTPCall{
+			Method: h.GetMethod(), URL: h.GetUrl(), Headers: h.GetHeaders(), Body: h.GetBody(),
+			AllowedDomains: h.GetAllowedDomains(), AllowPrivateHosts: h.GetAllowPrivateHosts(),
+			MaxResponseBytes: h.GetMaxResponseBytes(),
+		}
+	}
+	return r
+}
+
+func resultToProto(r *Result, err error) *proto.ExecuteResponse {
+	out := &proto.ExecuteResponse{}
+	if err != nil {
+		out.Failure = errorToProto(err)
+		return out
+	}
+	if r == nil {
+		out.Failure = &proto.Error{Code: proto.ErrorCode_ERROR_CODE_INTERNAL, Message: "executor returned no result"}
+		return out
+	}
+	out.Value = r.Value
+	out.IsError = r.IsError
+	out.Error = r.Error
+	out.OutputBytes = r.OutputBytes
+	out.Truncated = r.Truncated
+	out.DurationNs = int64(r.Duration)
+	for _, l := range r.Logs {
+		out.Logs = append(out.Logs, &proto.LogLine{Level: l.Level, Message: l.Message})
+	}
+	return out
+}
+
+func resultFromProto(in *proto.ExecuteResponse) (*Result, error) {
+	if f := in.GetFailure(); f != nil {
+		return nil, errorFromProto(f)
+	}
+	r := &Result{
+		Value:       in.GetValue(),
+		IsError:     in.GetIsError(),
+		Error:       in.GetError(),
+		OutputBytes: in.GetOutputBytes(),
+		Truncated:   in.GetTruncated(),
+		Duration:    time.Duration(in.GetDurationNs()),
+	}
+	for _, l := range in.GetLogs() {
+		r.Logs = append(r.Logs, LogLine{Level: l.GetLevel(), Message: l.GetMessage()})
+	}
+	return r, nil
+}
+
+var codeToProto = map[Code]proto.ErrorCode{
+	CodeTimeout:          proto.ErrorCode_ERROR_CODE_TIMEOUT,
+	CodeLimitExceeded:    proto.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED,
+	CodeExecutorFailed:   proto.ErrorCode_ERROR_CODE_EXECUTOR_FAILED,
+	CodePolicyDenied:     proto.ErrorCode_ERROR_CODE_POLICY_DENIED,
+	CodeInvalidArguments: proto.ErrorCode_ERROR_CODE_INVALID_ARGUMENTS,
+	CodeInternal:         proto.ErrorCode_ERROR_CODE_INTERNAL,
+}
+
+func errorToProto(err error) *proto.Error {
+	out := &proto.Error{Code: proto.ErrorCode_ERROR_CODE_INTERNAL, Message: err.Error()}
+	var e *Error
+	if errors.As(err, &e) {
+		if c, ok := codeToProto[e.Code]; ok {
+			out.Code = c
+		}
+		out.Limit = e.Limit
+		if e.Err != nil {
+			out.Message = e.Err.Error()
+		}
+	}
+	return out
+}
+
+func errorFromProto(in *proto.Error) error {
+	code := CodeInternal
+	for c, p := range codeToProto {
+		if p == in.GetCode() {
+			code = c
+			break
+		}
+	}
+	return &Error{Code: code, Limit: in.GetLimit(), Err: errors.New(in.GetMessage())}
+}

@@ -1,0 +1,141 @@
+// Package executors holds the contract between the daemon and an executor:
+// the request and result types, the Executor interface, the stable error
+// codes, and the go-plugin glue that carries them over gRPC. It says nothing
+// about how an executor process is started; that is executors/host's job.
+package executors
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Kind names one kind of executor. One executor process serves one kind.
+type Kind string
+
+// The executor kinds.
+const (
+	KindJS    Kind = "js"
+	KindShell Kind = "shell"
+	KindHTTP  Kind = "http"
+)
+
+// Kinds lists every kind, in a stable order.
+var Kinds = []Kind{KindJS, KindShell, KindHTTP}
+
+// Valid reports whether k is a known kind.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindJS, KindShell, KindHTTP:
+		return true
+	}
+	return false
+}
+
+// Caller says who asked for a call. It travels with every call so that
+// policy, audit and later worker toolsets can tell callers apart.
+type Caller struct {
+	// ID is a stable identity, such as "uid:1000" or an MCP client name.
+	ID string `json:"id"`
+	// Type is "user" or "llm"; it decides lifecycle rules.
+	Type string `json:"type"`
+	// Worker is the worker toolset the call came through, if any.
+	Worker string `json:"worker,omitempty"`
+}
+
+// Limits bound one call. A zero field means "use the executor's default".
+type Limits struct {
+	Timeout     time.Duration `json:"timeout"`
+	MemoryBytes int64         `json:"memory_bytes"`
+	OutputBytes int64         `json:"output_bytes"`
+	Requests    int           `json:"requests"`
+}
+
+// Request is one call handed to an executor. Exactly one of JS, Shell and
+// HTTP is set, matching Kind. Templates are already rendered and policy has
+// already been applied by the daemon; executors check their guards again.
+type Request struct {
+	CallID      string          `json:"call_id"`
+	Tool        string          `json:"tool"`
+	Version     int             `json:"version"`
+	Caller      Caller          `json:"caller"`
+	Kind        Kind            `json:"kind"`
+	Args        json.RawMessage `json:"args"`
+	Permissions []string        `json:"permissions,omitempty"`
+	Limits      Limits          `json:"limits"`
+
+	JS    *JSCall    `json:"js,omitempty"`
+	Shell *ShellCall `json:"shell,omitempty"`
+	HTTP  *HTTPCall  `json:"http,omitempty"`
+}
+
+// JSCall is the body of a JavaScript call: code run as an async function
+// body with args, context, console and utils in scope.
+type JSCall struct {
+	Code string `json:"code"`
+}
+
+// ShellCall is a rendered shell command. Argv is set when the template is one
+// simple command (no shell involved); otherwise Command holds the text for
+// sh -c, with every argument value already single-quoted.
+type ShellCall struct {
+	Argv    []string          `json:"argv,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+}
+
+// HTTPCall is a rendered HTTP request.
+type HTTPCall struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    []byte            `json:"body,omitempty"`
+	// AllowedDomains is the tool's allowlist: exact hosts or "*.example.com".
+	AllowedDomains []string `json:"allowed_domains"`
+	// AllowPrivateHosts names hosts that may resolve to private addresses
+	// (local development only; empty by default).
+	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
+	MaxResponseBytes  int64    `json:"max_response_bytes"`
+}
+
+// LogLine is one captured console or log line.
+type LogLine struct {
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// Result is what a call produced. A tool that ran and failed on its own terms
+// (a thrown JS error, a non-zero exit) is a Result with IsError set; a call
+// the executor had to stop (timeout, limit) is an *Error instead.
+type Result struct {
+	// Value is the JSON-encoded result.
+	Value json.RawMessage `json:"result"`
+	Logs  []LogLine       `json:"logs,omitempty"`
+	// IsError marks a tool-level failure; Error holds its message.
+	IsError bool   `json:"is_error"`
+	Error   string `json:"error,omitempty"`
+	// OutputBytes counts the bytes of Value and Logs.
+	OutputBytes int64 `json:"output_bytes"`
+	// Truncated is set when logs were cut at the output cap.
+	Truncated bool `json:"truncated,omitempty"`
+	// Duration is the time spent running inside the executor.
+	Duration time.Duration `json:"duration"`
+}
+
+// Executor runs one call at a time. Implementations must honour ctx: when it
+// ends, the call stops and Execute returns promptly.
+type Executor interface {
+	Execute(ctx context.Context, req *Request) (*Result, error)
+}
+
+// ExecutorFunc adapts a function to the Executor interface.
+type ExecutorFunc func(ctx context.Context, req *Request) (*Result, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, req *Request) (*Result, error) {
+	return f(ctx, req)
+}
+
+// Interface guards.
+var _ Executor = ExecutorFunc(nil)

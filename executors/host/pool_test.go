@@ -1,0 +1,365 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolcage/toolcage/executors"
+)
+
+// The test binary doubles as an executor: started with this variable set it
+// serves testExecutor over go-plugin, exactly as toolcage-executor would.
+const testExecutorEnv = "TOOLCAGE_TEST_EXECUTOR"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(testExecutorEnv) == "1" {
+		executors.Serve(executors.ExecutorFunc(testExecute))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type testOp struct {
+	Op string `json:"op"`
+	MS int    `json:"ms"`
+	V  string `json:"v"`
+}
+
+func testExecute(ctx context.Context, req *executors.Request) (*executors.Result, error) {
+	var op testOp
+	if err := json.Unmarshal(req.Args, &op); err != nil {
+		return nil, err
+	}
+	switch op.Op {
+	case "echo":
+		v, _ := json.Marshal(map[string]any{"v": op.V, "pid": os.Getpid(), "tool": req.Tool, "caller": req.Caller.ID})
+		return &executors.Result{Value: v, Logs: []executors.LogLine{{Level: "info", Message: "echo " + op.V}}}, nil
+	case "sleep":
+		select {
+		case <-time.After(time.Duration(op.MS) * time.Millisecond):
+			return &executors.Result{Value: json.RawMessage(`"slept"`)}, nil
+		case <-ctx.Done():
+			return nil, executors.LimitError(executors.LimitTimeout, "interrupted")
+		}
+	case "hang":
+		time.Sleep(time.Hour)
+	case "exit":
+		os.Exit(3)
+	case "stderr":
+		fmt.Fprintln(os.Stderr, op.V)
+		return &executors.Result{Value: json.RawMessage(`null`)}, nil
+	case "limit":
+		return nil, executors.LimitError(executors.LimitMemory, "memory limit of 1 byte exceeded")
+	case "denied":
+		return nil, executors.Errorf(executors.CodePolicyDenied, "no")
+	}
+	return nil, errors.New("unknown op " + op.Op)
+}
+
+func newTestPool(t *testing.T, mod func(*PoolConfig)) (*Pool, *syncBuffer) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	cfg := PoolConfig{
+		Runners: map[string]Runner{"process": &ProcessRunner{Path: exe, Env: []string{testExecutorEnv + "=1"}}},
+		Logger:  slog.New(slog.NewTextHandler(logs, nil)),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	p := NewPool(cfg)
+	t.Cleanup(func() { p.Close() })
+	return p, logs
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var testKey = NewKey(executors.KindJS, "process", nil)
+
+func call(t *testing.T, p *Pool, op testOp, timeout time.Duration) (*executors.Result, error) {
+	t.Helper()
+	args, _ := json.Marshal(op)
+	return p.Execute(context.Background(), testKey, &executors.Request{
+		CallID: "c1", Tool: "t", Kind: executors.KindJS, Args: args,
+		Caller: executors.Caller{ID: "uid:0", Type: "user"},
+		Limits: executors.Limits{Timeout: timeout},
+	})
+}
+
+func pidOf(t *testing.T, res *executors.Result) int {
+	t.Helper()
+	var v struct{ PID int }
+	if err := json.Unmarshal(res.Value, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.PID
+}
+
+func TestPoolRoundTripAndReuse(t *testing.T) {
+	p, _ := newTestPool(t, nil)
+	res, err := call(t, p, testOp{Op: "echo", V: "hi"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(res.Value, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["v"] != "hi" || v["tool"] != "t" || v["caller"] != "uid:0" {
+		t.Fatalf("result = %s", res.Value)
+	}
+	if len(res.Logs) != 1 || res.Logs[0].Message != "echo hi" {
+		t.Fatalf("logs = %+v", res.Logs)
+	}
+	first := pidOf(t, res)
+	res, err = call(t, p, testOp{Op: "echo"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pidOf(t, res); got != first {
+		t.Fatalf("second call ran in pid %d, want the warm executor %d", got, first)
+	}
+}
+
+func TestPoolRetiresExecutorAfterFailure(t *testing.T) {
+	tests := []struct {
+		name      string
+		op        testOp
+		timeout   time.Duration
+		wantCode  executors.Code
+		wantLimit string
+		replaced  bool
+	}{
+		{"limit", testOp{Op: "limit"}, time.Second, executors.CodeLimitExceeded, executors.LimitMemory, true},
+		{"timeout reported by executor", testOp{Op: "sleep", MS: 5000}, 100 * time.Millisecond, executors.CodeTimeout, executors.LimitTimeout, true},
+		{"hang past grace", testOp{Op: "hang"}, 50 * time.Millisecond, executors.CodeTimeout, executors.LimitTimeout, true},
+		{"exit mid-call", testOp{Op: "exit"}, time.Second, executors.CodeExecutorFailed, "", true},
+		{"policy refusal keeps executor", testOp{Op: "denied"}, time.Second, executors.CodePolicyDenied, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _ := newTestPool(t, func(c *PoolConfig) { c.TimeoutGrace = 200 * time.Millisecond })
+			res, err := call(t, p, testOp{Op: "echo"}, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := pidOf(t, res)
+			_, err = call(t, p, tt.op, tt.timeout)
+			if got := executors.CodeOf(err); got != tt.wantCode {
+				t.Fatalf("code = %q (%v), want %q", got, err, tt.wantCode)
+			}
+			if got := executors.LimitOf(err); got != tt.wantLimit {
+				t.Fatalf("limit = %q, want %q", got, tt.wantLimit)
+			}
+			res, err = call(t, p, testOp{Op: "echo"}, time.Second)
+			if err != nil {
+				t.Fatalf("call after failure: %v", err)
+			}
+			after := pidOf(t, res)
+			if (after != before) != tt.replaced {
+				t.Fatalf("pid before %d after %d; replaced want %v", before, after, tt.replaced)
+			}
+			if tt.replaced && syscall.Kill(before, 0) == nil {
+				t.Fatalf("retired executor %d still runs", before)
+			}
+		})
+	}
+}
+
+func TestPoolExecutorKilledMidCall(t *testing.T) {
+	p, _ := newTestPool(t, nil)
+	res, err := call(t, p, testOp{Op: "echo"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, res)
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, p, testOp{Op: "sleep", MS: 10000}, 20*time.Second)
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if executors.CodeOf(err) != executors.CodeExecutorFailed {
+			t.Fatalf("err = %v, want executor_failed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("call did not end after its executor was killed")
+	}
+	res, err = call(t, p, testOp{Op: "echo"}, time.Second)
+	if err != nil {
+		t.Fatalf("next call: %v", err)
+	}
+	if pidOf(t, res) == pid {
+		t.Fatal("next call ran in the killed executor")
+	}
+}
+
+func TestPoolFullIsRateLimited(t *testing.T) {
+	p, _ := newTestPool(t, func(c *PoolConfig) { c.MaxPerKey = 1; c.AcquireTimeout = 100 * time.Millisecond })
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call(t, p, testOp{Op: "sleep", MS: 1000}, 5*time.Second)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	_, err := call(t, p, testOp{Op: "echo"}, time.Second)
+	if executors.CodeOf(err) != executors.CodeRateLimited {
+		t.Fatalf("err = %v, want rate_limited", err)
+	}
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Fatalf("refused after %v, before the acquire timeout", waited)
+	}
+	<-done
+	if _, err := call(t, p, testOp{Op: "echo"}, time.Second); err != nil {
+		t.Fatalf("after the busy call: %v", err)
+	}
+}
+
+func TestPoolConcurrentCallsUseSeparateExecutors(t *testing.T) {
+	p, _ := newTestPool(t, func(c *PoolConfig) { c.MaxPerKey = 4 })
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := call(t, p, testOp{Op: "sleep", MS: 300}, 5*time.Second); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if el := time.Since(start); el > 1200*time.Millisecond {
+		t.Fatalf("4 parallel 300ms calls took %v: they were serialised", el)
+	}
+	_, started, _ := p.Stats()
+	if started != 4 {
+		t.Fatalf("started %d executors, want 4", started)
+	}
+}
+
+func TestPoolStderrReachesLog(t *testing.T) {
+	p, logs := newTestPool(t, nil)
+	if _, err := call(t, p, testOp{Op: "stderr", V: "hello-from-executor"}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(logs.String(), "hello-from-executor") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("executor stderr not in daemon log:\n%s", logs.String())
+}
+
+func TestPoolCloseStopsExecutors(t *testing.T) {
+	p, _ := newTestPool(t, nil)
+	res, err := call(t, p, testOp{Op: "echo"}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := pidOf(t, res)
+	p.Close()
+	if syscall.Kill(pid, 0) == nil {
+		// Reaped asynchronously by go-plugin; give it a moment.
+		time.Sleep(500 * time.Millisecond)
+		if syscall.Kill(pid, 0) == nil {
+			t.Fatalf("executor %d still runs after Close", pid)
+		}
+	}
+	if _, err := call(t, p, testOp{Op: "echo"}, time.Second); executors.CodeOf(err) != executors.CodeUnavailable {
+		t.Fatalf("call after Close: %v, want unavailable", err)
+	}
+}
+
+func TestPoolIdleReaper(t *testing.T) {
+	p, _ := newTestPool(t, func(c *PoolConfig) { c.MinIdle = -1; c.IdleTimeout = 100 * time.Millisecond })
+	if _, err := call(t, p, testOp{Op: "echo"}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		stats, _, retired := p.Stats()
+		if retired == 1 && stats[0].Idle == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("idle executor was not retired")
+}
+
+func TestPoolWarm(t *testing.T) {
+	p, _ := newTestPool(t, nil)
+	if err := p.Warm(context.Background(), testKey, 2); err != nil {
+		t.Fatal(err)
+	}
+	stats, started, _ := p.Stats()
+	if started != 2 || stats[0].Idle != 2 {
+		t.Fatalf("after Warm(2): started %d, stats %+v", started, stats)
+	}
+}
+
+func BenchmarkPoolExecute(b *testing.B) {
+	exe, _ := os.Executable()
+	p := NewPool(PoolConfig{Runners: map[string]Runner{"process": &ProcessRunner{Path: exe, Env: []string{testExecutorEnv + "=1"}}}})
+	defer p.Close()
+	args, _ := json.Marshal(testOp{Op: "echo"})
+	req := func() *executors.Request {
+		return &executors.Request{Kind: executors.KindJS, Args: args, Limits: executors.Limits{Timeout: time.Second}}
+	}
+	if _, err := p.Execute(context.Background(), testKey, req()); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := p.Execute(context.Background(), testKey, req()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExecutorColdStart(b *testing.B) {
+	exe, _ := os.Executable()
+	p := NewPool(PoolConfig{Runners: map[string]Runner{"process": &ProcessRunner{Path: exe, Env: []string{testExecutorEnv + "=1"}}}})
+	defer p.Close()
+	for b.Loop() {
+		if err := p.StartOne(context.Background(), testKey); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package executors
+
+import (
+	"context"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/toolcage/toolcage/executors/proto"
+)
+
+// PluginName is the name the executor is dispensed under.
+const PluginName = "executor"
+
+// Handshake is shared by the daemon and the executor binary. A mismatch
+// means the binaries are from different builds and is refused at start.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "TOOLCAGE_EXECUTOR_PLUGIN",
+	MagicCookieValue: "c6f1d9a2-toolcage-executor",
+}
+
+// PluginMap returns the plugin set both sides use. impl is nil on the host.
+func PluginMap(impl Executor) plugin.PluginSet {
+	return plugin.PluginSet{PluginName: &Plugin{Impl: impl}}
+}
+
+// Plugin is the go-plugin glue for an Executor over gRPC.
+type Plugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl Executor
+}
+
+// GRPCServer registers the executor's gRPC service.
+func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	proto.RegisterExecutorServer(s, &grpcServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns an Executor that calls over conn.
+func (p *Plugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	return &grpcClient{client: proto.NewExecutorClient(conn), doneCtx: ctx}, nil
+}
+
+// Serve runs impl as an executor plugin until the host goes away. It is the
+// whole main of cmd/toolcage-executor once the kind is chosen.
+func Serve(impl Executor) {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		Plugins:         PluginMap(impl),
+		GRPCServer:      plugin.DefaultGRPCServer,
+	})
+}
+
+// Interface guards.
+var _ plugin.GRPCPlugin = (*Plugin)(nil)
