@@ -1,0 +1,328 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Execution outcomes.
+const (
+	OutcomeOK      = "ok"      // the tool ran and succeeded
+	OutcomeError   = "error"   // the tool ran and reported an error
+	OutcomeFailed  = "failed"  // timeout, limit or executor failure
+	OutcomeRefused = "refused" // policy refused the call
+)
+
+// Execution is one call of a tool, as kept in the audit log.
+type Execution struct {
+	ID         string          `json:"id"` // RecordExecution sets one when empty
+	Tool       string          `json:"tool"`
+	Version    int             `json:"version"`
+	CallerID   string          `json:"caller_id,omitempty"`
+	CallerType string          `json:"caller_type,omitempty"`
+	Worker     string          `json:"worker,omitempty"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"` // already scrubbed by the caller
+	Outcome    string          `json:"outcome"`             // ok | error | failed | refused
+	ErrorCode  string          `json:"error_code,omitempty"`
+	Limit      string          `json:"limit,omitempty"` // the limit that was hit, if any
+	Error      string          `json:"error,omitempty"`
+
+	Duration    time.Duration `json:"duration"`
+	OutputBytes int64         `json:"output_bytes"`
+	StartedAt   time.Time     `json:"started_at,omitzero"`
+	FinishedAt  time.Time     `json:"finished_at,omitzero"`
+}
+
+// ExecutionFilter selects executions for ListExecutions, newest first. An
+// empty Tool matches every tool; Limit 0 (or less) means 100, a negative
+// Offset counts as 0.
+type ExecutionFilter struct {
+	Tool          string
+	Limit, Offset int
+}
+
+// defaultExecutionLimit is the page size of ListExecutions when none is set.
+const defaultExecutionLimit = 100
+
+const insertExecution = `INSERT INTO executions (id, tool, version, caller_id, caller_type,
+	worker, arguments, outcome, error_code, limit_name, error, duration_ns, output_bytes,
+	started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// bumpUsage adds to a tool's usage count and moves its last use forward
+// (never back: batches may carry calls out of order).
+const bumpUsage = `UPDATE tools SET usage_count = usage_count + ?,
+	last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE name = ?`
+
+const selectExecution = `SELECT id, tool, version, caller_id, caller_type, worker, arguments,
+	outcome, error_code, limit_name, error, duration_ns, output_bytes, started_at, finished_at
+	FROM executions`
+
+// pendingExec is an execution record waiting for the writer, in the form it
+// is written.
+type pendingExec struct {
+	args   [15]any // the parameters of insertExecution
+	tool   string
+	usedAt int64      // Unix ns of the call, for last_used_at
+	done   chan error // receives the commit result; buffered
+}
+
+// RecordExecution appends e to the audit log, adds one to the usage count of
+// the tool e.Tool (if it still exists) and moves its LastUsedAt to
+// e.StartedAt (or e.FinishedAt, or now, whichever is first non-zero). An empty
+// e.ID is set to a new unique one (see newID); a duplicate ID gives
+// ErrConflict.
+//
+// Concurrent calls are committed together: a single writer writes every
+// record waiting, up to 256, in one transaction. RecordExecution returns once
+// the record's transaction has committed. If ctx ends first it returns ctx's
+// error, but a record already queued is still written: the audit log keeps
+// every call it was told about.
+func (s *Store) RecordExecution(ctx context.Context, e *Execution) error {
+	p, err := s.pending(e)
+	if err != nil {
+		return fmt.Errorf("store: record execution: %w", err)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("store: record execution %s: %w", e.ID, err)
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return fmt.Errorf("store: record execution %s: %w", e.ID, ErrClosed)
+	}
+	select {
+	case s.queue <- p:
+		s.mu.RUnlock()
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return fmt.Errorf("store: record execution %s: %w", e.ID, context.Cause(ctx))
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			return fmt.Errorf("store: record execution %s: %w", e.ID, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("store: record execution %s: %w", e.ID, context.Cause(ctx))
+	}
+}
+
+// pending checks e, gives it an ID if it has none, and encodes it. The
+// writer only ever sees the encoded copy, so the caller may reuse e as soon
+// as RecordExecution returns, even on a ctx error.
+func (s *Store) pending(e *Execution) (*pendingExec, error) {
+	if e == nil {
+		return nil, fmt.Errorf("%w: nil execution", ErrInvalid)
+	}
+	if len(e.Arguments) > 0 && !json.Valid(e.Arguments) {
+		return nil, fmt.Errorf("%w: execution arguments are not valid JSON", ErrInvalid)
+	}
+	started, err := nanos("started_at", e.StartedAt)
+	if err != nil {
+		return nil, err
+	}
+	finished, err := nanos("finished_at", e.FinishedAt)
+	if err != nil {
+		return nil, err
+	}
+	if e.ID == "" {
+		e.ID = newID(s.now())
+	}
+	var args any
+	if len(e.Arguments) > 0 {
+		args = string(e.Arguments)
+	}
+	p := &pendingExec{
+		args: [15]any{e.ID, e.Tool, e.Version, e.CallerID, e.CallerType, e.Worker, args,
+			e.Outcome, e.ErrorCode, e.Limit, e.Error, int64(e.Duration), e.OutputBytes,
+			started, finished},
+		tool: e.Tool,
+		done: make(chan error, 1),
+	}
+	switch {
+	case started != nil:
+		p.usedAt = started.(int64)
+	case finished != nil:
+		p.usedAt = finished.(int64)
+	default:
+		p.usedAt = s.now().UnixNano()
+	}
+	return p, nil
+}
+
+// runWriter is the group-commit loop. It takes the first record waiting,
+// everything queued behind it (up to maxBatch), commits them together and
+// reports to each caller. It returns once Close has closed the queue and the
+// queue is drained.
+func (s *Store) runWriter() {
+	defer close(s.writerDone)
+	batch := make([]*pendingExec, 0, maxBatch)
+	usage := make(map[string]*toolUse)
+	for p := range s.queue {
+		batch = append(batch[:0], p)
+		// Give callers that are runnable, typically those the last
+		// commit woke, the chance to queue before the batch is cut: on
+		// few cores this doubles the batch size at moderate load.
+		runtime.Gosched()
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case q, ok := <-s.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, q)
+			default:
+				break fill
+			}
+		}
+		s.commitBatch(batch, usage)
+		s.batches.Add(1)
+		s.batched.Add(int64(len(batch)))
+		clear(batch)
+	}
+}
+
+// commitBatch writes batch in one transaction. If that fails, it writes each
+// record in its own transaction, so one bad record (a duplicate ID) fails
+// alone.
+func (s *Store) commitBatch(batch []*pendingExec, usage map[string]*toolUse) {
+	err := s.writeBatch(batch, usage)
+	if err == nil || len(batch) == 1 {
+		for _, p := range batch {
+			p.done <- err
+		}
+		return
+	}
+	for i, p := range batch {
+		p.done <- s.writeBatch(batch[i:i+1], usage)
+	}
+}
+
+// toolUse sums a batch's calls of one tool.
+type toolUse struct {
+	calls  int64
+	usedAt int64
+}
+
+func (s *Store) writeBatch(batch []*pendingExec, usage map[string]*toolUse) error {
+	// The writer's own context: a record, once queued, is written even if
+	// its caller has stopped waiting. SQLite's busy timeout bounds the wait.
+	ctx := context.Background()
+	clear(usage)
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	insert := tx.StmtContext(ctx, s.insertExec)
+	for _, p := range batch {
+		_, err := insert.ExecContext(ctx, p.args[:]...)
+		if isConstraint(err) {
+			return fmt.Errorf("id %v: %w", p.args[0], ErrConflict)
+		}
+		if err != nil {
+			return err
+		}
+		if p.tool == "" {
+			continue
+		}
+		u := usage[p.tool]
+		if u == nil {
+			u = &toolUse{}
+			usage[p.tool] = u
+		}
+		u.calls++
+		u.usedAt = max(u.usedAt, p.usedAt)
+	}
+	bump := tx.StmtContext(ctx, s.bumpUsage)
+	for tool, u := range usage {
+		if _, err := bump.ExecContext(ctx, u.calls, u.usedAt, tool); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// ListExecutions returns the executions f selects, newest (by StartedAt)
+// first.
+func (s *Store) ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execution, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = defaultExecutionLimit
+	}
+	q, args := selectExecution, []any{}
+	if f.Tool != "" {
+		q += ` WHERE tool = ?`
+		args = append(args, f.Tool)
+	}
+	q += ` ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?`
+	args = append(args, limit, max(f.Offset, 0))
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list executions: %w", err)
+	}
+	defer rows.Close()
+	execs := []*Execution{}
+	for rows.Next() {
+		e, err := scanExecution(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list executions: %w", err)
+		}
+		execs = append(execs, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list executions: %w", err)
+	}
+	return execs, nil
+}
+
+// CountExecutions counts the executions of tool, or of every tool when tool
+// is empty.
+func (s *Store) CountExecutions(ctx context.Context, tool string) (int, error) {
+	q, args := `SELECT COUNT(*) FROM executions`, []any{}
+	if tool != "" {
+		q += ` WHERE tool = ?`
+		args = append(args, tool)
+	}
+	var n int
+	if err := s.rdb.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count executions: %w", err)
+	}
+	return n, nil
+}
+
+func scanExecution(sc rowScanner) (*Execution, error) {
+	var e Execution
+	var args []byte
+	var dur int64
+	var started, finished sql.NullInt64
+	err := sc.Scan(&e.ID, &e.Tool, &e.Version, &e.CallerID, &e.CallerType, &e.Worker, &args,
+		&e.Outcome, &e.ErrorCode, &e.Limit, &e.Error, &dur, &e.OutputBytes, &started, &finished)
+	if err != nil {
+		return nil, err
+	}
+	e.Arguments = args
+	e.Duration = time.Duration(dur)
+	e.StartedAt, e.FinishedAt = fromNanos(started), fromNanos(finished)
+	return &e, nil
+}
+
+// newID returns a 32-hex-digit ID: the time in Unix nanoseconds, then 8
+// random bytes. IDs made later sort later, which keeps inserts into the
+// primary-key index at its right edge (a fully random key dirties a random
+// index page per record).
+func newID(now time.Time) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
+	_, _ = rand.Read(b[8:]) // never fails (crypto/rand, Go 1.24+)
+	return hex.EncodeToString(b[:])
+}

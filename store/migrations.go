@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are the schema, in order: migrations[i] brings the database to
+// version i+1. Never edit or reorder an entry that has shipped; append a new
+// one. Each runs in its own transaction together with its schema_migrations
+// row, so a migration is applied entirely or not at all.
+var migrations = []string{
+	// 1: tools, their versions, and the execution audit log.
+	`
+CREATE TABLE tools (
+	name         TEXT    NOT NULL PRIMARY KEY,
+	description  TEXT    NOT NULL DEFAULT '',
+	kind         TEXT    NOT NULL DEFAULT '',
+	category     TEXT    NOT NULL DEFAULT '',
+	parameters   TEXT,                         -- JSON Schema
+	permissions  TEXT    NOT NULL DEFAULT '[]', -- JSON array of strings
+	secrets      TEXT    NOT NULL DEFAULT '[]', -- JSON array of strings
+	approval     TEXT    NOT NULL DEFAULT '',
+	isolation    TEXT    NOT NULL DEFAULT '',
+	limits       TEXT,                         -- JSON object
+	spec         TEXT,                         -- JSON, kind-specific
+	status       TEXT    NOT NULL DEFAULT '',
+	created_by   TEXT    NOT NULL DEFAULT '',
+	version      INTEGER NOT NULL DEFAULT 1,
+	usage_count  INTEGER NOT NULL DEFAULT 0,
+	last_used_at INTEGER,                      -- Unix ns, NULL if never used
+	created_at   INTEGER NOT NULL,             -- Unix ns
+	updated_at   INTEGER NOT NULL              -- Unix ns
+) STRICT;
+
+CREATE TABLE tool_versions (
+	tool       TEXT    NOT NULL REFERENCES tools (name) ON DELETE CASCADE ON UPDATE CASCADE,
+	version    INTEGER NOT NULL,
+	snapshot   TEXT    NOT NULL, -- JSON of the definition fields
+	created_at INTEGER NOT NULL, -- Unix ns
+	PRIMARY KEY (tool, version)
+) STRICT, WITHOUT ROWID;
+
+-- No foreign key to tools: the audit log outlives the tools it records.
+CREATE TABLE executions (
+	id           TEXT    NOT NULL PRIMARY KEY,
+	tool         TEXT    NOT NULL,
+	version      INTEGER NOT NULL DEFAULT 0,
+	caller_id    TEXT    NOT NULL DEFAULT '',
+	caller_type  TEXT    NOT NULL DEFAULT '',
+	worker       TEXT    NOT NULL DEFAULT '',
+	arguments    TEXT,                   -- JSON, scrubbed by the caller
+	outcome      TEXT    NOT NULL DEFAULT '',
+	error_code   TEXT    NOT NULL DEFAULT '',
+	limit_name   TEXT    NOT NULL DEFAULT '',
+	error        TEXT    NOT NULL DEFAULT '',
+	duration_ns  INTEGER NOT NULL DEFAULT 0,
+	output_bytes INTEGER NOT NULL DEFAULT 0,
+	started_at   INTEGER,                -- Unix ns
+	finished_at  INTEGER                 -- Unix ns
+) STRICT;
+
+CREATE INDEX executions_tool_started ON executions (tool, started_at);
+CREATE INDEX executions_started ON executions (started_at);
+`,
+}
+
+// migrate brings db up to len(list) by applying, each in one transaction, the
+// entries of list the schema_migrations table does not record yet. It refuses
+// a database whose schema is newer than list. db's transactions must take the
+// write lock at BEGIN (BEGIN IMMEDIATE), which makes the version check inside
+// each transaction safe against another process migrating the same file.
+func migrate(ctx context.Context, db *sql.DB, list []string, now time.Time) error {
+	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER NOT NULL PRIMARY KEY,
+	applied_at INTEGER NOT NULL -- Unix ns
+) STRICT`)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	cur, err := schemaVersion(ctx, db)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if cur > len(list) {
+		return fmt.Errorf("migrate: database schema version %d is newer than this program's %d", cur, len(list))
+	}
+	for v := cur + 1; v <= len(list); v++ {
+		if err := applyMigration(ctx, db, v, list[v-1], now); err != nil {
+			return fmt.Errorf("migrate to version %d: %w", v, err)
+		}
+	}
+	return nil
+}
+
+// schemaVersion is the highest applied migration, 0 for a new database.
+func schemaVersion(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, v int, stmts string, now time.Time) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer rollback(tx)
+	cur, err := schemaVersion(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if cur >= v { // another process got here first
+		return tx.Commit()
+	}
+	if _, err := tx.ExecContext(ctx, stmts); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, now.UnixNano()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// rollback ends tx if Commit was not reached. Its error is dropped: the error
+// that made the caller skip Commit is the one worth returning, and after a
+// Commit it is only sql.ErrTxDone.
+func rollback(tx *sql.Tx) { _ = tx.Rollback() }
