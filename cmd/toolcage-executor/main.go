@@ -1,0 +1,47 @@
+// Command toolcage-executor runs one kind of tool (js, shell or http) as a
+// go-plugin executor. The daemon starts it; run by hand it explains itself.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/js"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "toolcage-executor:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("toolcage-executor", flag.ContinueOnError)
+	kind := fs.String("kind", os.Getenv("TOOLCAGE_EXECUTOR_KIND"), "executor kind to serve: js, shell or http")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	impl, err := newExecutor(executors.Kind(*kind))
+	if err != nil {
+		return err
+	}
+	if os.Getenv(executors.Handshake.MagicCookieKey) != executors.Handshake.MagicCookieValue {
+		return errors.New("this binary is started by the toolcage daemon, not by hand")
+	}
+	executors.Serve(impl)
+	return nil
+}
+
+func newExecutor(kind executors.Kind) (executors.Executor, error) {
+	switch kind {
+	case executors.KindJS:
+		return js.New(js.Config{}), nil
+	case "":
+		return nil, errors.New("--kind is required (js, shell or http)")
+	}
+	return nil, fmt.Errorf("executor kind %q is not available in this build", kind)
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/executors"
+)
+
+type callOptions struct {
+	name     string
+	pairs    []string // --arg k=v
+	argsJSON string   // --args-json, already read when "-"
+	json     bool
+}
+
+func callCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "call",
+		Usage:     "call a tool",
+		ArgsUsage: "NAME",
+		UsageText: `toolcage call NAME [--arg KEY=VALUE]... | [--args-json JSON]
+
+Examples:
+   toolcage call dns_lookup --arg domain=example.com --arg record_type=MX
+   toolcage call add_numbers --arg a=2 --arg b=40
+   toolcage call create_issue --args-json '{"title": "Disk full", "labels": ["ops"]}'
+   echo '{"city": "Oslo"}' | toolcage call weather --args-json -`,
+		Description: `Calls tool NAME through the daemon: policy checks, sandboxed run, audit.
+
+--arg KEY=VALUE reads each value by the type the tool's parameters schema gives
+KEY: integer and number as numbers, boolean as true/false/1/0/yes/no, object
+and array as JSON, anything else as a string. The arguments are checked against
+the schema before they are sent. --args-json passes a JSON object as is (- reads
+it from stdin). With neither, the tool gets {}.
+
+The result is printed as JSON on stdout; the tool's logs and a line naming the
+call (its id in the audit log, the version and the time taken) go to stderr.
+A tool that reports an error exits 1; a call refused by policy exits 3.`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "arg", Usage: "an argument `KEY=VALUE`, typed by the tool's schema (repeatable)"},
+			&cli.StringFlag{Name: "args-json", Usage: "all arguments as one JSON `OBJECT` (- for stdin)"},
+			jsonFlag(),
+		},
+		Action: func(cCtx *cli.Context) error {
+			name, err := oneName(cCtx)
+			if err != nil {
+				return err
+			}
+			a := appOf(cCtx)
+			opts := callOptions{name: name, pairs: cCtx.StringSlice("arg"), json: a.jsonOut(cCtx)}
+			if len(opts.pairs) > 0 && cCtx.IsSet("args-json") {
+				return usageErrorf(cCtx, "--arg and --args-json cannot be used together")
+			}
+			if cCtx.IsSet("args-json") {
+				if opts.argsJSON, err = a.argsJSON(cCtx.String("args-json")); err != nil {
+					return err
+				}
+			}
+			return runCall(cCtx.Context, a, opts)
+		},
+	}
+}
+
+func runCall(ctx context.Context, a *app, opts callOptions) error {
+	args := json.RawMessage(`{}`)
+	switch {
+	case len(opts.pairs) > 0:
+		var err error
+		if args, err = a.typedArgs(ctx, opts.name, opts.pairs); err != nil {
+			return err
+		}
+	case opts.argsJSON != "":
+		args = json.RawMessage(opts.argsJSON)
+	}
+	var resp api.CallResponse
+	raw, err := a.request(ctx, http.MethodPost, "/v1/tools/"+api.PathEscape(opts.name)+"/call", api.CallRequest{Arguments: args}, &resp)
+	if err != nil {
+		return err
+	}
+	if opts.json {
+		err = writeJSON(a.out, raw)
+	} else {
+		err = writeCallResult(a.out, a.err, &resp, a.color)
+	}
+	if err != nil {
+		return err
+	}
+	if resp.IsError {
+		return toolError(&resp)
+	}
+	return nil
+}
+
+// typedArgs turns --arg pairs into the arguments object, typed by the
+// tool's schema and checked against it, so a bad argument is refused here
+// with the schema's own message.
+func (a *app) typedArgs(ctx context.Context, name string, pairs []string) (json.RawMessage, error) {
+	var tool api.Tool
+	if _, err := a.request(ctx, http.MethodGet, "/v1/tools/"+api.PathEscape(name), nil, &tool); err != nil {
+		return nil, err
+	}
+	var def struct {
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	_ = json.Unmarshal(tool.Definition, &def)
+	// A schema this CLI cannot compile leaves every value a string and the
+	// checking to the daemon.
+	schema, schemaErr := catalog.CompileSchema(def.Parameters)
+	var types map[string]string
+	if schemaErr == nil {
+		types = schema.Types
+	}
+	args, err := catalog.ParseArgPairs(pairs, types)
+	if err != nil {
+		return nil, codedErrorf(executors.CodeInvalidArguments, "%v", err)
+	}
+	if schemaErr == nil {
+		if err := schema.Validate(args); err != nil {
+			return nil, codedErrorf(executors.CodeInvalidArguments, "arguments for %s: %v", name, err)
+		}
+	}
+	return args, nil
+}
+
+// argsJSON reads --args-json ("-" for stdin) and checks it is one object.
+func (a *app) argsJSON(v string) (string, error) {
+	src := "--args-json"
+	if v == "-" {
+		b, err := a.readInput("-", 4<<20)
+		if err != nil {
+			return "", err
+		}
+		v, src = string(b), "--args-json from stdin"
+	}
+	t := bytes.TrimSpace([]byte(v))
+	if !json.Valid(t) || len(t) == 0 || t[0] != '{' {
+		return "", codedErrorf(executors.CodeInvalidArguments, "%s must be a JSON object, like '{\"domain\": \"example.com\"}'", src)
+	}
+	return string(t), nil
+}
+
+// writeCallResult prints a call for a person: the result as indented JSON
+// on out; logs, a truncation note and the dim call line on errw.
+func writeCallResult(out, errw io.Writer, r *api.CallResponse, color bool) error {
+	res := bytes.TrimSpace(r.Result)
+	if len(res) > 0 && !(r.IsError && string(res) == "null") {
+		if err := writeJSON(out, res); err != nil {
+			return err
+		}
+	}
+	for _, l := range r.Logs {
+		fmt.Fprintf(errw, "%s: %s\n", l.Level, l.Message)
+	}
+	if r.Truncated {
+		fmt.Fprintln(errw, "(output truncated at the tool's output limit)")
+	}
+	line := "call " + r.CallID
+	if r.Version > 0 {
+		line += fmt.Sprintf(" · v%d", r.Version)
+	}
+	line += " · " + formatMS(r.DurationMS)
+	if color {
+		line = "\x1b[2m" + line + "\x1b[0m"
+	}
+	_, err := fmt.Fprintln(errw, line)
+	return err
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolcage/toolcage/daemon"
+)
+
+func daemonCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "daemon",
+		Usage: "run the toolcage daemon in the foreground",
+		UsageText: `toolcage daemon [--config FILE] [--data-dir DIR] [--socket PATH]
+
+   toolcage daemon                                   # embedded defaults
+   toolcage --socket /tmp/tc.sock daemon --data-dir /tmp/tc`,
+		Description: `Serves the socket API until SIGTERM or SIGINT, then drains calls in flight,
+stops the executors and checkpoints the database.
+
+Configuration comes from the embedded defaults (configs/toolcage.yaml), then
+--config FILE, then TOOLCAGE_* environment variables (TOOLCAGE_SOCKET,
+TOOLCAGE_DATA_DIR, TOOLCAGE_EXECUTOR_PATH, TOOLCAGE_LOG_LEVEL, ...), then flags.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML config `FILE` (unknown keys are errors)", EnvVars: []string{"TOOLCAGE_CONFIG"}},
+			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the database (default ~/.local/share/toolcage or /var/lib/toolcage)"},
+			&cli.StringFlag{Name: "executor", Usage: "`PATH` of toolcage-executor (default: next to this binary)"},
+			&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error"},
+		},
+		Action: runDaemon,
+	}
+}
+
+func runDaemon(c *cli.Context) error {
+	overrides := map[string]any{}
+	if c.IsSet("socket") {
+		overrides["socket"] = c.String("socket")
+	}
+	if c.IsSet("data-dir") {
+		overrides["data_dir"] = c.String("data-dir")
+	}
+	if c.IsSet("executor") {
+		overrides["executor.path"] = c.String("executor")
+	}
+	if c.IsSet("log-level") {
+		overrides["log.level"] = c.String("log-level")
+	}
+	cfg, err := daemon.LoadConfig(c.String("config"), overrides)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("Error: %v", err), 2)
+	}
+	log := newLogger(cfg.Log)
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	d, err := daemon.New(ctx, cfg, log)
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("Error: %v", err), 1)
+	}
+	d.Prewarm(ctx)
+	if err := d.Serve(ctx); err != nil {
+		return cli.Exit(fmt.Sprintf("Error: %v", err), 1)
+	}
+	return nil
+}
+
+func newLogger(c daemon.LogConfig) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

@@ -1,0 +1,159 @@
+// Package api holds the socket API's wire types and a client for it. The
+// daemon serves these shapes and the CLI prints them, so they live in one
+// place.
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/toolcage/toolcage/executors"
+)
+
+// Header names carrying the caller's identity on every request.
+const (
+	HeaderCallerType = "Toolcage-Caller-Type" // user | llm
+	HeaderCallerID   = "Toolcage-Caller-Id"
+	HeaderWorker     = "Toolcage-Worker"
+)
+
+// ErrorBody is every error response: {"error": {...}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail carries a stable code and a human message.
+type ErrorDetail struct {
+	Code    executors.Code `json:"code"`
+	Message string         `json:"message"`
+	// CallID is set when the error ended a call, to find it in the audit log.
+	CallID string `json:"call_id,omitempty"`
+	// Limit names the broken limit for timeout and limit_exceeded.
+	Limit string `json:"limit,omitempty"`
+	// Problems lists every problem of an invalid definition.
+	Problems []Problem `json:"problems,omitempty"`
+	// RetryAfterSeconds hints when a rate-limited call may be retried.
+	RetryAfterSeconds float64 `json:"retry_after_seconds,omitempty"`
+}
+
+// Problem is one problem with a definition.
+type Problem struct {
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// Tool is a stored tool: its definition plus catalog state.
+type Tool struct {
+	Definition json.RawMessage `json:"definition"`
+	Status     string          `json:"status"`
+	CreatedBy  string          `json:"created_by"`
+	Version    int             `json:"version"`
+	UsageCount int64           `json:"usage_count"`
+	LastUsedAt *time.Time      `json:"last_used_at,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
+}
+
+// ToolList is GET /v1/tools.
+type ToolList struct {
+	Tools []Tool `json:"tools"`
+	Total int    `json:"total"`
+}
+
+// ToolVersion is one entry of GET /v1/tools/{name}/history.
+type ToolVersion struct {
+	Version    int             `json:"version"`
+	Definition json.RawMessage `json:"definition"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// ToolHistory is GET /v1/tools/{name}/history.
+type ToolHistory struct {
+	Tool     string        `json:"tool"`
+	Current  int           `json:"current"`
+	Versions []ToolVersion `json:"versions"`
+}
+
+// RollbackRequest is POST /v1/tools/{name}/rollback.
+type RollbackRequest struct {
+	Version int `json:"version"`
+}
+
+// Stats is GET /v1/stats.
+type Stats struct {
+	Total           int   `json:"total"`
+	Active          int   `json:"active"`
+	Disabled        int   `json:"disabled"`
+	PendingApproval int   `json:"pending_approval"`
+	Rejected        int   `json:"rejected"`
+	CreatedByLLM    int   `json:"created_by_llm"`
+	CreatedByUser   int   `json:"created_by_user"`
+	TotalUsage      int64 `json:"total_usage"`
+	Executions      int   `json:"executions"`
+}
+
+// CallRequest is POST /v1/tools/{name}/call.
+type CallRequest struct {
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// CallResponse is the result of any call that ran.
+type CallResponse struct {
+	CallID     string              `json:"call_id"`
+	Tool       string              `json:"tool"`
+	Version    int                 `json:"version"`
+	Result     json.RawMessage     `json:"result"`
+	Logs       []executors.LogLine `json:"logs"`
+	IsError    bool                `json:"is_error"`
+	Error      string              `json:"error,omitempty"`
+	Truncated  bool                `json:"truncated,omitempty"`
+	DurationMS float64             `json:"duration_ms"`
+}
+
+// TestRequest is POST /v1/tools/test: a dry run of an unsaved definition.
+type TestRequest struct {
+	Definition json.RawMessage `json:"definition"`
+	Arguments  json.RawMessage `json:"arguments,omitempty"`
+}
+
+// JSRequest is POST /v1/js: ad-hoc code, run sandboxed and not stored.
+type JSRequest struct {
+	Code      string          `json:"code"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Timeout like "5s"; Memory like "64MiB". Empty means the defaults.
+	Timeout string `json:"timeout,omitempty"`
+	Memory  string `json:"memory,omitempty"`
+}
+
+// Execution is one audit record.
+type Execution struct {
+	ID          string          `json:"id"`
+	Tool        string          `json:"tool"`
+	Version     int             `json:"version"`
+	CallerID    string          `json:"caller_id"`
+	CallerType  string          `json:"caller_type"`
+	Worker      string          `json:"worker,omitempty"`
+	Arguments   json.RawMessage `json:"arguments"`
+	Outcome     string          `json:"outcome"`
+	ErrorCode   string          `json:"error_code,omitempty"`
+	Limit       string          `json:"limit,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	DurationMS  float64         `json:"duration_ms"`
+	OutputBytes int64           `json:"output_bytes"`
+	StartedAt   time.Time       `json:"started_at"`
+	FinishedAt  time.Time       `json:"finished_at"`
+}
+
+// ExecutionList is GET /v1/executions.
+type ExecutionList struct {
+	Executions []Execution `json:"executions"`
+}
+
+// Health is GET /v1/health.
+type Health struct {
+	Status        string  `json:"status"`
+	Version       string  `json:"version"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	Socket        string  `json:"socket"`
+	DataDir       string  `json:"data_dir"`
+}

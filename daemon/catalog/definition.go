@@ -1,0 +1,427 @@
+// Package catalog holds the tool definition format and the tool catalog: the
+// lifecycle rules (who may create, change, approve or delete which tool) on
+// top of the store.
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/toolcage/toolcage/executors"
+)
+
+// Approval modes.
+const (
+	ApprovalPreApproved = "preApproved"
+	ApprovalAsk         = "ask"
+	ApprovalBlocked     = "blocked"
+)
+
+// Isolation modes.
+const (
+	IsolationProcess = "process"
+	IsolationDocker  = "docker"
+)
+
+// Permissions a tool may ask for.
+var knownPermissions = map[string]bool{
+	"network": true, "filesystem": true, "database": true, "shell": true,
+	"email": true, "scheduling": true, "secrets": true,
+}
+
+// dangerousPermissions put an llm-created tool into pending_approval.
+var dangerousPermissions = []string{"shell", "filesystem", "email"}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// MaxNameLen bounds tool names; longer names are refused.
+const MaxNameLen = 64
+
+// MaxDefinitionBytes bounds a definition file.
+const MaxDefinitionBytes = 1 << 20
+
+// Definition is a tool as its author writes it (YAML or JSON).
+type Definition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Kind        executors.Kind  `json:"kind"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Category    string          `json:"category,omitempty"`
+	Permissions []string        `json:"permissions,omitempty"`
+	Secrets     []string        `json:"secrets,omitempty"`
+	Approval    string          `json:"approval,omitempty"`
+	Isolation   string          `json:"isolation,omitempty"`
+	Limits      *Limits         `json:"limits,omitempty"`
+
+	JS    *JSSpec    `json:"js,omitempty"`
+	Shell *ShellSpec `json:"shell,omitempty"`
+	HTTP  *HTTPSpec  `json:"http,omitempty"`
+}
+
+// Limits as written in a definition: durations like "10s", sizes like "64MiB".
+type Limits struct {
+	Timeout  Duration `json:"timeout,omitempty"`
+	Memory   ByteSize `json:"memory,omitempty"`
+	Output   ByteSize `json:"output,omitempty"`
+	Requests int      `json:"requests,omitempty"`
+}
+
+// JSSpec is the body of a js tool.
+type JSSpec struct {
+	Code string `json:"code"`
+}
+
+// ShellSpec is the body of a shell tool.
+type ShellSpec struct {
+	Command string            `json:"command"`
+	Env     map[string]string `json:"env,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+}
+
+// HTTPSpec is the body of an http tool.
+type HTTPSpec struct {
+	Method           string            `json:"method"`
+	URL              string            `json:"url"`
+	Params           map[string]string `json:"params,omitempty"`
+	Headers          map[string]string `json:"headers,omitempty"`
+	Body             string            `json:"body,omitempty"`
+	AllowedDomains   []string          `json:"allowed_domains"`
+	MaxResponseBytes ByteSize          `json:"max_response_bytes,omitempty"`
+}
+
+// Parse decodes a definition from YAML or JSON, strictly: unknown fields are
+// errors, so a typo never silently drops a limit. Defaults are filled in and
+// the result is validated.
+func Parse(data []byte) (*Definition, error) {
+	if len(data) > MaxDefinitionBytes {
+		return nil, &ValidationError{Problems: []Problem{{Field: "", Message: fmt.Sprintf("definition is larger than %d bytes", MaxDefinitionBytes)}}}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ValidationError{Problems: []Problem{{Message: "definition is empty"}}}
+	}
+	// Strict: a key given twice (say, two "limits:") is an error, not a
+	// silent overwrite.
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return nil, &ValidationError{Problems: []Problem{{Message: "not valid YAML or JSON: " + err.Error()}}}
+	}
+	if err := singleDocument(data); err != nil {
+		return nil, &ValidationError{Problems: []Problem{{Message: "bad definition: " + err.Error()}}}
+	}
+	return ParseJSON(js)
+}
+
+// singleDocument refuses input holding more than one YAML document (or
+// trailing data after a JSON object): YAMLToJSON reads only the first and
+// would silently drop the rest.
+func singleDocument(data []byte) error {
+	dec := yamlv2.NewDecoder(bytes.NewReader(data))
+	for n := 0; ; n++ {
+		var v any
+		err := dec.Decode(&v)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return errors.New("trailing data after the definition")
+		}
+		if v != nil && n > 0 {
+			return errors.New("more than one document; put one tool in each file")
+		}
+	}
+}
+
+// ParseJSON is Parse for input already known to be JSON.
+func ParseJSON(data []byte) (*Definition, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var d Definition
+	if err := dec.Decode(&d); err != nil {
+		return nil, &ValidationError{Problems: []Problem{{Message: "bad definition: " + strings.TrimPrefix(err.Error(), "json: ")}}}
+	}
+	// More() misses a stray closing "]" or "}"; only EOF means nothing follows.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &ValidationError{Problems: []Problem{{Message: "bad definition: trailing data after the object"}}}
+	}
+	d.ApplyDefaults()
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// ApplyDefaults fills in the fields a definition may omit.
+func (d *Definition) ApplyDefaults() {
+	if d.Approval == "" {
+		d.Approval = ApprovalPreApproved
+	}
+	if d.Isolation == "" {
+		d.Isolation = IsolationProcess
+	}
+	if len(bytes.TrimSpace(d.Parameters)) == 0 || string(bytes.TrimSpace(d.Parameters)) == "null" {
+		d.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+	} else {
+		// Compact, so formatting alone never counts as a change.
+		var buf bytes.Buffer
+		if json.Compact(&buf, d.Parameters) == nil {
+			d.Parameters = buf.Bytes()
+		}
+	}
+	if d.Permissions != nil {
+		sort.Strings(d.Permissions)
+	}
+	if d.HTTP != nil {
+		d.HTTP.Method = strings.ToUpper(d.HTTP.Method)
+	}
+}
+
+// Problem is one thing wrong with a definition.
+type Problem struct {
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Field == "" {
+		return p.Message
+	}
+	return p.Field + ": " + p.Message
+}
+
+// ValidationError lists every problem found in a definition.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return "invalid tool definition: " + strings.Join(parts, "; ")
+}
+
+// Validate checks a definition, reporting every problem at once.
+func (d *Definition) Validate() error {
+	var ps []Problem
+	add := func(field, format string, args ...any) {
+		ps = append(ps, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case d.Name == "":
+		add("name", "is required")
+	case len(d.Name) > MaxNameLen:
+		add("name", "is longer than %d characters", MaxNameLen)
+	case !nameRE.MatchString(d.Name):
+		add("name", "%q must match ^[a-z][a-z0-9_]*$", d.Name)
+	}
+	if strings.TrimSpace(d.Description) == "" {
+		add("description", "is required")
+	}
+	if !d.Kind.Valid() {
+		if d.Kind == "" {
+			add("kind", "is required (js, shell or http)")
+		} else {
+			add("kind", "unknown kind %q (want js, shell or http)", d.Kind)
+		}
+	}
+	if _, err := CompileSchema(d.Parameters); err != nil {
+		add("parameters", "%v", err)
+	}
+	for _, p := range d.Permissions {
+		if !knownPermissions[p] {
+			add("permissions", "unknown permission %q", p)
+		}
+	}
+	for _, s := range d.Secrets {
+		if !nameRE.MatchString(s) {
+			add("secrets", "secret name %q must match ^[a-z][a-z0-9_]*$", s)
+		}
+	}
+	switch d.Approval {
+	case ApprovalPreApproved, ApprovalAsk, ApprovalBlocked:
+	default:
+		add("approval", "unknown approval %q (want preApproved, ask or blocked)", d.Approval)
+	}
+	switch d.Isolation {
+	case IsolationProcess, IsolationDocker:
+	default:
+		add("isolation", "unknown isolation %q (want process or docker)", d.Isolation)
+	}
+	if l := d.Limits; l != nil {
+		if l.Timeout < 0 || l.Memory < 0 || l.Output < 0 || l.Requests < 0 {
+			add("limits", "must not be negative")
+		}
+		if l.Timeout > Duration(24*time.Hour) {
+			add("limits.timeout", "is longer than 24h")
+		}
+	}
+	blocks := map[executors.Kind]bool{executors.KindJS: d.JS != nil, executors.KindShell: d.Shell != nil, executors.KindHTTP: d.HTTP != nil}
+	for k, set := range blocks {
+		if set && k != d.Kind {
+			add(string(k), "block given for a %s tool", d.Kind)
+		}
+	}
+	switch d.Kind {
+	case executors.KindJS:
+		if d.JS == nil || strings.TrimSpace(d.JS.Code) == "" {
+			add("js.code", "is required")
+		}
+	case executors.KindShell:
+		if d.Shell == nil || strings.TrimSpace(d.Shell.Command) == "" {
+			add("shell.command", "is required")
+		}
+	case executors.KindHTTP:
+		if d.HTTP == nil {
+			add("http", "is required")
+			break
+		}
+		switch d.HTTP.Method {
+		case "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD":
+		default:
+			add("http.method", "unknown method %q", d.HTTP.Method)
+		}
+		if d.HTTP.URL == "" {
+			add("http.url", "is required")
+		}
+		if len(d.HTTP.AllowedDomains) == 0 {
+			add("http.allowed_domains", "is required")
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Field < ps[j].Field })
+	return &ValidationError{Problems: ps}
+}
+
+// HasDangerousPermission reports whether the tool asks for a permission that
+// needs a person's approval when an llm created it.
+func (d *Definition) HasDangerousPermission() bool {
+	for _, p := range d.Permissions {
+		for _, dp := range dangerousPermissions {
+			if p == dp {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasPermission reports whether the tool holds permission p.
+func (d *Definition) HasPermission(p string) bool {
+	for _, q := range d.Permissions {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// ExecutorLimits converts the written limits; zero fields mean "default".
+func (d *Definition) ExecutorLimits() executors.Limits {
+	if d.Limits == nil {
+		return executors.Limits{}
+	}
+	return executors.Limits{
+		Timeout:     time.Duration(d.Limits.Timeout),
+		MemoryBytes: int64(d.Limits.Memory),
+		OutputBytes: int64(d.Limits.Output),
+		Requests:    d.Limits.Requests,
+	}
+}
+
+// Duration is a time.Duration written as "10s" (or a number of seconds).
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads "10s", "1m30s" or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("bad duration %q: want e.g. \"10s\"", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n float64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("bad duration %s: want e.g. \"10s\"", b)
+	}
+	if n > float64((1<<63-1)/int64(time.Second)) || n < 0 {
+		return fmt.Errorf("duration %s out of range", b)
+	}
+	*d = Duration(n * float64(time.Second))
+	return nil
+}
+
+// ByteSize is a size written as "64MiB", "1MB", "100000" or a number.
+type ByteSize int64
+
+// MarshalJSON writes the size as a plain number of bytes.
+func (b ByteSize) MarshalJSON() ([]byte, error) { return json.Marshal(int64(b)) }
+
+// UnmarshalJSON reads a number of bytes or a string with a unit.
+func (b *ByteSize) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		v, err := ParseByteSize(s)
+		if err != nil {
+			return err
+		}
+		*b = ByteSize(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(data, &n); err != nil {
+		return fmt.Errorf("bad size %s: want e.g. \"64MiB\"", data)
+	}
+	*b = ByteSize(n)
+	return nil
+}
+
+var sizeUnits = map[string]int64{
+	"": 1, "b": 1,
+	"k": 1000, "kb": 1000, "m": 1000 * 1000, "mb": 1000 * 1000, "g": 1000 * 1000 * 1000, "gb": 1000 * 1000 * 1000,
+	"ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30,
+}
+
+// ParseByteSize parses "64MiB", "1 MB", "512k" or "1048576".
+func ParseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult, ok := sizeUnits[unit]
+	if num == "" || !ok {
+		return 0, fmt.Errorf("bad size %q: want e.g. \"64MiB\" or \"1MB\"", s)
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad size %q: %w", s, err)
+	}
+	v := f * float64(mult)
+	if v >= 1<<62 {
+		return 0, errors.New("size " + strconv.Quote(s) + " is too large")
+	}
+	return int64(v), nil
+}

@@ -1,0 +1,114 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Schema is a compiled parameters schema.
+type Schema struct {
+	s *jsonschema.Schema
+	// Types maps each top-level property to its declared JSON type, used to
+	// coerce CLI --arg k=v values.
+	Types map[string]string
+}
+
+// CompileSchema compiles a tool's parameters schema. It must be an object
+// schema; $ref to anything outside the document is refused, so a schema can
+// never make the daemon read a file or fetch a URL.
+func CompileSchema(raw json.RawMessage) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %w", err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, errors.New("must be a JSON Schema object")
+	}
+	if t, _ := obj["type"].(string); t != "object" {
+		return nil, errors.New(`must have "type": "object"`)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	const url = "mem:///parameters.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid JSON Schema: %s", firstLine(err.Error()))
+	}
+	types := map[string]string{}
+	if props, ok := obj["properties"].(map[string]any); ok {
+		for name, p := range props {
+			if pm, ok := p.(map[string]any); ok {
+				if t, ok := pm["type"].(string); ok {
+					types[name] = t
+				}
+			}
+		}
+	}
+	return &Schema{s: s, Types: types}, nil
+}
+
+// Validate checks arguments (a JSON object) against the schema. The error
+// lists every failing location.
+func (s *Schema) Validate(args json.RawMessage) error {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	if _, ok := inst.(map[string]any); !ok {
+		return errors.New("arguments must be a JSON object")
+	}
+	if err := s.s.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(flatten(ve))
+		}
+		return err
+	}
+	return nil
+}
+
+// flatten turns the nested validation error into "at /x: msg; at /y: msg".
+func flatten(ve *jsonschema.ValidationError) string {
+	out := ve.BasicOutput()
+	var msgs []string
+	seen := map[string]bool{}
+	for _, e := range out.Errors {
+		if e.Error == nil {
+			continue
+		}
+		loc := e.InstanceLocation
+		if loc == "" {
+			loc = "/"
+		}
+		m := fmt.Sprintf("at %s: %s", loc, e.Error.String())
+		if !seen[m] {
+			seen[m] = true
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 0 {
+		return firstLine(ve.Error())
+	}
+	sort.Strings(msgs)
+	return strings.Join(msgs, "; ")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,168 @@
+// Package daemon is the toolcage server: its configuration and lifecycle,
+// the socket API, and the dispatcher that takes one call from request to
+// audit record.
+package daemon
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/toolcage/toolcage/configs"
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/executors"
+)
+
+// Config is the daemon configuration; see configs/toolcage.yaml.
+type Config struct {
+	Socket          string         `mapstructure:"socket"`
+	DataDir         string         `mapstructure:"data_dir"`
+	Log             LogConfig      `mapstructure:"log"`
+	ShutdownTimeout time.Duration  `mapstructure:"shutdown_timeout"`
+	Executor        ExecutorConfig `mapstructure:"executor"`
+	JS              JSConfig       `mapstructure:"js"`
+}
+
+// LogConfig sets the daemon's log output.
+type LogConfig struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"`
+}
+
+// ExecutorConfig sets the executor pool.
+type ExecutorConfig struct {
+	Path           string        `mapstructure:"path"`
+	MaxPerKey      int           `mapstructure:"max_per_key"`
+	MinIdle        int           `mapstructure:"min_idle"`
+	IdleTimeout    time.Duration `mapstructure:"idle_timeout"`
+	AcquireTimeout time.Duration `mapstructure:"acquire_timeout"`
+	Prewarm        []string      `mapstructure:"prewarm"`
+}
+
+// JSConfig holds the default limits of JavaScript calls.
+type JSConfig struct {
+	Timeout time.Duration `mapstructure:"timeout"`
+	Memory  string        `mapstructure:"memory"`
+	Output  string        `mapstructure:"output"`
+}
+
+// LoadConfig reads the embedded defaults, then file (if not empty), then
+// TOOLCAGE_* environment variables, then overrides (flag values keyed like
+// "socket" or "executor.path"). Unknown keys in file are errors.
+func LoadConfig(file string, overrides map[string]any) (Config, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(configs.DefaultDaemon)); err != nil {
+		return Config{}, fmt.Errorf("embedded config: %w", err)
+	}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: %w", err)
+		}
+		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", file, err)
+		}
+	}
+	v.SetEnvPrefix("TOOLCAGE")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	for k, val := range overrides {
+		v.Set(k, val)
+	}
+	var c Config
+	hook := mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(","))
+	if err := v.UnmarshalExact(&c, viper.DecodeHook(hook)); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if err := c.finish(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// finish fills derived defaults and validates.
+func (c *Config) finish() error {
+	if c.Socket == "" {
+		c.Socket = DefaultSocketPath()
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir()
+	}
+	var errs []error
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, errors.New("shutdown_timeout must be positive"))
+	}
+	if c.Executor.MaxPerKey <= 0 {
+		errs = append(errs, errors.New("executor.max_per_key must be positive"))
+	}
+	if c.Executor.MinIdle < 0 {
+		errs = append(errs, errors.New("executor.min_idle must not be negative"))
+	}
+	for _, k := range c.Executor.Prewarm {
+		if !executors.Kind(k).Valid() {
+			errs = append(errs, fmt.Errorf("executor.prewarm: unknown kind %q", k))
+		}
+	}
+	if c.JS.Timeout <= 0 {
+		errs = append(errs, errors.New("js.timeout must be positive"))
+	}
+	for key, s := range map[string]string{"js.memory": c.JS.Memory, "js.output": c.JS.Output} {
+		if n, err := catalog.ParseByteSize(s); err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("%s: want a positive size like \"64MiB\", got %q", key, s))
+		}
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level: unknown level %q", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log.format: unknown format %q", c.Log.Format))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// JSLimits returns the JavaScript defaults as executor limits.
+func (c *Config) JSLimits() executors.Limits {
+	mem, _ := catalog.ParseByteSize(c.JS.Memory)
+	out, _ := catalog.ParseByteSize(c.JS.Output)
+	return executors.Limits{Timeout: c.JS.Timeout, MemoryBytes: mem, OutputBytes: out, Requests: 10}
+}
+
+// DefaultSocketPath is $XDG_RUNTIME_DIR/toolcage/toolcage.sock, or
+// /run/toolcage/toolcage.sock without XDG_RUNTIME_DIR.
+func DefaultSocketPath() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "toolcage", "toolcage.sock")
+	}
+	return "/run/toolcage/toolcage.sock"
+}
+
+// DefaultDataDir is /var/lib/toolcage for root, else ~/.local/share/toolcage
+// (or $XDG_DATA_HOME/toolcage).
+func DefaultDataDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/toolcage"
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "toolcage")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "toolcage")
+	}
+	return filepath.Join(home, ".local", "share", "toolcage")
+}

@@ -1,0 +1,526 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/store"
+)
+
+// maxBody bounds every request body.
+const maxBody = 4 << 20
+
+func (d *Daemon) routes() http.Handler {
+	mux := http.NewServeMux()
+	h := func(pattern string, fn func(http.ResponseWriter, *http.Request) error) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			if err := fn(w, r); err != nil {
+				writeError(w, err)
+			}
+		})
+	}
+	h("GET /v1/health", d.health)
+	h("GET /v1/metrics", d.metricsHandler)
+	h("GET /v1/stats", d.stats)
+	h("GET /v1/tools", d.listTools)
+	h("POST /v1/tools", d.createTool)
+	h("POST /v1/tools/test", d.testTool)
+	h("GET /v1/tools/{name}", d.getTool)
+	h("PUT /v1/tools/{name}", d.putTool)
+	h("PATCH /v1/tools/{name}", d.patchTool)
+	h("DELETE /v1/tools/{name}", d.deleteTool)
+	h("POST /v1/tools/{name}/enable", d.lifecycle(d.catalog.Enable))
+	h("POST /v1/tools/{name}/disable", d.lifecycle(d.catalog.Disable))
+	h("POST /v1/tools/{name}/approve", d.lifecycle(d.catalog.Approve))
+	h("POST /v1/tools/{name}/reject", d.lifecycle(d.catalog.Reject))
+	h("POST /v1/tools/{name}/rollback", d.rollback)
+	h("GET /v1/tools/{name}/history", d.history)
+	h("POST /v1/tools/{name}/call", d.callTool)
+	h("POST /v1/js", d.runJS)
+	h("GET /v1/executions", d.listExecutions)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &executors.Error{Code: executors.CodeInvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
+	})
+	return d.checkPeer(mux)
+}
+
+// checkPeer refuses any peer that is neither the daemon's own user nor root.
+// The socket's 0600 mode already keeps others out; this holds even if the
+// mode is loosened by hand.
+func (d *Daemon) checkPeer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := r.Context().Value(peerKey).(peer)
+		if !ok || p.err != nil || !d.allowUID(p.uid) {
+			d.log.Warn("refused socket peer", "uid", p.uid, "err", p.err)
+			writeError(w, executors.Errorf(executors.CodeForbidden, "peer uid %d may not use this daemon", p.uid))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusOf maps a stable code to its HTTP status.
+func statusOf(code executors.Code) int {
+	switch code {
+	case executors.CodeToolNotFound:
+		return http.StatusNotFound
+	case executors.CodeInvalidArguments, executors.CodeInvalidDefinition, executors.CodeInvalidRequest:
+		return http.StatusBadRequest
+	case executors.CodeConflict, executors.CodeToolNotActive:
+		return http.StatusConflict
+	case executors.CodeForbidden, executors.CodePolicyDenied, executors.CodeApprovalDenied, executors.CodeApprovalRequired:
+		return http.StatusForbidden
+	case executors.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case executors.CodeTimeout:
+		return http.StatusGatewayTimeout
+	case executors.CodeLimitExceeded:
+		return http.StatusUnprocessableEntity
+	case executors.CodeExecutorFailed:
+		return http.StatusBadGateway
+	case executors.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// callError is an error that ended a call that has an id.
+type callError struct {
+	callID string
+	err    error
+}
+
+func (e *callError) Error() string { return e.err.Error() }
+func (e *callError) Unwrap() error { return e.err }
+
+func writeError(w http.ResponseWriter, err error) {
+	code := executors.CodeOf(err)
+	detail := api.ErrorDetail{Code: code, Message: err.Error(), Limit: executors.LimitOf(err)}
+	var ce *callError
+	if errors.As(err, &ce) {
+		detail.CallID = ce.callID
+	}
+	var ve *catalog.ValidationError
+	if errors.As(err, &ve) {
+		for _, p := range ve.Problems {
+			detail.Problems = append(detail.Problems, api.Problem{Field: p.Field, Message: p.Message})
+		}
+	}
+	var ee *executors.Error
+	if code == executors.CodeInternal && !errors.As(err, &ee) {
+		// Unexpected errors keep their detail in the log, not on the wire.
+		detail.Message = "internal error: " + err.Error()
+	}
+	if code == executors.CodeRateLimited {
+		w.Header().Set("Retry-After", "1")
+		detail.RetryAfterSeconds = 1
+	}
+	writeJSON(w, statusOf(code), api.ErrorBody{Error: detail})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	return enc.Encode(v)
+}
+
+func badRequest(format string, args ...any) error {
+	return executors.Errorf(executors.CodeInvalidRequest, format, args...)
+}
+
+// readBody reads a bounded body.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, badRequest("request body is larger than %d bytes", maxBody)
+		}
+		return nil, badRequest("reading body: %v", err)
+	}
+	return b, nil
+}
+
+// decodeJSON strictly decodes a JSON body into v.
+func decodeJSON(r *http.Request, v any) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return badRequest("request body is empty; want a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("bad JSON body: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// readDefinition reads a definition body, YAML or JSON.
+func readDefinition(r *http.Request) (*catalog.Definition, error) {
+	b, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	def, err := catalog.Parse(b)
+	if err != nil {
+		return nil, &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+	}
+	return def, nil
+}
+
+// callerOf reads the caller's identity: headers, defaulting to the peer uid.
+func callerOf(r *http.Request) (executors.Caller, error) {
+	c := executors.Caller{
+		Type:   r.Header.Get(api.HeaderCallerType),
+		ID:     r.Header.Get(api.HeaderCallerID),
+		Worker: r.Header.Get(api.HeaderWorker),
+	}
+	switch c.Type {
+	case "":
+		c.Type = catalog.CreatedByUser
+	case catalog.CreatedByUser, catalog.CreatedByLLM:
+	default:
+		return c, badRequest("%s must be user or llm, not %q", api.HeaderCallerType, c.Type)
+	}
+	if c.ID == "" {
+		if p, ok := r.Context().Value(peerKey).(peer); ok {
+			c.ID = "uid:" + strconv.FormatUint(uint64(p.uid), 10)
+		}
+	}
+	return c, nil
+}
+
+func toolView(t *catalog.Tool) (api.Tool, error) {
+	def, err := json.Marshal(t.Def)
+	if err != nil {
+		return api.Tool{}, err
+	}
+	v := api.Tool{Definition: def, Status: t.Status, CreatedBy: t.CreatedBy, Version: t.Version,
+		UsageCount: t.UsageCount, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	if !t.LastUsedAt.IsZero() {
+		lu := t.LastUsedAt
+		v.LastUsedAt = &lu
+	}
+	return v, nil
+}
+
+func writeTool(w http.ResponseWriter, status int, t *catalog.Tool) error {
+	v, err := toolView(t)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, status, v)
+}
+
+func (d *Daemon) health(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, api.Health{Status: "ok", Version: Version,
+		UptimeSeconds: time.Since(d.started).Seconds(), Socket: d.cfg.Socket, DataDir: d.cfg.DataDir})
+}
+
+func (d *Daemon) stats(w http.ResponseWriter, r *http.Request) error {
+	s, err := d.catalog.Stats(r.Context())
+	if err != nil {
+		return err
+	}
+	n, err := d.store.CountExecutions(r.Context(), "")
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.Stats{Total: s.Total, Active: s.Active, Disabled: s.Disabled,
+		PendingApproval: s.PendingApproval, Rejected: s.Rejected, CreatedByLLM: s.CreatedByLLM,
+		CreatedByUser: s.CreatedByUser, TotalUsage: s.TotalUsage, Executions: n})
+}
+
+func intParam(r *http.Request, name string, def int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, badRequest("query parameter %s must be a non-negative integer, not %q", name, s)
+	}
+	return n, nil
+}
+
+func (d *Daemon) listTools(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := catalog.Filter{Status: q.Get("status"), Category: q.Get("category"), CreatedBy: q.Get("created_by"), Kind: q.Get("kind")}
+	var err error
+	if f.Limit, err = intParam(r, "limit", 0); err != nil {
+		return err
+	}
+	if f.Offset, err = intParam(r, "offset", 0); err != nil {
+		return err
+	}
+	tools, total, err := d.catalog.List(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := api.ToolList{Tools: make([]api.Tool, 0, len(tools)), Total: total}
+	for _, t := range tools {
+		v, err := toolView(t)
+		if err != nil {
+			return err
+		}
+		out.Tools = append(out.Tools, v)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (d *Daemon) createTool(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	def, err := readDefinition(r)
+	if err != nil {
+		return err
+	}
+	t, err := d.catalog.Create(r.Context(), def, caller)
+	if err != nil {
+		return err
+	}
+	d.log.Info("tool created", "tool", t.Def.Name, "status", t.Status, "created_by", t.CreatedBy)
+	return writeTool(w, http.StatusCreated, t)
+}
+
+func (d *Daemon) getTool(w http.ResponseWriter, r *http.Request) error {
+	t, err := d.catalog.Get(r.Context(), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return writeTool(w, http.StatusOK, t)
+}
+
+func (d *Daemon) putTool(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	def, err := readDefinition(r)
+	if err != nil {
+		return err
+	}
+	t, err := d.catalog.Update(r.Context(), r.PathValue("name"), def, caller)
+	if err != nil {
+		return err
+	}
+	return writeTool(w, http.StatusOK, t)
+}
+
+// patchTool applies a JSON merge patch (RFC 7386) to the current definition.
+func (d *Daemon) patchTool(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	cur, err := d.catalog.Get(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	patch, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return badRequest("bad patch: %v", err)
+	}
+	base, err := json.Marshal(cur.Def)
+	if err != nil {
+		return err
+	}
+	merged, err := mergePatch(base, patch)
+	if err != nil {
+		return badRequest("bad patch: %v", err)
+	}
+	def, err := catalog.ParseJSON(merged)
+	if err != nil {
+		return &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+	}
+	t, err := d.catalog.Update(r.Context(), name, def, caller)
+	if err != nil {
+		return err
+	}
+	return writeTool(w, http.StatusOK, t)
+}
+
+func (d *Daemon) deleteTool(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	if err := d.catalog.Delete(r.Context(), r.PathValue("name"), caller); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (d *Daemon) lifecycle(fn func(ctx context.Context, name string, caller executors.Caller) (*catalog.Tool, error)) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		caller, err := callerOf(r)
+		if err != nil {
+			return err
+		}
+		t, err := fn(r.Context(), r.PathValue("name"), caller)
+		if err != nil {
+			return err
+		}
+		return writeTool(w, http.StatusOK, t)
+	}
+}
+
+func (d *Daemon) rollback(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	var req api.RollbackRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Version <= 0 {
+		return badRequest("version must be a positive integer")
+	}
+	t, err := d.catalog.Rollback(r.Context(), r.PathValue("name"), req.Version, caller)
+	if err != nil {
+		return err
+	}
+	return writeTool(w, http.StatusOK, t)
+}
+
+func (d *Daemon) history(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	vs, err := d.catalog.History(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	cur, err := d.catalog.Get(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	out := api.ToolHistory{Tool: name, Current: cur.Version, Versions: make([]api.ToolVersion, 0, len(vs))}
+	for _, v := range vs {
+		def, err := json.Marshal(v.Def)
+		if err != nil {
+			return err
+		}
+		out.Versions = append(out.Versions, api.ToolVersion{Version: v.Version, Definition: def, CreatedAt: v.CreatedAt})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (d *Daemon) callTool(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	var req api.CallRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	resp, err := d.disp.Call(r.Context(), r.PathValue("name"), req.Arguments, caller)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (d *Daemon) testTool(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	var req api.TestRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if len(req.Definition) == 0 {
+		return badRequest("definition is required")
+	}
+	def, err := catalog.ParseJSON(req.Definition)
+	if err != nil {
+		return &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+	}
+	resp, err := d.disp.DryRun(r.Context(), def, req.Arguments, caller)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	var req api.JSRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	var lim catalog.Limits
+	if req.Timeout != "" {
+		t, err := time.ParseDuration(req.Timeout)
+		if err != nil || t <= 0 {
+			return badRequest("timeout must be a positive duration like \"5s\", not %q", req.Timeout)
+		}
+		lim.Timeout = catalog.Duration(t)
+	}
+	if req.Memory != "" {
+		m, err := catalog.ParseByteSize(req.Memory)
+		if err != nil || m <= 0 {
+			return badRequest("memory must be a positive size like \"64MiB\", not %q", req.Memory)
+		}
+		lim.Memory = catalog.ByteSize(m)
+	}
+	resp, err := d.disp.AdHocJS(r.Context(), req.Code, req.Arguments, lim, caller)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
+	limit, err := intParam(r, "limit", 50)
+	if err != nil {
+		return err
+	}
+	offset, err := intParam(r, "offset", 0)
+	if err != nil {
+		return err
+	}
+	es, err := d.store.ListExecutions(r.Context(), store.ExecutionFilter{Tool: r.URL.Query().Get("tool"), Limit: limit, Offset: offset})
+	if err != nil {
+		return err
+	}
+	out := api.ExecutionList{Executions: make([]api.Execution, 0, len(es))}
+	for _, e := range es {
+		out.Executions = append(out.Executions, api.Execution{
+			ID: e.ID, Tool: e.Tool, Version: e.Version, CallerID: e.CallerID, CallerType: e.CallerType,
+			Worker: e.Worker, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
+			Limit: e.Limit, Error: e.Error, DurationMS: float64(e.Duration) / float64(time.Millisecond),
+			OutputBytes: e.OutputBytes, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
+		})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

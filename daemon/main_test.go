@@ -1,0 +1,162 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolcage/toolcage/daemon/api"
+)
+
+// executorPath is a real toolcage-executor built for these tests (or the one
+// `make build` left in TOOLCAGE_BIN_DIR).
+var executorPath string
+
+func TestMain(m *testing.M) {
+	if os.Getenv(peerHelperEnv) != "" {
+		os.Exit(peerHelper())
+	}
+	dir, err := os.MkdirTemp("", "tc-exe")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	executorPath, err = buildExecutor(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func buildExecutor(dir string) (string, error) {
+	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
+		p := filepath.Join(bin, "toolcage-executor")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	out := filepath.Join(dir, "toolcage-executor")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/toolcage-executor")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building executor: %v\n%s", err, b)
+	}
+	return out, nil
+}
+
+type testDaemon struct {
+	d      *Daemon
+	cfg    Config
+	client *api.Client
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	// serveErr is what Serve returned, once stop has run.
+	serveErr error
+}
+
+// startDaemon runs a real daemon on a fresh socket and data dir.
+func startDaemon(t *testing.T, dataDir string, mod func(*Config), opts ...Option) *testDaemon {
+	t.Helper()
+	sockDir, err := os.MkdirTemp("", "tc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	cfg, err := LoadConfig("", map[string]any{
+		"socket": filepath.Join(sockDir, "s.sock"), "data_dir": dataDir,
+		"executor.path": executorPath, "shutdown_timeout": "10s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := New(ctx, cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})), opts...)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	td := &testDaemon{d: d, cfg: cfg, client: api.NewClient(cfg.Socket), cancel: cancel, done: make(chan error, 1)}
+	go func() { td.done <- d.Serve(ctx) }()
+	t.Cleanup(td.stop)
+	return td
+}
+
+// stop stops the daemon as SIGTERM would; it may be called more than once.
+func (td *testDaemon) stop() {
+	td.once.Do(func() {
+		td.cancel()
+		select {
+		case td.serveErr = <-td.done:
+		case <-time.After(30 * time.Second):
+			td.serveErr = errors.New("daemon did not stop within 30s")
+		}
+		td.d.Close()
+	})
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// executorPIDs lists the executor processes that are children of this test.
+func executorPIDs(t *testing.T) []int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	self := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || !strings.Contains(s[:i], "toolcage-execu") {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(self) && f[0] != "Z" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,204 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/host"
+	"github.com/toolcage/toolcage/store"
+)
+
+// Version is set at build time.
+var Version = "dev"
+
+// Daemon is one running toolcage server.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	store   *store.Store
+	catalog *catalog.Catalog
+	pool    *host.Pool
+	disp    *Dispatcher
+	metrics *metrics
+
+	ln      net.Listener
+	srv     *http.Server
+	started time.Time
+	// allowUID decides which peers may talk to the socket.
+	allowUID func(uid uint32) bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Option changes how New builds a daemon.
+type Option func(*Daemon)
+
+// WithPeerCheck replaces the peer check (tests use it to prove it runs).
+func WithPeerCheck(allow func(uid uint32) bool) Option {
+	return func(d *Daemon) { d.allowUID = allow }
+}
+
+// New opens the store, prepares the executor pool and binds the socket. It
+// does not serve until Serve is called.
+func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Daemon, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	self := uint32(os.Getuid())
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(),
+		allowUID: func(uid uint32) bool { return uid == self || uid == 0 }}
+	for _, o := range opts {
+		o(d)
+	}
+	exe, err := host.FindExecutor(cfg.Executor.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, "toolcage.db"))
+	if err != nil {
+		return nil, err
+	}
+	d.store = st
+	d.catalog = catalog.New(st)
+	d.pool = host.NewPool(host.PoolConfig{
+		Runners: map[string]host.Runner{
+			catalog.IsolationProcess: &host.ProcessRunner{Path: exe},
+		},
+		MaxPerKey:      cfg.Executor.MaxPerKey,
+		MinIdle:        cfg.Executor.MinIdle,
+		IdleTimeout:    cfg.Executor.IdleTimeout,
+		AcquireTimeout: cfg.Executor.AcquireTimeout,
+		Logger:         log,
+	})
+	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, jsLimits: cfg.JSLimits(), log: log, metrics: d.metrics}
+	ln, err := listenSocket(cfg.Socket)
+	if err != nil {
+		d.pool.Close()
+		st.Close()
+		return nil, err
+	}
+	d.ln = ln
+	d.srv = &http.Server{
+		Handler:           d.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       d.connContext,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return d, nil
+}
+
+// Prewarm starts the configured executor kinds so the first call is warm.
+func (d *Daemon) Prewarm(ctx context.Context) {
+	for _, k := range d.cfg.Executor.Prewarm {
+		key := host.NewKey(executors.Kind(k), catalog.IsolationProcess, nil)
+		if err := d.pool.Warm(ctx, key, max(1, d.cfg.Executor.MinIdle)); err != nil {
+			d.log.Warn("prewarm failed", "kind", k, "err", err)
+		}
+	}
+}
+
+// Serve answers API requests until ctx ends, then shuts down gracefully:
+// new connections are refused, calls in flight finish (up to the shutdown
+// timeout), executors are stopped and the database is checkpointed.
+func (d *Daemon) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- d.srv.Serve(d.ln) }()
+	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version)
+	select {
+	case err := <-errc:
+		d.Close()
+		return err
+	case <-ctx.Done():
+	}
+	d.log.Info("shutting down: draining calls in flight", "timeout", d.cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
+	defer cancel()
+	err := d.srv.Shutdown(sctx)
+	if err != nil {
+		d.log.Warn("shutdown timeout reached; closing remaining connections", "err", err)
+		d.srv.Close()
+	}
+	if cerr := d.Close(); cerr != nil {
+		return cerr
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// Close stops executors, closes the store and removes the socket.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		d.ln.Close()
+		d.pool.Close()
+		d.closeErr = d.store.Close()
+		os.Remove(d.cfg.Socket)
+		d.log.Info("toolcage daemon stopped")
+	})
+	return d.closeErr
+}
+
+// Handler returns the API handler (for in-process tests).
+func (d *Daemon) Handler() http.Handler { return d.srv.Handler }
+
+// listenSocket binds the API socket: its directory 0700, the socket 0600. A
+// stale socket from a crashed daemon is removed; a live one is an error.
+func listenSocket(path string) (net.Listener, error) {
+	if len(path) > 107 {
+		return nil, fmt.Errorf("socket path %q is longer than the 107 bytes a Unix socket allows", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("socket dir: %w", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("another daemon is already listening on %s", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing stale socket: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("socket mode: %w", err)
+	}
+	return ln, nil
+}
+
+type ctxKey int
+
+const peerKey ctxKey = iota
+
+// peer is what the kernel says about the process on the other end.
+type peer struct {
+	uid uint32
+	err error
+}
+
+func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
+	uid, err := peerUID(c)
+	return context.WithValue(ctx, peerKey, peer{uid: uid, err: err})
+}
