@@ -122,6 +122,8 @@ var codeToProto = map[Code]proto.ErrorCode{
 	CodePolicyDenied:     proto.ErrorCode_ERROR_CODE_POLICY_DENIED,
 	CodeInvalidArguments: proto.ErrorCode_ERROR_CODE_INVALID_ARGUMENTS,
 	CodeInternal:         proto.ErrorCode_ERROR_CODE_INTERNAL,
+	CodeInvalidRequest:   proto.ErrorCode_ERROR_CODE_INVALID_REQUEST,
+	CodeUnavailable:      proto.ErrorCode_ERROR_CODE_UNAVAILABLE,
 }
 
 func errorToProto(err error) *proto.Error {

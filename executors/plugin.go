@@ -42,13 +42,26 @@ func (p *Plugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, conn *grp
 	return &grpcClient{client: proto.NewExecutorClient(conn), doneCtx: ctx}, nil
 }
 
+// MaxMessageBytes bounds one gRPC message between daemon and executor. A
+// result at the output cap can grow several times when JSON-escaped, so this
+// sits well above any cap a tool may set.
+const MaxMessageBytes = 64 << 20
+
+// GRPCDialOptions are the host's dial options for an executor connection.
+func GRPCDialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes))}
+}
+
 // Serve runs impl as an executor plugin until the host goes away. It is the
 // whole main of cmd/toolcage-executor once the kind is chosen.
 func Serve(impl Executor) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         PluginMap(impl),
-		GRPCServer:      plugin.DefaultGRPCServer,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes))
+			return grpc.NewServer(opts...)
+		},
 	})
 }
 

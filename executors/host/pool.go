@@ -345,6 +345,7 @@ func (p *Pool) start(ctx context.Context, key Key) (*instance, error) {
 	cfg.HandshakeConfig = executors.Handshake
 	cfg.Plugins = executors.PluginMap(nil)
 	cfg.AllowedProtocols = []plugin.Protocol{plugin.ProtocolGRPC}
+	cfg.GRPCDialOptions = append(cfg.GRPCDialOptions, executors.GRPCDialOptions()...)
 	cfg.Logger = p.hclogw.logger()
 	// Stderr carries the process's raw stderr; SyncStderr what the executor
 	// writes to os.Stderr once go-plugin has taken it over.

@@ -35,6 +35,8 @@ const (
 	ErrorCode_ERROR_CODE_POLICY_DENIED     ErrorCode = 4
 	ErrorCode_ERROR_CODE_INVALID_ARGUMENTS ErrorCode = 5
 	ErrorCode_ERROR_CODE_INTERNAL          ErrorCode = 6
+	ErrorCode_ERROR_CODE_INVALID_REQUEST   ErrorCode = 7
+	ErrorCode_ERROR_CODE_UNAVAILABLE       ErrorCode = 8
 )
 
 // Enum value maps for ErrorCode.
@@ -47,6 +49,8 @@ var (
 		4: "ERROR_CODE_POLICY_DENIED",
 		5: "ERROR_CODE_INVALID_ARGUMENTS",
 		6: "ERROR_CODE_INTERNAL",
+		7: "ERROR_CODE_INVALID_REQUEST",
+		8: "ERROR_CODE_UNAVAILABLE",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":       0,
@@ -56,6 +60,8 @@ var (
 		"ERROR_CODE_POLICY_DENIED":     4,
 		"ERROR_CODE_INVALID_ARGUMENTS": 5,
 		"ERROR_CODE_INTERNAL":          6,
+		"ERROR_CODE_INVALID_REQUEST":   7,
+		"ERROR_CODE_UNAVAILABLE":       8,
 	}
 )
 
@@ -820,7 +826,7 @@ const file_executor_proto_rawDesc = "" +
 	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
 	"durationNs\x125\n" +
-	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\xd7\x01\n" +
+	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\x93\x02\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x01\x12\x1d\n" +
@@ -828,7 +834,9 @@ const file_executor_proto_rawDesc = "" +
 	"\x1aERROR_CODE_EXECUTOR_FAILED\x10\x03\x12\x1c\n" +
 	"\x18ERROR_CODE_POLICY_DENIED\x10\x04\x12 \n" +
 	"\x1cERROR_CODE_INVALID_ARGUMENTS\x10\x05\x12\x17\n" +
-	"\x13ERROR_CODE_INTERNAL\x10\x062b\n" +
+	"\x13ERROR_CODE_INTERNAL\x10\x06\x12\x1e\n" +
+	"\x1aERROR_CODE_INVALID_REQUEST\x10\a\x12\x1a\n" +
+	"\x16ERROR_CODE_UNAVAILABLE\x10\b2b\n" +
 	"\bExecutor\x12V\n" +
 	"\aExecute\x12$.toolcage.executor.v1.ExecuteRequest\x1a%.toolcage.executor.v1.ExecuteResponseB.Z,github.com/toolcage/toolcage/executors/protob\x06proto3"
 
