@@ -9,7 +9,9 @@ import (
 	"os"
 
 	"github.com/toolcage/toolcage/executors"
+	httpexec "github.com/toolcage/toolcage/executors/http"
 	"github.com/toolcage/toolcage/executors/js"
+	"github.com/toolcage/toolcage/executors/shell"
 )
 
 func main() {
@@ -40,6 +42,10 @@ func newExecutor(kind executors.Kind) (executors.Executor, error) {
 	switch kind {
 	case executors.KindJS:
 		return js.New(js.Config{}), nil
+	case executors.KindShell:
+		return shell.New(shell.Config{}), nil
+	case executors.KindHTTP:
+		return httpexec.New(httpexec.Config{}), nil
 	case "":
 		return nil, errors.New("--kind is required (js, shell or http)")
 	}
