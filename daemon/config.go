@@ -28,6 +28,28 @@ type Config struct {
 	ShutdownTimeout time.Duration  `mapstructure:"shutdown_timeout"`
 	Executor        ExecutorConfig `mapstructure:"executor"`
 	JS              JSConfig       `mapstructure:"js"`
+	Shell           ShellConfig    `mapstructure:"shell"`
+	HTTP            HTTPConfig     `mapstructure:"http"`
+}
+
+// ShellConfig holds shell tool defaults and the deny-rule settings.
+type ShellConfig struct {
+	Timeout time.Duration    `mapstructure:"timeout"`
+	Output  string           `mapstructure:"output"`
+	Rules   ShellRulesConfig `mapstructure:"rules"`
+}
+
+// ShellRulesConfig switches deny-rule groups off and adds rules.
+type ShellRulesConfig struct {
+	DisabledGroups []string         `mapstructure:"disabled_groups"`
+	Extra          []map[string]any `mapstructure:"extra"`
+}
+
+// HTTPConfig holds HTTP tool defaults and the network guard's settings.
+type HTTPConfig struct {
+	Timeout           time.Duration `mapstructure:"timeout"`
+	MaxResponseBytes  string        `mapstructure:"max_response_bytes"`
+	AllowPrivateHosts []string      `mapstructure:"allow_private_hosts"`
 }
 
 // LogConfig sets the daemon's log output.
@@ -114,7 +136,14 @@ func (c *Config) finish() error {
 	if c.JS.Timeout <= 0 {
 		errs = append(errs, errors.New("js.timeout must be positive"))
 	}
-	for key, s := range map[string]string{"js.memory": c.JS.Memory, "js.output": c.JS.Output} {
+	if c.Shell.Timeout <= 0 {
+		errs = append(errs, errors.New("shell.timeout must be positive"))
+	}
+	if c.HTTP.Timeout <= 0 {
+		errs = append(errs, errors.New("http.timeout must be positive"))
+	}
+	for key, s := range map[string]string{"js.memory": c.JS.Memory, "js.output": c.JS.Output,
+		"shell.output": c.Shell.Output, "http.max_response_bytes": c.HTTP.MaxResponseBytes} {
 		if n, err := catalog.ParseByteSize(s); err != nil || n <= 0 {
 			errs = append(errs, fmt.Errorf("%s: want a positive size like \"64MiB\", got %q", key, s))
 		}
@@ -140,6 +169,18 @@ func (c *Config) JSLimits() executors.Limits {
 	mem, _ := catalog.ParseByteSize(c.JS.Memory)
 	out, _ := catalog.ParseByteSize(c.JS.Output)
 	return executors.Limits{Timeout: c.JS.Timeout, MemoryBytes: mem, OutputBytes: out, Requests: 10}
+}
+
+// ShellLimits returns the shell defaults as executor limits.
+func (c *Config) ShellLimits() executors.Limits {
+	out, _ := catalog.ParseByteSize(c.Shell.Output)
+	return executors.Limits{Timeout: c.Shell.Timeout, OutputBytes: out}
+}
+
+// HTTPLimits returns the HTTP defaults as executor limits.
+func (c *Config) HTTPLimits() executors.Limits {
+	out, _ := catalog.ParseByteSize(c.HTTP.MaxResponseBytes)
+	return executors.Limits{Timeout: c.HTTP.Timeout, OutputBytes: out}
 }
 
 // DefaultSocketPath is $XDG_RUNTIME_DIR/toolcage/toolcage.sock, or

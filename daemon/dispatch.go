@@ -37,8 +37,9 @@ const (
 	outcomeRefused = "refused"
 )
 
-// adHocTool names ad-hoc JavaScript runs in the audit log.
-const adHocTool = "js"
+// adHocTool names ad-hoc JavaScript runs in the audit log; the colon keeps
+// it from ever being a tool's name.
+const adHocTool = "js:adhoc"
 
 // newCallID returns a short random call id.
 func newCallID() string {
@@ -83,7 +84,7 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 
 // AdHocJS runs code that is not stored, like a tool with no parameters.
 func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller executors.Caller) (*api.CallResponse, error) {
-	def := &catalog.Definition{Name: adHocTool, Description: "ad-hoc code", Kind: executors.KindJS,
+	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: executors.KindJS,
 		JS: &catalog.JSSpec{Code: code}, Limits: &lim}
 	call := &pendingCall{id: newCallID(), tool: adHocTool, caller: caller, args: args, started: time.Now()}
 	if err := catalog.Check(def); err != nil {

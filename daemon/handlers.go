@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
@@ -341,7 +339,7 @@ func (d *Daemon) patchTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	patch, err := yaml.YAMLToJSON(b)
+	patch, err := catalog.YAMLToJSON(b)
 	if err != nil {
 		return badRequest("bad patch: %v", err)
 	}

@@ -68,13 +68,14 @@ const selectExecution = `SELECT id, tool, version, caller_id, caller_type, worke
 // is written.
 type pendingExec struct {
 	args   [15]any // the parameters of insertExecution
-	tool   string
+	tool   string     // the tool whose usage this counts; "" for none
 	usedAt int64      // Unix ns of the call, for last_used_at
 	done   chan error // receives the commit result; buffered
 }
 
 // RecordExecution appends e to the audit log, adds one to the usage count of
-// the tool e.Tool (if it still exists) and moves its LastUsedAt to
+// the tool e.Tool (if it still exists and the call ran: a refused call is
+// recorded but is not a use) and moves its LastUsedAt to
 // e.StartedAt (or e.FinishedAt, or now, whichever is first non-zero). An empty
 // e.ID is set to a new unique one (see newID); a duplicate ID gives
 // ErrConflict.
@@ -144,8 +145,10 @@ func (s *Store) pending(e *Execution) (*pendingExec, error) {
 		args: [15]any{e.ID, e.Tool, e.Version, e.CallerID, e.CallerType, e.Worker, args,
 			e.Outcome, e.ErrorCode, e.Limit, e.Error, int64(e.Duration), e.OutputBytes,
 			started, finished},
-		tool: e.Tool,
 		done: make(chan error, 1),
+	}
+	if e.Outcome != OutcomeRefused {
+		p.tool = e.Tool
 	}
 	switch {
 	case started != nil:

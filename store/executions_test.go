@@ -143,7 +143,8 @@ func TestRecordExecutionUpdatesUsage(t *testing.T) {
 	}{
 		{"first call", &Execution{Tool: "used", Outcome: OutcomeOK, StartedAt: t1, FinishedAt: t1.Add(time.Second)}, 1, t1},
 		{"older call never moves it back", &Execution{Tool: "used", Outcome: OutcomeError, StartedAt: t1.Add(-time.Hour)}, 2, t1},
-		{"refused calls count", &Execution{Tool: "used", Outcome: OutcomeRefused, StartedAt: t1.Add(time.Minute)}, 3, t1.Add(time.Minute)},
+		{"refused calls are not uses", &Execution{Tool: "used", Outcome: OutcomeRefused, StartedAt: t1.Add(time.Minute)}, 2, t1},
+		{"failed calls are", &Execution{Tool: "used", Outcome: OutcomeFailed, StartedAt: t1.Add(time.Minute)}, 3, t1.Add(time.Minute)},
 		{"finish time if no start", &Execution{Tool: "used", Outcome: OutcomeFailed, FinishedAt: t1.Add(time.Hour)}, 4, t1.Add(time.Hour)},
 		{"now if neither", &Execution{Tool: "used", Outcome: OutcomeOK}, 5, now},
 		{"other tool", &Execution{Tool: "unknown", Outcome: OutcomeOK, StartedAt: now.Add(time.Hour)}, 5, now},

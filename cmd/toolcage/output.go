@@ -193,8 +193,12 @@ func restyle(n *yaml.Node) {
 	case yaml.ScalarNode:
 		n.Tag = n.ShortTag() // keep "123" a string once unquoted
 		n.Style = 0
-		if strings.Contains(n.Value, "\n") && n.Tag == "!!str" {
+		switch {
+		case n.Tag != "!!str":
+		case strings.Contains(n.Value, "\n"):
 			n.Style = yaml.LiteralStyle
+		case !plainReadsAsString(n.Value):
+			n.Style = yaml.DoubleQuotedStyle
 		}
 	case yaml.MappingNode:
 		n.Style = 0
@@ -214,6 +218,21 @@ func restyle(n *yaml.Node) {
 			n.Style = yaml.FlowStyle
 		}
 	}
+}
+
+// plainReadsAsString reports whether s, written as a plain scalar, reads
+// back as the string s where definitions are read (catalog.Parse, through
+// sigs.k8s.io/yaml). That reader is YAML 1.1: yes, no, on, off, y and n are
+// booleans there and 1:20 is a number, while the YAML 1.2 encoder used here
+// leaves them unquoted. Without quotes, a property named y or an enum of
+// on/off would come back changed from 'tools update -f'.
+func plainReadsAsString(s string) bool {
+	j, err := sigsyaml.YAMLToJSON([]byte(s))
+	if err != nil || len(j) == 0 || j[0] == '{' || j[0] == '[' {
+		return true // not a plain scalar at all: the encoder quotes it itself
+	}
+	var got string
+	return json.Unmarshal(j, &got) == nil && got == s
 }
 
 // indent prefixes every non-empty line of s.

@@ -26,9 +26,9 @@ func toolsDisableCommand() *cli.Command {
 
 func toolsApproveCommand() *cli.Command {
 	return toolsLifecycleCommand("approve", "Approved", "approve a tool that waits for a person's approval",
-		`Sets a pending_approval (or rejected) tool to active. Only a person (caller
-type user) may approve; an llm-created tool that asks for a dangerous
-permission (shell, filesystem, email) waits here.`)
+		`Sets a pending_approval tool to active. Only a person (caller type user)
+may approve; an llm-created tool that asks for a dangerous permission (shell,
+filesystem, email) waits here. A rejected tool stays rejected.`)
 }
 
 func toolsRejectCommand() *cli.Command {

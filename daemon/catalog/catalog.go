@@ -291,6 +291,9 @@ func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []
 	if personOnly && caller.Type == CreatedByLLM {
 		return nil, forbidden("only a person may %s a tool", verb)
 	}
+	if caller.Type == CreatedByLLM && cur.CreatedBy == CreatedByUser {
+		return nil, forbidden("an llm may not %s the user's tool %q", verb, name)
+	}
 	if cur.Status == to {
 		return cur, nil
 	}

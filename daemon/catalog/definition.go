@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	yamlv2 "go.yaml.in/yaml/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/toolcage/toolcage/executors"
 )
@@ -110,36 +108,11 @@ func Parse(data []byte) (*Definition, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ValidationError{Problems: []Problem{{Message: "definition is empty"}}}
 	}
-	// Strict: a key given twice (say, two "limits:") is an error, not a
-	// silent overwrite.
-	js, err := yaml.YAMLToJSONStrict(data)
+	js, err := YAMLToJSON(data)
 	if err != nil {
 		return nil, &ValidationError{Problems: []Problem{{Message: "not valid YAML or JSON: " + err.Error()}}}
 	}
-	if err := singleDocument(data); err != nil {
-		return nil, &ValidationError{Problems: []Problem{{Message: "bad definition: " + err.Error()}}}
-	}
 	return ParseJSON(js)
-}
-
-// singleDocument refuses input holding more than one YAML document (or
-// trailing data after a JSON object): YAMLToJSON reads only the first and
-// would silently drop the rest.
-func singleDocument(data []byte) error {
-	dec := yamlv2.NewDecoder(bytes.NewReader(data))
-	for n := 0; ; n++ {
-		var v any
-		err := dec.Decode(&v)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return errors.New("trailing data after the definition")
-		}
-		if v != nil && n > 0 {
-			return errors.New("more than one document; put one tool in each file")
-		}
-	}
 }
 
 // ParseJSON is Parse for input already known to be JSON.

@@ -227,7 +227,7 @@ func TestParseProblems(t *testing.T) {
 		{"two yaml documents", jsYAML + "---\n" + shellYAML, "", "more than one document"},
 		{"two json objects", jsJSON + "\n" + httpJSON, "", "trailing data"},
 		{"stray bracket after json", jsJSON + "]", "", "trailing data"},
-		{"duplicate key", jsYAML + "name: other\n", "", `key "name" already set`},
+		{"duplicate key", jsYAML + "name: other\n", "", `key "name" given twice`},
 		{"many problems at once", with("name", "Bad", "description", nil, "approval", "x"), "approval", "description: is required"},
 	}
 	for _, tt := range tests {
