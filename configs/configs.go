@@ -1,5 +1,5 @@
-// Package configs embeds the daemon's default configuration so that
-// `toolcage daemon` runs with no file at all.
+// Package configs embeds the daemon's default configuration and rule files
+// so that `toolcage daemon` runs with no file at all.
 package configs
 
 import _ "embed"
@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed toolcage.yaml
 var DefaultDaemon []byte
+
+// ShellRules is configs/shell_rules.yaml, the built-in shell deny rules.
+//
+//go:embed shell_rules.yaml
+var ShellRules []byte

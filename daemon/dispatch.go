@@ -21,12 +21,15 @@ import (
 // Dispatcher takes one call from a resolved tool to an audit record: status
 // and approval checks, argument validation, the executor, the record.
 type Dispatcher struct {
-	catalog  *catalog.Catalog
-	pool     *host.Pool
-	store    *store.Store
-	jsLimits executors.Limits
-	log      *slog.Logger
-	metrics  *metrics
+	catalog *catalog.Catalog
+	pool    *host.Pool
+	store   *store.Store
+	log     *slog.Logger
+	metrics *metrics
+
+	jsLimits, shellLimits, httpLimits executors.Limits
+	shellRules                        *policy.ShellRules
+	allowPrivateHosts                 []string
 }
 
 // Audit outcomes.
@@ -65,7 +68,7 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 	case catalog.ApprovalAsk:
 		return nil, d.refuse(ctx, call, executors.Errorf(executors.CodeApprovalRequired, "tool %q needs a person's approval for each call, and this daemon has no approval queue yet", name))
 	}
-	return d.run(ctx, call, t.Def, res.Schema)
+	return d.run(ctx, call, res)
 }
 
 // DryRun runs an unsaved definition once. It is audited under
@@ -74,12 +77,12 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 	if err := catalog.Check(def); err != nil {
 		return nil, err
 	}
-	schema, err := catalog.CompileSchema(def.Parameters)
+	res, err := catalog.Compile(&catalog.Tool{Def: def})
 	if err != nil {
-		return nil, &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+		return nil, err
 	}
 	call := &pendingCall{id: newCallID(), tool: "test:" + def.Name, caller: caller, args: args, started: time.Now()}
-	return d.run(ctx, call, def, schema)
+	return d.run(ctx, call, res)
 }
 
 // AdHocJS runs code that is not stored, like a tool with no parameters.
@@ -90,11 +93,11 @@ func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMess
 	if err := catalog.Check(def); err != nil {
 		return nil, d.refuse(ctx, call, err)
 	}
-	schema, err := catalog.CompileSchema(def.Parameters)
+	res, err := catalog.Compile(&catalog.Tool{Def: def})
 	if err != nil {
 		return nil, err
 	}
-	return d.run(ctx, call, def, schema)
+	return d.run(ctx, call, res)
 }
 
 type pendingCall struct {
@@ -106,14 +109,15 @@ type pendingCall struct {
 	started time.Time
 }
 
-func (d *Dispatcher) run(ctx context.Context, call *pendingCall, def *catalog.Definition, schema *catalog.Schema) (*api.CallResponse, error) {
+func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Resolved) (*api.CallResponse, error) {
+	def := res.Tool.Def
 	if len(bytes.TrimSpace(call.args)) == 0 || string(bytes.TrimSpace(call.args)) == "null" {
 		call.args = json.RawMessage("{}")
 	}
-	if err := schema.Validate(call.args); err != nil {
+	if err := res.Schema.Validate(call.args); err != nil {
 		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
 	}
-	req, err := d.request(call, def)
+	req, err := d.request(call, res)
 	if err != nil {
 		return nil, d.refuse(ctx, call, err)
 	}
@@ -146,8 +150,11 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, def *catalog.De
 		DurationMS: float64(time.Since(call.started)) / float64(time.Millisecond)}, nil
 }
 
-// request builds the executor request for an already validated call.
-func (d *Dispatcher) request(call *pendingCall, def *catalog.Definition) (*executors.Request, error) {
+// request builds the executor request for an already validated call:
+// templates rendered, each value escaped for where it lands, and the
+// rendered command or URL checked by policy before anything runs.
+func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executors.Request, error) {
+	def := res.Tool.Def
 	req := &executors.Request{
 		CallID: call.id, Tool: call.tool, Version: call.version, Caller: call.caller,
 		Kind: def.Kind, Args: call.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
@@ -160,10 +167,157 @@ func (d *Dispatcher) request(call *pendingCall, def *catalog.Definition) (*execu
 		}
 		req.JS = &executors.JSCall{Code: def.JS.Code}
 		fillLimits(&req.Limits, d.jsLimits)
+	case executors.KindShell:
+		args, err := decodeArgs(call.args)
+		if err != nil {
+			return nil, err
+		}
+		sh, err := d.renderShell(res, args)
+		if err != nil {
+			return nil, err
+		}
+		req.Shell = sh
+		fillLimits(&req.Limits, d.shellLimits)
+	case executors.KindHTTP:
+		args, err := decodeArgs(call.args)
+		if err != nil {
+			return nil, err
+		}
+		h, err := d.renderHTTP(res, args)
+		if err != nil {
+			return nil, err
+		}
+		req.HTTP = h
+		fillLimits(&req.Limits, d.httpLimits)
+		if req.HTTP.MaxResponseBytes <= 0 {
+			req.HTTP.MaxResponseBytes = req.Limits.OutputBytes
+		}
 	default:
-		return nil, executors.Errorf(executors.CodeExecutorFailed, "%s tools are not supported by this daemon yet", def.Kind)
+		return nil, executors.Errorf(executors.CodeInvalidDefinition, "unknown kind %q", def.Kind)
 	}
 	return req, nil
+}
+
+// Rendering is what a call of a tool would run, without running it.
+type Rendering struct {
+	Tool    string                 `json:"tool"`
+	Version int                    `json:"version"`
+	Kind    executors.Kind         `json:"kind"`
+	Shell   *policy.ShellRendering `json:"shell,omitempty"`
+	HTTP    *policy.HTTPRendering  `json:"http,omitempty"`
+}
+
+// Render validates args and renders a stored tool's command or request,
+// with every policy check a call would meet, and runs nothing.
+func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessage) (*Rendering, error) {
+	res, err := d.catalog.Resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	def := res.Tool.Def
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if err := res.Schema.Validate(args); err != nil {
+		return nil, &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+	}
+	m, err := decodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	out := &Rendering{Tool: name, Version: res.Tool.Version, Kind: def.Kind}
+	switch def.Kind {
+	case executors.KindShell:
+		sh, err := d.renderShell(res, m)
+		if err != nil {
+			return nil, err
+		}
+		mode := policy.ShellModeShell
+		if sh.Argv != nil {
+			mode = policy.ShellModeArgv
+		}
+		out.Shell = &policy.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
+	case executors.KindHTTP:
+		h, err := d.renderHTTP(res, m)
+		if err != nil {
+			return nil, err
+		}
+		out.HTTP = &policy.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
+	default:
+		return nil, executors.Errorf(executors.CodeInvalidRequest, "%s tools have no template to render", def.Kind)
+	}
+	return out, nil
+}
+
+// decodeArgs decodes validated arguments, keeping numbers exact.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+	}
+	return m, nil
+}
+
+// renderError maps a template error to its code: a missing argument is the
+// caller's mistake, a refused value (option injection, NUL) a policy matter.
+func renderError(err error) error {
+	var miss *policy.MissingArgumentError
+	if errors.As(err, &miss) {
+		return &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+	}
+	return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+}
+
+// RenderShell renders a shell tool's command and checks it against the
+// deny rules; it is what `toolcage tools render` shows.
+func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any) (*executors.ShellCall, error) {
+	r, err := res.Shell.Render(args, policy.ShellOptions{AllowDash: res.Schema.AllowDash})
+	if err != nil {
+		return nil, renderError(err)
+	}
+	if r.Mode == policy.ShellModeArgv {
+		err = d.shellRules.CheckArgv(r.Argv)
+	} else {
+		err = d.shellRules.CheckCommand(r.Command)
+	}
+	if err != nil {
+		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+	}
+	env := make(map[string]string, len(res.Env))
+	for k, t := range res.Env {
+		// Environment values never pass through a shell's parser: placed
+		// verbatim, one variable each.
+		v, err := t.Render(args, policy.RenderOptions{AllowMissing: true})
+		if err != nil {
+			return nil, renderError(err)
+		}
+		env[k] = v
+	}
+	return &executors.ShellCall{Argv: r.Argv, Command: r.Command, Env: env, Dir: res.Tool.Def.Shell.Dir}, nil
+}
+
+// renderHTTP renders an http tool's request and checks the URL against the
+// tool's allowlist; the executor checks again, after DNS, as it dials.
+func (d *Dispatcher) renderHTTP(res *catalog.Resolved, args map[string]any) (*executors.HTTPCall, error) {
+	spec := res.Tool.Def.HTTP
+	r, err := res.HTTP.Render(args, nil)
+	if err != nil {
+		return nil, renderError(err)
+	}
+	guard, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: spec.AllowedDomains, AllowPrivateHosts: d.allowPrivateHosts})
+	if err != nil {
+		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+	}
+	if _, err := guard.CheckURL(r.URL); err != nil {
+		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+	}
+	return &executors.HTTPCall{
+		Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body,
+		AllowedDomains: spec.AllowedDomains, AllowPrivateHosts: d.allowPrivateHosts,
+		MaxResponseBytes: int64(spec.MaxResponseBytes),
+	}, nil
 }
 
 func fillLimits(l *executors.Limits, def executors.Limits) {

@@ -47,6 +47,7 @@ func (d *Daemon) routes() http.Handler {
 	h("POST /v1/tools/{name}/rollback", d.rollback)
 	h("GET /v1/tools/{name}/history", d.history)
 	h("POST /v1/tools/{name}/call", d.callTool)
+	h("POST /v1/tools/{name}/render", d.renderTool)
 	h("POST /v1/js", d.runJS)
 	h("GET /v1/executions", d.listExecutions)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -442,6 +443,18 @@ func (d *Daemon) callTool(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (d *Daemon) renderTool(w http.ResponseWriter, r *http.Request) error {
+	var req api.CallRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	out, err := d.disp.Render(r.Context(), r.PathValue("name"), req.Arguments)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 func (d *Daemon) testTool(w http.ResponseWriter, r *http.Request) error {

@@ -66,6 +66,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	if err != nil {
 		return nil, err
 	}
+	rules, err := LoadShellRules(cfg.Shell.Rules)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
@@ -85,7 +89,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		AcquireTimeout: cfg.Executor.AcquireTimeout,
 		Logger:         log,
 	})
-	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, jsLimits: cfg.JSLimits(), log: log, metrics: d.metrics}
+	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
+		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
+		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts}
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
 		d.pool.Close()

@@ -67,7 +67,7 @@ const selectExecution = `SELECT id, tool, version, caller_id, caller_type, worke
 // pendingExec is an execution record waiting for the writer, in the form it
 // is written.
 type pendingExec struct {
-	args   [15]any // the parameters of insertExecution
+	args   [15]any    // the parameters of insertExecution
 	tool   string     // the tool whose usage this counts; "" for none
 	usedAt int64      // Unix ns of the call, for last_used_at
 	done   chan error // receives the commit result; buffered

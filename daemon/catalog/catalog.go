@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -63,12 +62,6 @@ type Catalog struct {
 	active map[string]*Resolved
 }
 
-// Resolved is a tool ready to be called: definition plus compiled schema.
-type Resolved struct {
-	Tool   *Tool
-	Schema *Schema
-}
-
 // New returns a catalog over st.
 func New(st *store.Store) *Catalog {
 	return &Catalog{st: st, active: map[string]*Resolved{}}
@@ -110,12 +103,7 @@ func Check(def *Definition) error {
 	if err := def.Validate(); err != nil {
 		return invalid(err)
 	}
-	if def.Kind == executors.KindJS {
-		if err := policy.CheckJSCode(def.JS.Code); err != nil {
-			return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
-		}
-	}
-	return nil
+	return checkKind(def)
 }
 
 func initialStatus(def *Definition, createdBy string) string {
@@ -172,11 +160,10 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := CompileSchema(t.Def.Parameters)
+	r, err = Compile(t)
 	if err != nil {
-		return nil, invalid(err)
+		return nil, err
 	}
-	r = &Resolved{Tool: t, Schema: s}
 	c.mu.Lock()
 	c.active[name] = r
 	c.mu.Unlock()

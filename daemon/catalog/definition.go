@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/policy"
 )
 
 // Approval modes.
@@ -144,6 +144,12 @@ func (d *Definition) ApplyDefaults() {
 	}
 	if len(bytes.TrimSpace(d.Parameters)) == 0 || string(bytes.TrimSpace(d.Parameters)) == "null" {
 		d.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+		if d.Kind == executors.KindHTTP && d.HTTP != nil {
+			// An http tool's parameters follow from its {{vars}}.
+			if p, err := policy.GenerateParameters(HTTPTemplate(d.HTTP)); err == nil {
+				d.Parameters = p
+			}
+		}
 	} else {
 		// Compact, so formatting alone never counts as a change.
 		var buf bytes.Buffer

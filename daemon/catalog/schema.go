@@ -17,6 +17,10 @@ type Schema struct {
 	// Types maps each top-level property to its declared JSON type, used to
 	// coerce CLI --arg k=v values.
 	Types map[string]string
+	// AllowDash names the properties whose values may start with "-" in a
+	// shell command's option position: numbers (negative values), enums
+	// the author spelled out, and properties marked "x-allow-dash": true.
+	AllowDash map[string]bool
 }
 
 // CompileSchema compiles a tool's parameters schema. It must be an object
@@ -45,16 +49,25 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 		return nil, fmt.Errorf("not a valid JSON Schema: %s", firstLine(err.Error()))
 	}
 	types := map[string]string{}
+	allowDash := map[string]bool{}
 	if props, ok := obj["properties"].(map[string]any); ok {
 		for name, p := range props {
-			if pm, ok := p.(map[string]any); ok {
-				if t, ok := pm["type"].(string); ok {
-					types[name] = t
-				}
+			pm, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			t, _ := pm["type"].(string)
+			if t != "" {
+				types[name] = t
+			}
+			_, isEnum := pm["enum"].([]any)
+			_, isConst := pm["const"]
+			if flag, _ := pm["x-allow-dash"].(bool); flag || isEnum || isConst || t == "number" || t == "integer" {
+				allowDash[name] = true
 			}
 		}
 	}
-	return &Schema{s: s, Types: types}, nil
+	return &Schema{s: s, Types: types, AllowDash: allowDash}, nil
 }
 
 // Validate checks arguments (a JSON object) against the schema. The error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dop251/goja"
@@ -113,16 +114,25 @@ func toolLine(frames []goja.StackFrame) int {
 
 // stackLineRE finds a tool frame in an Error's stack text, as goja writes
 // it: "at name (tool.js:3:7(12))" or "at tool.js:3:7(12)".
-var stackLineRE = regexp.MustCompile(`\b` + regexp.QuoteMeta(toolFile) + `:(\d+):\d+`)
+var stackLineRE = regexp.MustCompile(`^\s*at .*\b` + regexp.QuoteMeta(toolFile) + `:(\d+):\d+`)
 
-// stackLine returns the line of the first tool frame in stack text, or 0.
-func stackLine(stack string) int {
-	m := stackLineRE.FindStringSubmatch(stack)
-	if m == nil {
-		return 0
+// stackLine returns the line of the first tool frame in stack text after
+// skipping skip frames, or 0.
+func stackLine(stack string, skip int) int {
+	for _, l := range strings.Split(stack, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "at ") {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if m := stackLineRE.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
 	}
-	n, _ := strconv.Atoi(m[1])
-	return n
+	return 0
 }
 
 // programCache keeps compiled tools, least recently used first out, within

@@ -45,25 +45,12 @@ type Config struct {
 	OutputBytes int64
 }
 
-// Executor runs JavaScript tool calls, one at a time.
+// Executor runs JavaScript tool calls. Calls run one at a time in the
+// whole process, whichever Executor they come through: the memory limit is
+// measured on the process heap, which only works for one call at a time.
 type Executor struct {
 	cfg   Config
 	cache *programCache
-
-	// mu serialises calls: the memory limit is measured on the process
-	// heap, which only works if one call runs at a time.
-	mu sync.Mutex
-
-	// running is closed when the last call's VM goroutine has returned.
-	// A call stopped inside a long native operation is abandoned and may
-	// still be running; the next call waits for it, so that its heap
-	// growth is not counted against the next call.
-	running chan struct{}
-
-	// dirty is set when the last call grew the heap by more than a
-	// quarter of its limit or was stopped: the next call collects that
-	// garbage before measuring, or it would be credited with it.
-	dirty bool
 
 	// skipCodeCheck turns off the static check so that tests can prove
 	// the runtime guards on their own. Never set outside tests.
@@ -108,17 +95,17 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 		return nil, stopError(err)
 	}
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	serial.Lock()
+	defer serial.Unlock()
 	start := time.Now()
 	lim := e.limits(req.Limits)
-	if err := e.waitIdle(ctx, lim.Timeout); err != nil {
+	if err := waitIdle(ctx, lim.Timeout); err != nil {
 		return nil, err
 	}
-	c := newCall(req, lim, e.dirty)
-	e.running = make(chan struct{})
-	res, err := c.supervise(ctx, e.cache, e.running)
-	e.dirty = err != nil || c.mem.peak.Load() > uint64(lim.MemoryBytes)/4
+	c := newCall(req, lim)
+	running = make(chan struct{})
+	res, err := c.supervise(ctx, e.cache, running)
+	c.mem.done(c.stopReason() != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -126,20 +113,52 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	return res, nil
 }
 
+// Calls are serialised process-wide.
+var (
+	// serial is held for the whole of a call.
+	serial sync.Mutex
+	// running is closed when the last call's VM goroutine has returned.
+	// A call stopped inside a long native operation is abandoned and may
+	// still be running; the next call waits for it, so that its heap
+	// growth is not counted against the next call. Guarded by serial.
+	running chan struct{}
+)
+
+// vmJobs feeds the goroutine that runs calls. One long-lived goroutine
+// keeps the stack goja grew into, instead of growing a new one per call.
+var (
+	vmJobs     chan func()
+	vmJobsOnce sync.Once
+)
+
+// runOnVMGoroutine hands f to the VM goroutine. Calls are serialised and
+// the goroutine is idle before each (waitIdle), so this never blocks long.
+func runOnVMGoroutine(f func()) {
+	vmJobsOnce.Do(func() {
+		vmJobs = make(chan func())
+		go func() {
+			for job := range vmJobs {
+				job()
+			}
+		}()
+	})
+	vmJobs <- f
+}
+
 // waitIdle waits for an abandoned call to finish, for at most timeout.
-func (e *Executor) waitIdle(ctx context.Context, timeout time.Duration) error {
-	if e.running == nil {
+func waitIdle(ctx context.Context, timeout time.Duration) error {
+	if running == nil {
 		return nil
 	}
 	select {
-	case <-e.running:
+	case <-running:
 		return nil
 	default:
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case <-e.running:
+	case <-running:
 		return nil
 	case <-ctx.Done():
 		return stopError(ctx.Err())
@@ -171,7 +190,7 @@ type outcome struct {
 	pending bool
 }
 
-// supervise runs the call on its own goroutine and watches it: the wall
+// supervise runs the call on the VM goroutine and watches it: the wall
 // clock, ctx, and the heap. When a limit breaks it interrupts the VM; if the
 // VM is stuck inside a single native operation (a huge join, a
 // backtracking regular expression) and does not stop within abandonAfter,
@@ -180,7 +199,7 @@ type outcome struct {
 // a limit, so in production the leftover work dies with the process.
 func (c *call) supervise(ctx context.Context, cache *programCache, running chan struct{}) (*executors.Result, error) {
 	done := make(chan outcome, 1)
-	go func() {
+	runOnVMGoroutine(func() {
 		defer close(running)
 		defer func() {
 			if x := recover(); x != nil {
@@ -188,7 +207,7 @@ func (c *call) supervise(ctx context.Context, cache *programCache, running chan 
 			}
 		}()
 		done <- c.run(cache)
-	}()
+	})
 
 	timer := time.NewTimer(c.lim.Timeout)
 	defer timer.Stop()

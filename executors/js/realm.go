@@ -84,14 +84,19 @@ var parserOptionType = reflect.TypeFor[parser.Option]()
 // generation from strings in the engine itself, whatever path the code took
 // to reach it. parser.Option's argument type is unexported, hence
 // reflect.MakeFunc.
+//
+// The error is the realm's EvalError, looked up when thrown: a tool that
+// replaced the global EvalError gets its own thing thrown, but the source
+// is never parsed either way.
 func noCodeGeneration(rt *goja.Runtime) parser.Option {
-	evalError := rt.Get("EvalError")
 	fn := reflect.MakeFunc(parserOptionType, func([]reflect.Value) []reflect.Value {
-		msg := rt.ToValue("Code generation from strings is disabled in this sandbox")
-		if e, err := rt.New(evalError, msg); err == nil {
-			panic(e)
+		const msg = "Code generation from strings is disabled in this sandbox"
+		if ctor, ok := rt.Get("EvalError").(*goja.Object); ok {
+			if e, err := rt.New(ctor, rt.ToValue(msg)); err == nil {
+				panic(e)
+			}
 		}
-		panic(rt.NewTypeError(msg.String()))
+		panic(rt.NewTypeError(msg))
 	})
 	return fn.Interface().(parser.Option)
 }
@@ -112,13 +117,13 @@ func (r *realm) installGuards() error {
 		size  func(goja.FunctionCall) float64
 	}{
 		{str, "String", "repeat", true, func(fc goja.FunctionCall) float64 {
-			return float64(stringLength(fc.This)) * fc.Argument(0).ToFloat()
+			return float64(stringLength(fc.This)) * number(fc.Argument(0))
 		}},
 		{str, "String", "padStart", true, func(fc goja.FunctionCall) float64 {
-			return fc.Argument(0).ToFloat() - float64(stringLength(fc.This))
+			return number(fc.Argument(0)) - float64(stringLength(fc.This))
 		}},
 		{str, "String", "padEnd", true, func(fc goja.FunctionCall) float64 {
-			return fc.Argument(0).ToFloat() - float64(stringLength(fc.This))
+			return number(fc.Argument(0)) - float64(stringLength(fc.This))
 		}},
 		{arr, "Array", "join", true, func(fc goja.FunctionCall) float64 {
 			sep := 1.0
@@ -142,7 +147,10 @@ func (r *realm) installGuards() error {
 		size, fresh := g.size, g.fresh
 		wrapped := func(fc goja.FunctionCall) goja.Value {
 			n := size(fc)
-			if n > math.MaxInt64/2 || math.IsInf(n, 1) {
+			switch {
+			case math.IsNaN(n) || n < 0:
+				n = 0
+			case n > math.MaxInt64/2:
 				n = math.MaxInt64 / 2
 			}
 			if !r.c.reserve(int64(n), fresh, what) {
@@ -164,6 +172,15 @@ func (r *realm) installGuards() error {
 // valueBytes is what one array element costs goja at least.
 const valueBytes = 16
 
+// number is v as a number when it is a primitive, else 0: an object's
+// valueOf is left for the built-in itself to call, once.
+func number(v goja.Value) float64 {
+	if _, ok := v.(*goja.Object); ok {
+		return 0
+	}
+	return v.ToFloat()
+}
+
 // stringLength is v's length when v is a primitive string, else 0.
 func stringLength(v goja.Value) int {
 	if s, ok := v.(goja.String); ok {
@@ -182,7 +199,7 @@ func (r *realm) lengthOf(v goja.Value) float64 {
 	if n == nil {
 		return 0
 	}
-	return max(n.ToFloat(), 0)
+	return number(n)
 }
 
 // relIndex resolves a relative index argument the way Array methods do.
@@ -190,7 +207,7 @@ func relIndex(v goja.Value, def, n float64) float64 {
 	if goja.IsUndefined(v) {
 		return def
 	}
-	i := v.ToFloat()
+	i := number(v)
 	if math.IsNaN(i) {
 		i = 0
 	}
@@ -245,8 +262,9 @@ func (r *realm) stringify(v goja.Value) (json.RawMessage, error) {
 }
 
 // describeError formats a thrown value as "<Name>: <message> (line N)",
-// N being the line in the tool's code where an Error was created. Values
-// that are not Errors become "Uncaught <value>".
+// N being the line in the tool's code where an Error was created (for a
+// subclass of Error, where it was constructed, not the line of its
+// super() call). Values that are not Errors become "Uncaught <value>".
 func (r *realm) describeError(v goja.Value) (string, error) {
 	f, err := r.helper("describe")
 	if err != nil {
@@ -257,7 +275,7 @@ func (r *realm) describeError(v goja.Value) (string, error) {
 		return "", err
 	}
 	o := d.ToObject(r.rt)
-	return o.Get("0").String() + lineSuffix(stackLine(o.Get("1").String())), nil
+	return o.Get("0").String() + lineSuffix(stackLine(o.Get("1").String(), int(o.Get("2").ToInteger()))), nil
 }
 
 // context builds the tool's context object.
@@ -291,15 +309,16 @@ func (r *realm) console() goja.Value {
 	}})
 }
 
-// formatLog joins console arguments with spaces: primitives as String()
-// gives them, objects through the realm's inspect helper.
+// formatLog joins console arguments with spaces: strings as they are,
+// everything else through the realm's inspect helper (JSON for objects,
+// "Name: message" for errors, 10n for a BigInt).
 func (r *realm) formatLog(args []goja.Value) string {
 	var sb strings.Builder
 	for i, a := range args {
 		if i > 0 {
 			sb.WriteByte(' ')
 		}
-		if _, ok := a.(*goja.Object); !ok {
+		if _, ok := a.(goja.String); ok || a == nil || goja.IsUndefined(a) || goja.IsNull(a) {
 			sb.WriteString(a.String())
 			continue
 		}

@@ -7,60 +7,85 @@
 (function () {
   'use strict';
 
-  const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July',
-    'August', 'September', 'October', 'November', 'December'];
-  const UNIT_MS = { millisecond: 1, second: 1e3, minute: 6e4, hour: 36e5, day: 864e5, week: 6048e5 };
+  // lib builds the helpers the utils share, once per realm and only when
+  // a util is first used: running this file must stay cheap.
+  let shared;
+  function lib() {
+    if (shared !== undefined) return shared;
+    const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July',
+      'August', 'September', 'October', 'November', 'December'];
+    const UNIT_MS = { millisecond: 1, second: 1e3, minute: 6e4, hour: 36e5, day: 864e5, week: 6048e5 };
 
-  function fail(Kind, fn, msg) {
-    throw new Kind('utils.' + fn + ': ' + msg);
-  }
-
-  function toDate(value, fn) {
-    const d = value === undefined || value === 'now' ? new Date()
-      : value instanceof Date ? new Date(value.getTime()) : new Date(value);
-    if (isNaN(d.getTime())) fail(TypeError, fn, 'invalid date: ' + String(value));
-    return d;
-  }
-
-  // unit normalises "Days" and "day" to "day".
-  function unit(u, fn, calendar) {
-    const s = String(u === undefined ? 'days' : u).toLowerCase().replace(/s$/, '');
-    if (UNIT_MS[s] !== undefined || (calendar && (s === 'month' || s === 'year'))) return s;
-    fail(RangeError, fn, 'unknown unit: ' + String(u));
-  }
-
-  function number(v, fn, what) {
-    const n = Number(v);
-    if (isNaN(n)) fail(TypeError, fn, what + ' must be a number, got ' + String(v));
-    return n;
-  }
-
-  function array(v, fn) {
-    if (!Array.isArray(v)) fail(TypeError, fn, 'expected an array');
-    return v;
-  }
-
-  function isPlainObject(v) {
-    if (v === null || typeof v !== 'object') return false;
-    const p = Object.getPrototypeOf(v);
-    return p === null || p === Object.prototype;
-  }
-
-  // put defines rather than assigns, so that a "__proto__" key is a key.
-  function put(obj, key, value) {
-    Object.defineProperty(obj, key, { value: value, enumerable: true, writable: true, configurable: true });
-  }
-
-  function shuffled(arr) {
-    const a = arr.slice();
-    for (let i = a.length - 1; i > 0; i--) {
-      const j = Math.floor(Math.random() * (i + 1));
-      const t = a[i]; a[i] = a[j]; a[j] = t;
+    function fail(Kind, fn, msg) {
+      throw new Kind('utils.' + fn + ': ' + msg);
     }
-    return a;
+
+    function toDate(value, fn) {
+      const d = value === undefined || value === 'now' ? new Date()
+        : value instanceof Date ? new Date(value.getTime()) : new Date(value);
+      if (isNaN(d.getTime())) fail(TypeError, fn, 'invalid date: ' + String(value));
+      return d;
+    }
+
+    // unit normalises "Days" and "day" to "day".
+    function unit(u, fn, calendar) {
+      const s = String(u === undefined ? 'days' : u).toLowerCase().replace(/s$/, '');
+      if (UNIT_MS[s] !== undefined || (calendar && (s === 'month' || s === 'year'))) return s;
+      fail(RangeError, fn, 'unknown unit: ' + String(u));
+    }
+
+    function number(v, fn, what) {
+      const n = Number(v);
+      if (isNaN(n)) fail(TypeError, fn, what + ' must be a number, got ' + String(v));
+      return n;
+    }
+
+    function array(v, fn) {
+      if (!Array.isArray(v)) fail(TypeError, fn, 'expected an array');
+      return v;
+    }
+
+    function isPlainObject(v) {
+      if (v === null || typeof v !== 'object') return false;
+      const p = Object.getPrototypeOf(v);
+      return p === null || p === Object.prototype;
+    }
+
+    // put defines rather than assigns, so that a "__proto__" key is a key.
+    function put(obj, key, value) {
+      Object.defineProperty(obj, key, { value: value, enumerable: true, writable: true, configurable: true });
+    }
+
+    function shuffled(arr) {
+      const a = arr.slice();
+      for (let i = a.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        const t = a[i]; a[i] = a[j]; a[j] = t;
+      }
+      return a;
+    }
+
+    shared = { MONTHS, UNIT_MS, fail, toDate, unit, number, array, isPlainObject, put, shuffled };
+    return shared;
+  }
+
+  // subclassDepth counts the constructors between an error and the
+  // built-in it extends: each left a stack frame (its super() call) above
+  // the place the error was created. Built-ins are native functions.
+  function subclassDepth(e) {
+    let c = e.constructor;
+    for (let k = 0; k < 16 && typeof c === 'function'; k++) {
+      let src = '';
+      try { src = Function.prototype.toString.call(c); } catch (_) { return 0; }
+      if (/\[native code\]\s*\}$/.test(src)) return k;
+      c = Object.getPrototypeOf(c);
+    }
+    return 0;
   }
 
   return function make(name) {
+    const { MONTHS, UNIT_MS, fail, toDate, unit, number, array, isPlainObject, put, shuffled } =
+      name.charAt(0) === ' ' ? {} : lib();
     switch (name) {
       case 'urlEncode': return function urlEncode(text) { return encodeURIComponent(String(text)); };
       case 'urlDecode': return function urlDecode(text) { return decodeURIComponent(String(text)); };
@@ -221,7 +246,7 @@
           if (e !== null && typeof e === 'object' && Object.prototype.toString.call(e) === '[object Error]') {
             const n = e.name === undefined ? '' : String(e.name);
             const m = e.message === undefined ? '' : String(e.message);
-            return [n && m ? n + ': ' + m : n || m || 'Error', String(e.stack === undefined ? '' : e.stack)];
+            return [n && m ? n + ': ' + m : n || m || 'Error', String(e.stack === undefined ? '' : e.stack), subclassDepth(e)];
           }
           let text;
           if (typeof e === 'string') text = e;
@@ -229,14 +254,19 @@
             try { text = JSON.stringify(e); } catch (_) { /* fall back to String */ }
             if (text === undefined) text = String(e);
           }
-          return ['Uncaught ' + text, ''];
+          return ['Uncaught ' + text, '', 0];
         } catch (_) {
-          return ['Uncaught exception', ''];
+          return ['Uncaught exception', '', 0];
         }
       };
       case ' inspect': return function (v) {
         try {
-          if (typeof v === 'function') return '[Function: ' + (v.name || 'anonymous') + ']';
+          switch (typeof v) {
+            case 'function': return '[Function: ' + (v.name || 'anonymous') + ']';
+            case 'bigint': return String(v) + 'n';
+            case 'symbol': return v.toString();
+            case 'number': case 'boolean': return String(v);
+          }
           if (Object.prototype.toString.call(v) === '[object Error]') return String(v);
           const s = JSON.stringify(v);
           if (s !== undefined) return s;

@@ -1,0 +1,5 @@
+try {
+  JSON.parse('{bad');
+} catch (e) {
+  return { caught: e.name };
+}

@@ -1,0 +1,2 @@
+// @args {"a": 
+return args;

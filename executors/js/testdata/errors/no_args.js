@@ -1,0 +1,1 @@
+return { args, keys: Object.keys(args) };

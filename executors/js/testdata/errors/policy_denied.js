@@ -1,0 +1,2 @@
+const cmd = 'ls';
+return require('child_process').execSync(cmd);

@@ -1,0 +1,2 @@
+let args = 1;
+return args;

@@ -1,0 +1,3 @@
+return new Promise((resolve, reject) => {
+  reject(new Error('rejected'));
+});

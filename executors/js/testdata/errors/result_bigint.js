@@ -1,0 +1,1 @@
+return { big: 10n };

@@ -1,0 +1,3 @@
+const o = { name: 'loop' };
+o.self = o;
+return o;

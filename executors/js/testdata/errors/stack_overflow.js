@@ -1,0 +1,4 @@
+function down(n) {
+  return down(n + 1) + 1;
+}
+return down(0);

@@ -1,0 +1,5 @@
+const a = 1;
+const b = {
+  c: 2,,
+};
+return b;

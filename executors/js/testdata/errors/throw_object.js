@@ -1,0 +1,1 @@
+throw { code: 42, reason: 'nope' };

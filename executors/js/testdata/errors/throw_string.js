@@ -1,0 +1,1 @@
+throw 'something went wrong';

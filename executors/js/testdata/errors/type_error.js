@@ -1,0 +1,2 @@
+const user = args.user;
+return user.name;

@@ -1,0 +1,2 @@
+// @nocheck
+return await import('fs');

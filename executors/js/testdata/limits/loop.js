@@ -1,0 +1,2 @@
+// @timeout 100ms
+while (true) {}

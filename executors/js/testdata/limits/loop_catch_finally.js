@@ -1,0 +1,9 @@
+// @timeout 100ms
+// A stopped call cannot catch its own interruption.
+try {
+  while (true) {}
+} catch (e) {
+  return 'caught';
+} finally {
+  while (true) {}
+}

@@ -1,0 +1,2 @@
+// @memory 64MiB
+return ''.padStart(2 ** 29, 'ab').length;

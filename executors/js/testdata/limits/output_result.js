@@ -1,0 +1,2 @@
+// @output 100
+return 'x'.repeat(200);

@@ -1,0 +1,743 @@
+package policy
+
+// Command-level rules for shell templates. Quoting makes a value one word;
+// these rules keep that word from doing a program's job:
+//
+//   - no placeholder may name the program to run: not the command word, not
+//     the command a wrapper runs (env, sudo, timeout, xargs, nice, ...), not
+//     find -exec's command;
+//   - no placeholder may be code: the argument of eval, trap, let, alias;
+//     the command string of sh -c, python -c, perl -e, node -e, su -c, ...;
+//     the program of awk or sed; the remote command of ssh; the config of
+//     git -c or ssh -o;
+//   - no placeholder may be a bash variable name (read, unset, printf -v,
+//     test -v, declare, export, mapfile): bash evaluates a name's
+//     subscript, so a[$(cmd)] runs cmd;
+//   - no program may read its program from data an argument can reach:
+//     sh or python with no script (standard input), sh /dev/stdin, bash
+//     <(…), xargs sh -c (xargs appends its input), xargs -I{} ... {} and
+//     find -exec ... {} in a code or command position;
+//   - no placeholder may set an environment variable that names code or a
+//     search path (PATH, LD_PRELOAD, BASH_ENV, GIT_SSH_COMMAND, PYTHONPATH,
+//     NODE_OPTIONS, ...);
+//   - bash arithmetic ($((…)), ((…)), $[…], let, declare, array subscripts,
+//     ${x:offset}, [[ -eq ]]) evaluates variable contents recursively, so a
+//     template with arguments may not use it at all: a value can reach it
+//     through any variable or command output. Function definitions and
+//     aliases, which can give arguments any meaning, are refused likewise.
+//
+// The option rule (a value may not start with "-" where it would be read as
+// an option) is applied at render time, on the words marked here.
+//
+// Gaps, by design: an argument passed to an option that itself interprets
+// text (curl -K, tar's old-style first argument, make VAR=..., docker
+// exec) gets that option's meaning; a value the template's own commands
+// treat as code (written to a file that is then run, say) runs; the tables
+// below cover the common programs, not every program.
+
+import (
+	"strings"
+)
+
+// tshKind says what a program does with its operands.
+type tshKind int
+
+const (
+	tshOpts    tshKind = iota // only some option arguments are code
+	tshWrapper                // runs its first operand (after leading ones) as a command
+	tshInterp                 // the first operand (or a code option's argument) is code or a script
+	tshEval                   // every argument is shell code
+	tshSource                 // the first operand is a script to run in this shell
+	tshRemote                 // operands after the leading ones become a shell command line
+	tshNames                  // operands are variable names
+	tshDeclare                // declare/typeset: names, and attributes that make bash evaluate
+	tshExport                 // export/readonly/local: NAME=value words, names
+	tshFind                   // find: -exec and friends run a command
+	tshPrintf                 // printf -v NAME
+	tshTest                   // test/[: -v NAME, -R NAME
+	tshCurl                   // curl: an option argument starting with @ or < names a file to read
+)
+
+// tshProg describes one program's command line, as far as the rules need.
+type tshProg struct {
+	kind     tshKind
+	argOpts  string   // short options that take an argument
+	argLong  []string // long options that take an argument (unless written --opt=value)
+	codeOpts string   // short options whose argument is code (or picks code to run)
+	codeLong []string
+	codeFlag string // short flags that make the first operand code (sh -c)
+	// stdinFlag: short flags that make it read its program from standard
+	// input (sh -s).
+	stdinFlag string
+	progOpts  string // short options, taking an argument, that give the program (awk -f)
+	progLong  []string
+	leading   int  // operands before the command (timeout DURATION)
+	assigns   bool // NAME=value operands among the options (env, sudo)
+	permute   bool // options may follow operands (GNU getopt)
+	plus      bool // +o style options too (shells)
+}
+
+var tshShell = &tshProg{kind: tshInterp, codeFlag: "c", stdinFlag: "s", argOpts: "oO", argLong: []string{"rcfile", "init-file"}, codeLong: []string{"command"}, plus: true}
+var tshPython = &tshProg{kind: tshInterp, codeOpts: "cm", argOpts: "WX"}
+var tshPerl = &tshProg{kind: tshInterp, codeOpts: "eEMm", argOpts: "I"}
+var tshAwk = &tshProg{kind: tshInterp, permute: true, argOpts: "Fv", argLong: []string{"field-separator", "assign"},
+	codeOpts: "eilE", codeLong: []string{"source", "include", "load", "exec"}, progOpts: "f", progLong: []string{"file"}}
+var tshSed = &tshProg{kind: tshInterp, permute: true, argOpts: "l", argLong: []string{"line-length"},
+	codeOpts: "e", codeLong: []string{"expression"}, progOpts: "f", progLong: []string{"file"}}
+
+// tshPrograms maps a program's base name to its rules.
+var tshPrograms = map[string]*tshProg{
+	// Shells.
+	"sh": tshShell, "bash": tshShell, "rbash": tshShell, "dash": tshShell, "zsh": tshShell, "ksh": tshShell,
+	"ksh93": tshShell, "mksh": tshShell, "ash": tshShell, "yash": tshShell, "posh": tshShell,
+	"fish": tshShell, "csh": tshShell, "tcsh": tshShell,
+	// Interpreters.
+	"python": tshPython, "python2": tshPython, "python3": tshPython, "pypy": tshPython, "pypy3": tshPython,
+	"perl": tshPerl, "perl5": tshPerl,
+	"ruby":      {kind: tshInterp, codeOpts: "er", argOpts: "ICEFx"},
+	"node":      {kind: tshInterp, codeOpts: "epr", codeLong: []string{"eval", "print", "require", "import", "loader", "experimental-loader"}},
+	"nodejs":    {kind: tshInterp, codeOpts: "epr", codeLong: []string{"eval", "print", "require", "import", "loader", "experimental-loader"}},
+	"php":       {kind: tshInterp, codeOpts: "rBREfd", argOpts: "cz"},
+	"lua":       {kind: tshInterp, codeOpts: "el"},
+	"luajit":    {kind: tshInterp, codeOpts: "elj"},
+	"Rscript":   {kind: tshInterp, codeOpts: "e"},
+	"R":         {kind: tshInterp, codeOpts: "e", argLong: []string{"file"}},
+	"julia":     {kind: tshInterp, codeOpts: "eEL"},
+	"osascript": {kind: tshInterp, codeOpts: "e"},
+	"tclsh":     {kind: tshInterp},
+	"wish":      {kind: tshInterp},
+	"expect":    {kind: tshInterp, codeOpts: "cf"},
+	"guile":     {kind: tshInterp, codeOpts: "cels", permute: false},
+	"awk":       tshAwk, "gawk": tshAwk, "mawk": tshAwk, "nawk": tshAwk,
+	"sed": tshSed, "gsed": tshSed,
+	// Shell builtins that evaluate their arguments.
+	"eval": {kind: tshEval}, "trap": {kind: tshEval}, "let": {kind: tshEval}, "alias": {kind: tshEval},
+	"bind": {kind: tshEval}, "complete": {kind: tshEval}, "compgen": {kind: tshEval}, "fc": {kind: tshEval},
+	"enable": {kind: tshEval}, "hash": {kind: tshEval},
+	"source": {kind: tshSource}, ".": {kind: tshSource},
+	// Builtins whose operands are variable names.
+	"read":      {kind: tshNames, argOpts: "dinNptu", codeOpts: "a"},
+	"unset":     {kind: tshNames},
+	"mapfile":   {kind: tshNames},
+	"readarray": {kind: tshNames},
+	"getopts":   {kind: tshNames},
+	"declare":   {kind: tshDeclare}, "typeset": {kind: tshDeclare},
+	"export": {kind: tshExport}, "readonly": {kind: tshExport}, "local": {kind: tshExport},
+	"printf": {kind: tshPrintf},
+	"test":   {kind: tshTest}, "[": {kind: tshTest},
+	// Wrappers: they run a command.
+	"env":          {kind: tshWrapper, argOpts: "uCP", argLong: []string{"unset", "chdir"}, codeOpts: "S", codeLong: []string{"split-string"}, assigns: true},
+	"exec":         {kind: tshWrapper, argOpts: "a"},
+	"command":      {kind: tshWrapper},
+	"builtin":      {kind: tshWrapper},
+	"nohup":        {kind: tshWrapper},
+	"setsid":       {kind: tshWrapper},
+	"time":         {kind: tshWrapper, argOpts: "fo", argLong: []string{"format", "output"}},
+	"nice":         {kind: tshWrapper, argOpts: "n", argLong: []string{"adjustment"}},
+	"timeout":      {kind: tshWrapper, argOpts: "sk", argLong: []string{"signal", "kill-after"}, leading: 1},
+	"stdbuf":       {kind: tshWrapper, argOpts: "ioe", argLong: []string{"input", "output", "error"}},
+	"chroot":       {kind: tshWrapper, argLong: []string{"userspec", "groups"}, leading: 1},
+	"ionice":       {kind: tshWrapper, argOpts: "cnpPu"},
+	"taskset":      {kind: tshWrapper, leading: 1},
+	"chrt":         {kind: tshWrapper, argOpts: "TPD", leading: 1},
+	"xargs":        {kind: tshWrapper, argOpts: "adEILnPs", argLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}},
+	"sudo":         {kind: tshWrapper, argOpts: "CDghpRrTtUu", argLong: []string{"user", "group", "host", "prompt", "chroot", "chdir", "role", "type", "command-timeout", "other-user", "close-from"}, assigns: true},
+	"doas":         {kind: tshWrapper, argOpts: "uC"},
+	"pkexec":       {kind: tshWrapper, argLong: []string{"user"}},
+	"unshare":      {kind: tshWrapper, argOpts: "SGRw"},
+	"nsenter":      {kind: tshWrapper, argOpts: "tSG"},
+	"strace":       {kind: tshWrapper, argOpts: "abeEIoOpPsSuUX"},
+	"ltrace":       {kind: tshWrapper, argOpts: "AaDeEFlnopsuwxX"},
+	"fakeroot":     {kind: tshWrapper},
+	"torsocks":     {kind: tshWrapper},
+	"proxychains":  {kind: tshWrapper, argOpts: "f"},
+	"proxychains4": {kind: tshWrapper, argOpts: "f"},
+	"catchsegv":    {kind: tshWrapper},
+	"coproc":       {kind: tshWrapper},
+	"busybox":      {kind: tshWrapper},
+	"git":          {kind: tshWrapper, argOpts: "C", argLong: []string{"git-dir", "work-tree", "namespace"}, codeOpts: "c", codeLong: []string{"config-env", "exec-path"}},
+	// Commands that hand their operands to a shell.
+	"ssh":      {kind: tshRemote, argOpts: "BbcDEeIiJLlmOpQRSWw", codeOpts: "oF", leading: 1},
+	"su":       {kind: tshRemote, argOpts: "gGsw", codeOpts: "c", codeLong: []string{"command", "session-command"}, leading: 1},
+	"runuser":  {kind: tshRemote, argOpts: "gGsuw", codeOpts: "c", codeLong: []string{"command", "session-command"}, leading: 1},
+	"sg":       {kind: tshRemote, codeOpts: "c", leading: 1},
+	"flock":    {kind: tshRemote, argOpts: "wE", codeOpts: "c", codeLong: []string{"command"}, leading: 1},
+	"watch":    {kind: tshRemote, argOpts: "nq"},
+	"parallel": {kind: tshRemote},
+	"curl":     {kind: tshCurl},
+	// Options that run commands.
+	"find":   {kind: tshFind},
+	"script": {kind: tshOpts, permute: true, codeOpts: "c", codeLong: []string{"command"}},
+	"tar":    {kind: tshOpts, permute: true, codeOpts: "IF", codeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}},
+	"rsync":  {kind: tshOpts, permute: true, codeOpts: "e", codeLong: []string{"rsh", "rsync-path"}},
+	"scp":    {kind: tshOpts, permute: true, argOpts: "cDiJlP", codeOpts: "oSF"},
+	"sftp":   {kind: tshOpts, permute: true, argOpts: "BciJlPR", codeOpts: "oSFbD"},
+}
+
+// tshLeadWords are reserved words after which a command starts.
+var tshLeadWords = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "do": true,
+	"while": true, "until": true, "!": true, "{": true,
+}
+
+// tshNoCommand are reserved words after which no command word follows in
+// the same simple command.
+var tshNoCommand = map[string]bool{
+	"for": true, "select": true, "case": true, "function": true, "in": true,
+	"esac": true, "fi": true, "done": true, "}": true, "]]": true, "[[": true,
+}
+
+// tshProgram finds the rules for a program name: its base name, with
+// version suffixes of interpreters (python3.12, perl5.36, lua5.4) removed.
+func tshProgram(name string) *tshProg {
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	if p, ok := tshPrograms[base]; ok {
+		return p
+	}
+	trimmed := strings.TrimRight(base, "0123456789.-")
+	if trimmed != base && trimmed != "" {
+		if p, ok := tshPrograms[trimmed]; ok && p.kind == tshInterp {
+			return p
+		}
+	}
+	return nil
+}
+
+// checkRules applies the command rules to every command of the template.
+func (l *tshLexer) checkRules() error {
+	if err := l.checkBash(); err != nil {
+		return err
+	}
+	for _, c := range l.b.cmds {
+		if err := l.checkCommand(c); err != nil {
+			return err
+		}
+	}
+	for _, c := range l.nested {
+		if err := l.checkCommand(c); err != nil {
+			return err
+		}
+	}
+	return l.checkBash()
+}
+
+// checkBash refuses, in a template with arguments, the bash constructs
+// that give values a meaning the rules cannot follow.
+func (l *tshLexer) checkBash() error {
+	if l.hasArgs && l.definePos >= 0 {
+		return l.errAt(l.definePos, "%s can give its arguments any meaning (a body can run \"$@\"); it cannot be used in a template with arguments", l.defineWhat)
+	}
+	if l.hasArgs && l.arithPos >= 0 {
+		return l.errAt(l.arithPos, "%s is bash arithmetic, which evaluates variable contents as code (a value like a[$(cmd)] runs cmd); it cannot be used in a template with arguments", l.arithWhat)
+	}
+	return nil
+}
+
+// tainted reports whether a word can carry an argument's value: it holds a
+// placeholder, or, in a template with arguments, an expansion (a variable
+// or command output the value may have flowed into).
+func (l *tshLexer) tainted(w *tshWord) bool {
+	return w.hasPH || w.fromData || w.expand && l.hasArgs
+}
+
+// scriptTainted reports whether a word naming a script to run can be chosen
+// by an argument: a placeholder, data filled in at run time, or, in a
+// template with arguments, standard input or a process substitution (which
+// can carry a value).
+func (l *tshLexer) scriptTainted(w *tshWord) bool {
+	if w.hasPH || w.fromData {
+		return true
+	}
+	if !l.hasArgs {
+		return false
+	}
+	if w.procSubst {
+		return true
+	}
+	lit, ok := tshLiteral(w)
+	return ok && tshIsStdin(lit)
+}
+
+// tshIsStdin reports whether a path names standard input or a pipe.
+func tshIsStdin(path string) bool {
+	if path == "-" {
+		return true
+	}
+	for _, p := range []string{"/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkAssign refuses a placeholder in the value of an environment variable
+// that programs read as code, as a place to load code from, or as a
+// command: PATH=..., LD_PRELOAD=..., GIT_SSH_COMMAND=..., PYTHONPATH=...
+func (l *tshLexer) checkAssign(w *tshWord) error {
+	if w.assign != "" && w.hasPH && tshDangerousEnv(w.assign) {
+		return l.errAt(w.pos, "an argument may not set %s: programs read it as code, a command or a place to load code from", w.assign)
+	}
+	return nil
+}
+
+// tshDangerousEnvNames are environment variables that make programs run
+// or load code they name.
+var tshDangerousEnvNames = map[string]bool{
+	"PATH": true, "ENV": true, "IFS": true, "CDPATH": true, "SHELLOPTS": true, "BASHOPTS": true,
+	"PS1": true, "PS2": true, "PS4": true, "PROMPT_COMMAND": true, "HOME": true, "SHELL": true,
+	"PAGER": true, "EDITOR": true, "VISUAL": true, "BROWSER": true, "MANPAGER": true,
+	"LESSOPEN": true, "LESSCLOSE": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true,
+	"GCONV_PATH": true, "LOCPATH": true, "NLSPATH": true, "TMPDIR": true, "CLASSPATH": true,
+	"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CONFIG_DIRS": true, "XDG_DATA_DIRS": true,
+	"http_proxy": true, "https_proxy": true, "HTTP_PROXY": true, "HTTPS_PROXY": true, "ALL_PROXY": true, "all_proxy": true,
+	"KUBECONFIG": true, "DOCKER_HOST": true, "MAKEFLAGS": true, "GNUPGHOME": true, "CURL_HOME": true, "WGETRC": true,
+	"GOFLAGS": true, "GOPATH": true, "GOROOT": true, "GOPROXY": true, "GOTOOLCHAIN": true, "GOENV": true,
+	"CC": true, "CXX": true, "CPP": true, "CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true, "LDFLAGS": true,
+}
+
+// tshDangerousEnvPrefixes are families of such variables.
+var tshDangerousEnvPrefixes = []string{
+	"LD_", "DYLD_", "BASH_", "GIT_", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_", "JAVA_", "_JAVA_", "JDK_",
+	"LUA_", "PHP", "DOTNET_", "GEM_", "BUNDLE_", "CARGO_", "RUSTC", "RUSTFLAGS", "SSL_", "OPENSSL_",
+}
+
+func tshDangerousEnv(name string) bool {
+	if tshDangerousEnvNames[name] {
+		return true
+	}
+	for _, p := range tshDangerousEnvPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// tshOperands drops redirection targets and here-document delimiters.
+func tshOperands(c *tshCommand) []*tshWord {
+	ws := make([]*tshWord, 0, len(c.words))
+	for _, w := range c.words {
+		if !w.redir && !w.heredoc {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// checkCommand finds the command word of a simple command and checks it.
+func (l *tshLexer) checkCommand(c *tshCommand) error {
+	ws := tshOperands(c)
+	i := 0
+	for i < len(ws) {
+		lit, ok := tshLiteral(ws[i])
+		if !ok || ws[i].quoted {
+			break
+		}
+		if tshNoCommand[lit] {
+			return nil
+		}
+		if !tshLeadWords[lit] {
+			break
+		}
+		i++
+	}
+	for i < len(ws) && ws[i].assign != "" {
+		if err := l.checkAssign(ws[i]); err != nil {
+			return err
+		}
+		i++
+	}
+	if i == len(ws) {
+		return nil
+	}
+	return l.checkProgram(ws[i:], 0)
+}
+
+// checkProgram checks one program invocation: ws[0] is the command word.
+func (l *tshLexer) checkProgram(ws []*tshWord, depth int) error {
+	cmd := ws[0]
+	if cmd.hasPH {
+		return l.errAt(cmd.pos, "placeholder in command position: an argument may not choose the program to run")
+	}
+	if cmd.fromData {
+		return l.errAt(cmd.pos, "the program to run here is filled in from data at run time (xargs or find -exec), which an argument can reach")
+	}
+	args := ws[1:]
+	name, ok := tshLiteral(cmd)
+	if !ok || cmd.glob || cmd.bracket && strings.Contains(name, "]") {
+		// The program is only known when the command runs ($PROG, a glob),
+		// so what its arguments mean cannot be checked.
+		for _, w := range args {
+			if w.hasPH {
+				return l.errAt(w.pos, "the program here is chosen when the command runs (an expansion or a glob), so its arguments cannot be checked; name the program literally")
+			}
+		}
+		tshMarkDD(args)
+		return nil
+	}
+	p := tshProgram(name)
+	if p == nil || depth > 32 {
+		tshMarkDD(args)
+		return nil
+	}
+	switch p.kind {
+	case tshWrapper:
+		first, _, _, err := l.walkOptions(name, p, args)
+		if err != nil {
+			return err
+		}
+		for n := 0; n < p.leading && first < len(args); n++ {
+			first++
+		}
+		tshMarkDD(args[:first])
+		if first >= len(args) {
+			return nil
+		}
+		inner := args[first:]
+		if name == "xargs" || strings.HasSuffix(name, "/xargs") {
+			inner = l.xargsData(args[:first], inner, cmd)
+		}
+		return l.checkProgram(inner, depth+1)
+	case tshEval:
+		switch name {
+		case "let":
+			l.arith(cmd.pos, "let")
+		case "alias":
+			l.define(cmd.pos, "an alias")
+		}
+		for _, w := range args {
+			if l.tainted(w) {
+				return l.errAt(w.pos, "%s evaluates its arguments as shell code; no argument or expansion may be one", name)
+			}
+		}
+		return nil
+	case tshSource:
+		tshMarkDD(args)
+		if len(args) > 0 && l.scriptTainted(args[0]) {
+			return l.errAt(args[0].pos, "placeholder as the script %s runs: an argument may not choose code to run", name)
+		}
+		return nil
+	case tshNames:
+		first, _, _, err := l.walkOptions(name, p, args)
+		if err != nil {
+			return err
+		}
+		for _, w := range args[first:] {
+			if l.tainted(w) {
+				return l.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
+			}
+		}
+		return nil
+	case tshDeclare, tshExport:
+		if p.kind == tshDeclare {
+			l.arith(cmd.pos, name)
+		}
+		for _, w := range args {
+			lit, isLit := tshLiteral(w)
+			if isLit && strings.HasPrefix(lit, "-") || isLit && strings.HasPrefix(lit, "+") {
+				if strings.ContainsAny(lit[1:], "inaA") {
+					l.arith(w.pos, name+" "+lit)
+				}
+				continue
+			}
+			if err := l.checkAssign(w); err != nil {
+				return err
+			}
+			if w.assign == "" && l.tainted(w) {
+				return l.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
+			}
+		}
+		return nil
+	case tshPrintf:
+		tshMarkDD(args)
+		for k := 0; k+1 < len(args); k++ {
+			if lit, ok := tshLiteral(args[k]); ok && lit == "-v" {
+				if l.tainted(args[k+1]) {
+					return l.errAt(args[k+1].pos, "printf -v takes a variable name, and bash evaluates its subscript as code; it may not come from an argument")
+				}
+			}
+			if lit, ok := tshLiteral(args[k]); !ok || !strings.HasPrefix(lit, "-") {
+				break
+			}
+		}
+		return nil
+	case tshTest:
+		tshMarkDD(args)
+		for k := 0; k+1 < len(args); k++ {
+			if lit, ok := tshLiteral(args[k]); ok && (lit == "-v" || lit == "-R") {
+				if l.tainted(args[k+1]) {
+					return l.errAt(args[k+1].pos, "test %s takes a variable name, and bash evaluates its subscript as code; it may not come from an argument", lit)
+				}
+			}
+		}
+		return nil
+	case tshCurl:
+		tshMarkDD(args)
+		for _, w := range args {
+			if !w.afterDD {
+				w.fileRule = true
+			}
+		}
+		return nil
+	case tshFind:
+		tshMarkDD(args)
+		for k := 0; k < len(args); k++ {
+			lit, ok := tshLiteral(args[k])
+			if !ok || (lit != "-exec" && lit != "-execdir" && lit != "-ok" && lit != "-okdir") {
+				continue
+			}
+			end := k + 1
+			for end < len(args) {
+				if t, ok := tshLiteral(args[end]); ok && (t == ";" || t == "+") {
+					break
+				}
+				end++
+			}
+			if k+1 < end {
+				if l.hasArgs {
+					for _, w := range args[k+1 : end] {
+						if strings.Contains(tshLitOf(w), "{}") {
+							w.fromData = true
+						}
+					}
+				}
+				if err := l.checkProgram(args[k+1:end], depth+1); err != nil {
+					return err
+				}
+			}
+			k = end
+		}
+		return nil
+	case tshRemote:
+		first, _, _, err := l.walkOptions(name, p, args)
+		if err != nil {
+			return err
+		}
+		tshMarkDD(args[:first])
+		first += p.leading
+		for k := first; k < len(args); k++ {
+			if args[k].hasPH {
+				return l.errAt(args[k].pos, "%s passes these words to a shell as a command line, so no argument may be one", name)
+			}
+		}
+		return nil
+	case tshInterp:
+		first, programGiven, codeFlag, stdin, err := l.walkOptionsStdin(name, p, args)
+		if err != nil {
+			return err
+		}
+		tshMarkDD(args)
+		if programGiven {
+			return nil
+		}
+		if stdin && !codeFlag && l.hasArgs {
+			return l.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
+		}
+		if first >= len(args) {
+			if !codeFlag && !p.permute && l.hasArgs {
+				return l.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
+			}
+			return nil
+		}
+		w := args[first]
+		if codeFlag || p.permute {
+			if l.tainted(w) {
+				return l.errAt(w.pos, "the first operand of %s here is code; it may not come from an argument or an expansion", name)
+			}
+			return nil
+		}
+		if l.scriptTainted(w) {
+			return l.errAt(w.pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
+		}
+		return nil
+	default: // tshOpts
+		_, _, _, err := l.walkOptions(name, p, args)
+		tshMarkDD(args)
+		return err
+	}
+}
+
+// walkOptions reads the options of a program. It returns the index of the
+// first operand (len(args) when there is none), whether an option supplied
+// the program (awk -f, sed -e, python -c) and whether a flag made the first
+// operand code (sh -c). A code option's argument may hold no placeholder
+// and no expansion. For permuting programs, options after operands are
+// read too, and first is the first operand.
+func (l *tshLexer) walkOptions(name string, p *tshProg, args []*tshWord) (first int, programGiven, codeFlag bool, err error) {
+	first, programGiven, codeFlag, _, err = l.walkOptionsStdin(name, p, args)
+	return first, programGiven, codeFlag, err
+}
+
+// walkOptionsStdin is walkOptions that also reports a flag making the
+// program read its program from standard input (sh -s).
+func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (first int, programGiven, codeFlag, stdin bool, err error) {
+	first = -1
+	codeArg := func(w *tshWord, opt string) error {
+		if l.tainted(w) {
+			return l.errAt(w.pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
+		}
+		return nil
+	}
+	j := 0
+	for j < len(args) {
+		w := args[j]
+		lit, isLit := tshLiteral(w)
+		isOpt := isLit && len(lit) > 1 && (lit[0] == '-' || p.plus && lit[0] == '+')
+		switch {
+		case p.assigns && w.assign != "" && first < 0:
+			if err := l.checkAssign(w); err != nil {
+				return 0, false, false, false, err
+			}
+			j++
+			continue
+		case isLit && lit == "--":
+			if first < 0 {
+				first = j + 1
+			}
+			return first, programGiven, codeFlag, stdin, nil
+		case !isOpt:
+			if first < 0 {
+				first = j
+			}
+			if !p.permute {
+				return first, programGiven, codeFlag, stdin, nil
+			}
+			j++
+			continue
+		case strings.HasPrefix(lit, "--"):
+			opt, _, hasEq := strings.Cut(lit[2:], "=")
+			switch {
+			case tshIn(p.codeLong, opt):
+				programGiven = true
+				if hasEq {
+					j++
+					continue
+				}
+				if j+1 < len(args) {
+					if err := codeArg(args[j+1], "--"+opt); err != nil {
+						return 0, false, false, false, err
+					}
+				}
+				j += 2
+				continue
+			case tshIn(p.progLong, opt):
+				programGiven = true
+				if !hasEq {
+					if j+1 < len(args) && l.scriptTainted(args[j+1]) {
+						return 0, false, false, false, l.errAt(args[j+1].pos, "the argument of %s --%s is the program it runs; an argument may not choose it", name, opt)
+					}
+					j++
+				}
+			case tshIn(p.argLong, opt) && !hasEq:
+				j++
+			}
+			j++
+			continue
+		}
+		cluster := lit[1:]
+		skipNext := false
+		for k, ch := range cluster {
+			attached := k+1 < len(cluster)
+			if strings.ContainsRune(p.codeFlag, ch) {
+				codeFlag = true
+				continue
+			}
+			if strings.ContainsRune(p.stdinFlag, ch) {
+				stdin = true
+				continue
+			}
+			if strings.ContainsRune(p.codeOpts, ch) {
+				programGiven = true
+				if !attached && j+1 < len(args) {
+					if err := codeArg(args[j+1], "-"+string(ch)); err != nil {
+						return 0, false, false, false, err
+					}
+				}
+				skipNext = !attached
+				break
+			}
+			if strings.ContainsRune(p.progOpts, ch) {
+				programGiven = true
+				if !attached && j+1 < len(args) && l.scriptTainted(args[j+1]) {
+					return 0, false, false, false, l.errAt(args[j+1].pos, "the argument of %s -%c is the program it runs; an argument may not choose it", name, ch)
+				}
+				skipNext = !attached
+				break
+			}
+			if strings.ContainsRune(p.argOpts, ch) {
+				skipNext = !attached
+				break
+			}
+		}
+		j++
+		if skipNext {
+			j++
+		}
+	}
+	if first < 0 {
+		first = len(args)
+	}
+	return first, programGiven, codeFlag, stdin, nil
+}
+
+func tshIn(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// xargsData marks what xargs fills in from its input, which an argument
+// can reach through a pipe: with -I/-i/--replace, the words of the command
+// holding the replacement string; otherwise one more operand at the end.
+func (l *tshLexer) xargsData(opts, inner []*tshWord, at *tshWord) []*tshWord {
+	if !l.hasArgs {
+		return inner
+	}
+	repl := ""
+	for j, w := range opts {
+		lit, ok := tshLiteral(w)
+		if !ok {
+			continue
+		}
+		switch {
+		case lit == "-I" && j+1 < len(opts):
+			repl, _ = tshLiteral(opts[j+1])
+		case strings.HasPrefix(lit, "-I"):
+			repl = lit[2:]
+		case lit == "-i" || lit == "--replace":
+			repl = "{}"
+		case strings.HasPrefix(lit, "-i"):
+			repl = lit[2:]
+		case strings.HasPrefix(lit, "--replace="):
+			repl = lit[len("--replace="):]
+		}
+	}
+	if repl != "" {
+		for _, w := range inner {
+			if strings.Contains(tshLitOf(w), repl) {
+				w.fromData = true
+			}
+		}
+		return inner
+	}
+	return append(append([]*tshWord(nil), inner...), &tshWord{pos: at.pos, fromData: true})
+}
+
+// tshMarkDD marks the words after the first literal "--": the program reads
+// them as operands, so a value starting with "-" is safe there.
+func tshMarkDD(args []*tshWord) {
+	seen := false
+	for _, w := range args {
+		if seen {
+			w.afterDD = true
+			continue
+		}
+		if lit, ok := tshLiteral(w); ok && lit == "--" {
+			seen = true
+		}
+	}
+}

@@ -1,0 +1,407 @@
+package policy
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// This file looks inside inline interpreter code (python -c, perl -e, node
+// -e, ruby -e, php -r, awk programs, code piped into an interpreter), best
+// effort: shell-outs of string literals, literal argument vectors, backtick
+// commands and base64 literals are checked as commands.
+
+// Interpreter options: which take inline code, which take a value.
+type shInterpSpec struct {
+	code     string   // short options whose value is code
+	value    string   // short options whose value is separate
+	longCode []string // long options whose value is code
+	longVal  []string
+	stopCode bool // code ends option parsing (python -c)
+	module   string
+	progArg  bool // the first operand is the program (awk)
+}
+
+var shInterpSpecs = map[string]shInterpSpec{
+	"python":      {code: "c", value: "WXQ", module: "m", stopCode: true},
+	"perl":        {code: "eE"},
+	"ruby":        {code: "e", value: "rICEFK"},
+	"js":          {code: "ep", value: "r", longCode: []string{"eval", "print"}, longVal: []string{"require", "import", "input-type", "loader"}},
+	"php":         {code: "rBRE", value: "dcfz"},
+	"lua":         {code: "e", value: "l"},
+	"awk":         {code: "e", value: "fvF", longCode: []string{"source"}, longVal: []string{"file", "assign", "field-separator"}, progArg: true},
+	"r":           {code: "e"},
+	"tcl":         {},
+	"applescript": {code: "e"},
+}
+
+// runInterp follows an interpreter to the code it runs.
+func (w *shWalker) runInterp(seg *shSeg, lang string, sc *shScope, stdin *shData) {
+	args := shNonDropped(seg.args)
+	spec := shInterpSpecs[lang]
+	var code []shArg
+	var codeData *shData
+	i := 1
+	// deno eval CODE, bun -e; deno run URL
+	if seg.name == "deno" || seg.name == "bun" {
+		if i < len(args) && (args[i].e == "eval" || args[i].e == "run" || args[i].e == "x") {
+			i++
+		}
+	}
+	module := false
+	for i < len(args) && len(code) == 0 {
+		a := args[i].e
+		if a == "--" || a == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			name, val, hasEq := strings.Cut(a[2:], "=")
+			switch {
+			case shContains(spec.longCode, name):
+				if hasEq {
+					code = append(code, shArg{e: val, p: val, origins: args[i].origins})
+				} else if i+1 < len(args) {
+					i++
+					code = append(code, args[i])
+				}
+			case shContains(spec.longVal, name) && !hasEq:
+				i++
+			}
+			i++
+			continue
+		}
+		if len(a) > 1 && a[0] == '-' {
+			consumed := false
+			for j := 1; j < len(a) && !consumed; j++ {
+				ch := a[j]
+				switch {
+				case strings.IndexByte(spec.code, ch) >= 0:
+					if j+1 < len(a) {
+						p := args[i].p
+						k := strings.IndexByte(p, ch)
+						code = append(code, shArg{e: a[j+1:], p: p[k+1:], origins: args[i].origins})
+					} else if i+1 < len(args) {
+						i++
+						code = append(code, args[i])
+					}
+					consumed = true
+				case spec.module != "" && strings.IndexByte(spec.module, ch) >= 0:
+					module = true
+					consumed = true
+				case strings.IndexByte(spec.value, ch) >= 0:
+					if j+1 == len(a) {
+						i++
+					}
+					consumed = true
+				}
+			}
+			i++
+			if lang == "perl" || lang == "ruby" {
+				// perl -e may repeat; keep collecting.
+				for i < len(args) && (args[i].e == "-e" || args[i].e == "-E") && i+1 < len(args) {
+					code = append(code, args[i+1])
+					i += 2
+				}
+			}
+			if module {
+				return
+			}
+			continue
+		}
+		break
+	}
+	switch {
+	case len(code) > 0:
+		codeData = shJoinLines(code)
+	case spec.progArg && i < len(args):
+		codeData = shArgData(args[i])
+	case i < len(args):
+		op := args[i]
+		if strings.HasPrefix(op.e, "http://") || strings.HasPrefix(op.e, "https://") {
+			codeData = &shData{origins: originFetch}
+		} else {
+			codeData = w.fileData(op, stdin)
+		}
+	default:
+		codeData = stdin
+	}
+	if codeData == nil {
+		return
+	}
+	if codeData.origins&(originFetch|originSocket) != 0 {
+		w.detected("shell_input", codeData.origins, seg.text)
+	}
+	for k, t := range codeData.texts {
+		if k >= 4 {
+			break
+		}
+		w.analyseCode(lang, seg.name, t, sc.depth+1)
+		if shPipesToShell.MatchString(t) {
+			// The program writes text into a shell: what it reads may be
+			// passed on, and what it generates is code.
+			if stdin.known() {
+				w.runShellData(stdin, &shScope{depth: sc.depth + 1}, seg)
+			}
+			w.detected("shell_input", originDecode|shOrigins(stdin), seg.text)
+		}
+	}
+	if codeData.origins&(originFetch|originSocket) == 0 && codeData.origins&originDecode != 0 {
+		w.detected("shell_input", codeData.origins, seg.text)
+	}
+}
+
+func shJoinLines(args []shArg) *shData {
+	var parts []string
+	var origins originSet
+	for _, a := range args {
+		parts = append(parts, a.p)
+		origins |= a.origins
+	}
+	return &shData{texts: []string{strings.Join(parts, "\n")}, origins: origins}
+}
+
+// analyseCode looks inside interpreter code, best effort: it records the
+// code for code_regex rules, checks string literals handed to a shell-out
+// function as shell commands (and literal lists as argument vectors), and
+// decodes base64 literals it finds.
+func (w *shWalker) analyseCode(lang, interp, code string, depth int) {
+	if depth > shMaxDepth {
+		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		return
+	}
+	if !w.spend(1 + len(code)/256) {
+		return
+	}
+	text := interp + " " + code
+	w.addSeg(&shSeg{kind: segCode, name: interp, lang: lang, code: code, text: text})
+	lits, lists, ticks := shCodeLiterals(code, lang)
+	scope := &shScope{depth: depth + 1}
+	for _, t := range ticks {
+		w.walkScriptLenient(t, scope)
+	}
+	if shShellsOut.MatchString(code) {
+		for k, l := range lits {
+			if k >= 64 {
+				break
+			}
+			w.walkScriptLenient(l, scope)
+		}
+		for k, l := range lists {
+			if k >= 16 || len(l) == 0 {
+				break
+			}
+			w.runCommand(&shSeg{kind: segCmd, args: shLiteralArgs(l)}, scope, nil, pipeCtx{})
+		}
+	}
+	for k, l := range lits {
+		if k >= 64 {
+			break
+		}
+		if dec, ok := shLooksBase64(l); ok {
+			w.walkScriptLenient(dec, scope)
+			w.analyseCode(lang, interp, dec, depth+1)
+		}
+	}
+}
+
+// walkScriptLenient checks text that may or may not be a shell command
+// (a string literal): text the shell could not parse is not run by it.
+func (w *shWalker) walkScriptLenient(src string, sc *shScope) {
+	if w.err != nil || strings.TrimSpace(src) == "" || len(src) > shMaxInput {
+		return
+	}
+	if sc.depth > shMaxDepth {
+		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		return
+	}
+	work := w.work
+	l, err := shParse(src, sc.depth, &work)
+	if err != nil {
+		if err.Rule == "too_deep" || err.Rule == "too_complex" {
+			w.err = err
+		}
+		return
+	}
+	w.work = work
+	// What may or may not run is judged by the rules only: a name that is
+	// unknown here is no finding.
+	w.defWalk++
+	w.walkList(l, sc, nil, pipeCtx{})
+	w.defWalk--
+}
+
+// shShellsOut matches the functions interpreters run commands with.
+var shShellsOut = mustShRegexp(`(?i)\b(system|popen|popen[234]|exec[a-z]*|spawn[a-z]*|check_call|check_output|getoutput|getstatusoutput|call|run|subprocess|shell_exec|passthru|proc_open|pcntl_exec|child_process|execsync|execfile|spawnsync|io\.popen|open3|pty|os\.execute|runtime|processbuilder|qx|getline|%x|syscall)\b|\|\s*"|\$\(|` + "`")
+
+// shPipesToShell matches code that opens a pipe into a shell: awk's
+// print | "sh", perl's open(F, "|sh"), python's popen("sh", "w").
+var shPipesToShell = mustShRegexp(`\|\s*&?\s*["'](/bin/|/usr/bin/)?(ba|da|z|k|a|mk)?sh\b|open\s*\(\s*\w*\s*,?\s*["']\s*\|\s*(/bin/)?(ba|da|z|k)?sh|popen\s*\(\s*["'](/bin/)?(ba|da|z|k)?sh["']\s*,\s*["']w`)
+
+// shLooksBase64 decodes s when it is long base64 that decodes to text.
+func shLooksBase64(s string) (string, bool) {
+	if len(s) < 12 || len(s) > shMaxDecoded {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\n') {
+			return "", false
+		}
+	}
+	dec, ok := shDecodeBase64(s)
+	if !ok || dec == "" || !utf8.ValidString(dec) {
+		return "", false
+	}
+	printable := 0
+	for _, r := range dec {
+		if r >= 0x20 || r == '\n' || r == '\t' {
+			printable++
+		}
+	}
+	if printable*10 < utf8.RuneCountInString(dec)*9 {
+		return "", false
+	}
+	return dec, true
+}
+
+// shCodeLiterals extracts the string literals of interpreter code with
+// their escapes decoded, literals joined by + or . (concatenation), lists
+// of literals in brackets (argument vectors), and the bodies of backtick
+// commands in perl, ruby and php.
+func shCodeLiterals(code, lang string) (lits []string, lists [][]string, ticks []string) {
+	type lit struct {
+		s          string
+		start, end int
+	}
+	var ls []lit
+	for i := 0; i < len(code) && len(ls) < 256; i++ {
+		c := code[i]
+		switch c {
+		case '#':
+			if lang == "python" || lang == "ruby" || lang == "perl" {
+				for i < len(code) && code[i] != '\n' {
+					i++
+				}
+			}
+			continue
+		case '\'', '"', '`':
+		default:
+			// perl qx{...}/qx(...), ruby %x(...)
+			if (lang == "perl" && strings.HasPrefix(code[i:], "qx") || lang == "ruby" && strings.HasPrefix(code[i:], "%x")) && i+2 < len(code) {
+				open := code[i+2]
+				close := map[byte]byte{'{': '}', '(': ')', '[': ']', '<': '>'}[open]
+				if close == 0 {
+					close = open
+				}
+				if end := strings.IndexByte(code[i+3:], close); end >= 0 {
+					ticks = append(ticks, code[i+3:i+3+end])
+					i += 3 + end
+				}
+			}
+			continue
+		}
+		quote := c
+		triple := false
+		if lang == "python" && strings.HasPrefix(code[i:], strings.Repeat(string(c), 3)) {
+			triple = true
+		}
+		start := i
+		j := i + 1
+		if triple {
+			j = i + 3
+		}
+		var b strings.Builder
+		closed := false
+		for j < len(code) {
+			ch := code[j]
+			if ch == '\\' && j+1 < len(code) {
+				if quote == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
+					if code[j+1] == '\'' || code[j+1] == '\\' {
+						b.WriteByte(code[j+1])
+					} else {
+						b.WriteByte('\\')
+						b.WriteByte(code[j+1])
+					}
+					j += 2
+					continue
+				}
+				n, t := shPrintfEscape(code[j:])
+				if code[j+1] >= '0' && code[j+1] <= '7' {
+					v, m := shOctPrefix(code[j+1:], 3)
+					n, t = 1+m, string([]byte{byte(v)})
+				}
+				b.WriteString(t)
+				j += n
+				continue
+			}
+			if ch == quote {
+				if triple {
+					if strings.HasPrefix(code[j:], strings.Repeat(string(quote), 3)) {
+						j += 3
+						closed = true
+						break
+					}
+				} else {
+					j++
+					closed = true
+					break
+				}
+			}
+			b.WriteByte(ch)
+			j++
+		}
+		if !closed {
+			break
+		}
+		if quote == '`' && (lang == "perl" || lang == "ruby" || lang == "php") {
+			ticks = append(ticks, b.String())
+		} else {
+			ls = append(ls, lit{s: b.String(), start: start, end: j})
+		}
+		i = j - 1
+	}
+	// Concatenations and lists.
+	for k := 0; k < len(ls); k++ {
+		lits = append(lits, ls[k].s)
+	}
+	joined := ""
+	inJoin := false
+	var list []string
+	for k := 0; k < len(ls); k++ {
+		if k > 0 {
+			gap := strings.TrimSpace(code[ls[k-1].end:ls[k].start])
+			switch gap {
+			case "+", ".", "..", "":
+				if !inJoin {
+					joined = ls[k-1].s
+					inJoin = true
+				}
+				joined += ls[k].s
+				continue
+			case ",", ", [", ",[", "], [", "],[", ", (", ",(":
+				if list == nil {
+					list = []string{ls[k-1].s}
+				}
+				list = append(list, ls[k].s)
+				continue
+			}
+		}
+		if inJoin {
+			lits = append(lits, joined)
+			inJoin = false
+		}
+		if list != nil {
+			lists = append(lists, list)
+			lits = append(lits, strings.Join(list, " "))
+			list = nil
+		}
+	}
+	if inJoin {
+		lits = append(lits, joined)
+	}
+	if list != nil {
+		lists = append(lists, list)
+		lits = append(lits, strings.Join(list, " "))
+	}
+	return lits, lists, ticks
+}

@@ -1,0 +1,254 @@
+package policy
+
+import (
+	"path"
+	"strings"
+)
+
+// Paths in rules are patterns in path.Match syntax, with ~ standing for a
+// home directory. An argument that is itself a pattern (cat /etc/sh?dow,
+// rm -rf /???) matches a rule when the two patterns can match one common
+// path: the shell expands it to whatever exists, and the protected path
+// does.
+
+// shGlobTok is one element of a pattern.
+type shGlobTok struct {
+	kind  byte // 'c' one char, '?' any char but /, '*' any run without /, '[' class
+	c     rune
+	neg   bool
+	class []rune // ranges as pairs lo, hi
+}
+
+func shGlobTokens(p string) []shGlobTok {
+	var out []shGlobTok
+	r := []rune(p)
+	for i := 0; i < len(r); i++ {
+		switch r[i] {
+		case '*':
+			if len(out) > 0 && out[len(out)-1].kind == '*' {
+				continue
+			}
+			out = append(out, shGlobTok{kind: '*'})
+		case '?':
+			out = append(out, shGlobTok{kind: '?'})
+		case '[':
+			j := i + 1
+			t := shGlobTok{kind: '['}
+			if j < len(r) && (r[j] == '!' || r[j] == '^') {
+				t.neg = true
+				j++
+			}
+			start := j
+			for j < len(r) && (r[j] != ']' || j == start) {
+				lo := r[j]
+				if lo == '\\' && j+1 < len(r) {
+					j++
+					lo = r[j]
+				}
+				hi := lo
+				if j+2 < len(r) && r[j+1] == '-' && r[j+2] != ']' {
+					hi = r[j+2]
+					j += 2
+				}
+				t.class = append(t.class, lo, hi)
+				j++
+			}
+			if j >= len(r) {
+				out = append(out, shGlobTok{kind: 'c', c: '['})
+				continue
+			}
+			out = append(out, t)
+			i = j
+		case '\\':
+			if i+1 < len(r) {
+				i++
+			}
+			out = append(out, shGlobTok{kind: 'c', c: r[i]})
+		default:
+			out = append(out, shGlobTok{kind: 'c', c: r[i]})
+		}
+	}
+	return out
+}
+
+// shTokAccepts reports whether a single-character token accepts c.
+func shTokAccepts(t shGlobTok, c rune) bool {
+	switch t.kind {
+	case 'c':
+		return t.c == c
+	case '?', '*':
+		return c != '/'
+	case '[':
+		in := false
+		for i := 0; i+1 < len(t.class); i += 2 {
+			if c >= t.class[i] && c <= t.class[i+1] {
+				in = true
+				break
+			}
+		}
+		return in != t.neg && c != '/'
+	}
+	return false
+}
+
+// shTokMeet reports whether two single-character tokens accept a common
+// character.
+func shTokMeet(a, b shGlobTok) bool {
+	switch {
+	case a.kind == 'c':
+		return shTokAccepts(b, a.c)
+	case b.kind == 'c':
+		return shTokAccepts(a, b.c)
+	case a.kind == '?' || b.kind == '?':
+		return true // both exclude only '/', and classes hold more than '/'
+	}
+	// Two classes: try their bounds and a probe of ordinary characters.
+	for _, t := range [2]shGlobTok{a, b} {
+		for _, c := range t.class {
+			if shTokAccepts(a, c) && shTokAccepts(b, c) {
+				return true
+			}
+		}
+	}
+	for c := rune(' '); c < 0x7f; c++ {
+		if shTokAccepts(a, c) && shTokAccepts(b, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// shGlobIntersect reports whether some path matches both patterns.
+func shGlobIntersect(a, b string) bool {
+	ta, tb := shGlobTokens(a), shGlobTokens(b)
+	type st struct{ i, j int }
+	seen := make(map[st]bool)
+	stack := []st{{0, 0}}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		if s.i == len(ta) && s.j == len(tb) {
+			return true
+		}
+		var x, y *shGlobTok
+		if s.i < len(ta) {
+			x = &ta[s.i]
+		}
+		if s.j < len(tb) {
+			y = &tb[s.j]
+		}
+		// A star may match nothing.
+		if x != nil && x.kind == '*' {
+			stack = append(stack, st{s.i + 1, s.j})
+		}
+		if y != nil && y.kind == '*' {
+			stack = append(stack, st{s.i, s.j + 1})
+		}
+		if x == nil || y == nil {
+			continue
+		}
+		switch {
+		case x.kind == '*' && y.kind == '*':
+			stack = append(stack, st{s.i + 1, s.j + 1})
+		case x.kind == '*':
+			// The star eats y's character.
+			if y.kind != 'c' || y.c != '/' {
+				stack = append(stack, st{s.i, s.j + 1})
+			}
+		case y.kind == '*':
+			if x.kind != 'c' || x.c != '/' {
+				stack = append(stack, st{s.i + 1, s.j})
+			}
+		default:
+			if shTokMeet(*x, *y) {
+				stack = append(stack, st{s.i + 1, s.j + 1})
+			}
+		}
+	}
+	return false
+}
+
+// shPathMatch reports whether an argument (a pattern when glob is set)
+// names a path the rule pattern covers.
+func shPathMatch(rulePat, arg string, glob bool) bool {
+	if glob {
+		// Tilde expansion comes before globbing, and a pattern does not
+		// match "." or ".." (bash without dotglob): a pattern can only
+		// reach ~user or the directory itself when written so.
+		if rulePat == "." || rulePat == ".." || strings.HasPrefix(rulePat, "~") != strings.HasPrefix(arg, "~") {
+			return false
+		}
+		return shGlobIntersect(rulePat, arg)
+	}
+	ok, err := path.Match(rulePat, arg)
+	return err == nil && ok
+}
+
+// shPathForms resolves an argument to the absolute forms it may name.
+// cwd is "" for the tool's own work directory, "?" when unknown.
+func shPathForms(arg, cwd string) []string {
+	if arg == "" {
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(arg, "/"):
+		c := shClean(arg)
+		// Home directories read as ~ too, so rules need list them once.
+		if rest, ok := strings.CutPrefix(c, "/root"); ok && (rest == "" || rest[0] == '/') {
+			return []string{c, "~" + rest}
+		}
+		if rest, ok := strings.CutPrefix(c, "/home/"); ok && rest != "" {
+			if i := strings.IndexByte(rest, '/'); i > 0 {
+				return []string{c, "~" + rest[i:]}
+			}
+			return []string{c, "~"}
+		}
+		return []string{c}
+	case arg == "~" || strings.HasPrefix(arg, "~/"):
+		return []string{shClean(arg)}
+	case strings.HasPrefix(arg, "~"):
+		// ~user: another account's home directory.
+		rest := ""
+		if i := strings.IndexByte(arg, '/'); i >= 0 {
+			rest = arg[i:]
+		}
+		return []string{shClean(arg), shClean("~" + rest), shClean("/home/*" + rest)}
+	}
+	if cwd != "" && cwd != "?" {
+		return []string{shClean(cwd + "/" + arg), shClean(arg)}
+	}
+	c := shClean(arg)
+	if cwd == "?" {
+		return []string{c, shClean("/" + c), shClean("~/" + c)}
+	}
+	if c == ".." || strings.HasPrefix(c, "../") {
+		// Above the tool's work directory: anywhere.
+		rest := strings.TrimLeft(strings.TrimPrefix(c, ".."), "/")
+		for strings.HasPrefix(rest, "../") || rest == ".." {
+			rest = strings.TrimLeft(strings.TrimPrefix(rest, ".."), "/")
+		}
+		return []string{c, shClean("/" + rest), shClean("~/" + rest)}
+	}
+	return []string{c}
+}
+
+// shClean is path.Clean that keeps a leading ~ component intact.
+func shClean(p string) string {
+	c := path.Clean(p)
+	if c == "." && p != "." && p != "./" {
+		return p
+	}
+	return c
+}
+
+// shAncestorOf reports whether dir is a directory above the rule path.
+func shAncestorOf(dir, rulePat string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(rulePat, "/") && rulePat != "/"
+	}
+	return strings.HasPrefix(rulePat, dir+"/")
+}
