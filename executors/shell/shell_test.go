@@ -339,7 +339,9 @@ func TestArgvLiteral(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	const slack = 400 * time.Millisecond
+	// Generous: the bound proves the limit stopped the command (sleep 2 or
+	// sleep 10 otherwise), not how fast a loaded machine schedules it.
+	const slack = 1200 * time.Millisecond
 	e := newTestExecutor(t) // Grace 300ms
 	tests := []struct {
 		name     string
@@ -416,7 +418,7 @@ func TestContextEnds(t *testing.T) {
 				t.Fatalf("err = %v (code %q), want %q", err, got, tt.code)
 			}
 			// 150ms, then the 300ms grace, then SIGKILL.
-			if took < 450*time.Millisecond || took > 900*time.Millisecond {
+			if took < 450*time.Millisecond || took > 4*time.Second {
 				t.Errorf("took %v, want about 450ms", took)
 			}
 		})
@@ -467,7 +469,7 @@ func TestOutputCap(t *testing.T) {
 				if err.Error() != tt.wantErr {
 					t.Errorf("err = %q, want %q", err, tt.wantErr)
 				}
-				if took > time.Second {
+				if took > 3*time.Second {
 					t.Errorf("took %v to stop", took)
 				}
 				return
@@ -493,7 +495,7 @@ func TestOutputCap(t *testing.T) {
 		if got, want := err.Error(), "shell: stdout exceeded 1048576 bytes"; got != want {
 			t.Errorf("err = %q, want %q", got, want)
 		}
-		if took > time.Second {
+		if took > 3*time.Second {
 			t.Errorf("took %v", took)
 		}
 	})
@@ -504,7 +506,7 @@ func TestOutputCap(t *testing.T) {
 		if executors.LimitOf(err) != executors.LimitOutput {
 			t.Fatalf("err = %v, want output limit", err)
 		}
-		if took := time.Since(start); took > time.Second {
+		if took := time.Since(start); took > 3*time.Second {
 			t.Errorf("took %v", took)
 		}
 	})
@@ -560,7 +562,7 @@ func TestLeftoversKilled(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if took := time.Since(start); took > time.Second {
+			if took := time.Since(start); took > 3*time.Second {
 				t.Errorf("took %v", took)
 			}
 			v := decodeValue(t, res)
