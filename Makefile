@@ -19,6 +19,7 @@ deps:
 build: deps
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/toolcage-executor ./cmd/toolcage-executor
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/toolcage ./cmd/toolcage
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/stubserver ./examples/stubserver
 
 lint: deps
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi

@@ -7,15 +7,23 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tc="$root/$bin/toolcage"
 work=$(mktemp -d /tmp/toolcage-demo.XXXXXX)
 export TOOLCAGE_SOCKET="$work/toolcage.sock" TOOLCAGE_DATA_DIR="$work/data"
-daemon_pid=""
+# The weather tool's stub server listens on localhost: the network guard
+# refuses loopback unless the config names the host, which the demo does.
+export TOOLCAGE_HTTP_ALLOW_PRIVATE_HOSTS=localhost
+daemon_pid="" stub_pid=""
 cleanup() {
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
     kill -TERM "$daemon_pid"; wait "$daemon_pid" || true
   fi
+  [ -n "$stub_pid" ] && kill "$stub_pid" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "starting the stub weather API on localhost:18089"
+"$root/$bin/stubserver" -addr 127.0.0.1:18089 &
+stub_pid=$!
 
 step "starting the daemon (socket $TOOLCAGE_SOCKET)"
 "$tc" daemon --log-level warn &
@@ -32,6 +40,15 @@ step "JavaScript: word_frequency"
 
 step "JavaScript: csv_analyzer"
 "$tc" call csv_analyzer --args-json '{"csv":"name,score\nada,90\nbob,72\ncy,85","numeric_column":"score"}'
+
+step "shell: word_count (a pipeline, run by sh -c with every value quoted)"
+"$tc" call word_count --arg text="to be or not to be"
+
+step "shell: what dns_lookup would run for a hostile argument (one argv element, no shell)"
+"$tc" tools render dns_lookup --args-json '{"domain":"example.com; rm -rf ~","record_type":"MX"}'
+
+step "HTTP: weather (URL built from the template, checked by the network guard)"
+"$tc" call weather --arg city="Buenos Aires" --arg days=2
 
 step "ad-hoc sandboxed code"
 "$tc" js --code 'console.log("hello from the sandbox"); return utils.slugify(args.title)' --args-json '{"title":"Hello, Tool Cage!"}'
