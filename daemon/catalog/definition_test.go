@@ -106,7 +106,8 @@ func TestParseValid(t *testing.T) {
 			eq(t, d.HTTP.Method, "GET") // upper-cased
 			eq(t, d.HTTP.MaxResponseBytes, ByteSize(100000))
 			eq(t, d.Limits.Requests, 3)
-			eq(t, string(d.Parameters), `{"type":"object","properties":{}}`) // default
+			// Generated from the {{vars}}: path vars required, params optional.
+			eq(t, string(d.Parameters), `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"string"}},"required":["city"]}`)
 			eq(t, d.HasPermission("network"), true)
 		}},
 		{"js json", jsJSON, func(t *testing.T, d *Definition) {
