@@ -11,6 +11,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	httpexec "github.com/toolcage/toolcage/executors/http"
 	"github.com/toolcage/toolcage/executors/js"
+	"github.com/toolcage/toolcage/executors/sandbox"
 	"github.com/toolcage/toolcage/executors/shell"
 )
 
@@ -22,6 +23,9 @@ func main() {
 }
 
 func run(args []string) error {
+	// In a sandboxed start this sets the sandbox up (and, as its launcher,
+	// never returns); otherwise it returns at once.
+	sandbox.Init()
 	fs := flag.NewFlagSet("toolcage-executor", flag.ContinueOnError)
 	kind := fs.String("kind", os.Getenv("TOOLCAGE_EXECUTOR_KIND"), "executor kind to serve: js, shell or http")
 	if err := fs.Parse(args); err != nil {

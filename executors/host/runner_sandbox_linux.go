@@ -1,0 +1,266 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/sandbox"
+)
+
+// SandboxRunner starts every executor in its own OS sandbox (package
+// executors/sandbox): new user, pid, mount, ipc, uts and cgroup namespaces,
+// a network namespace unless the key holds the network permission, a
+// minimal read-only root, cgroup memory and pids caps (rlimits where no
+// cgroup can be made), no capabilities, no_new_privs, Landlock and seccomp.
+// It provides isolation "process". The executor binary must call
+// sandbox.Init first thing in main.
+//
+// go-plugin's socket lives in a per-executor directory under StateDir,
+// bound into the sandbox at the same path until the daemon has connected
+// (then it is unbound, see sandbox.Cmd.Seal).
+type SandboxRunner struct {
+	// Path is the executor binary.
+	Path string
+	// Launcher is the lean sandbox launcher (cmd toolcage-sandbox), pid 1 of
+	// each sandbox; empty means the executor binary launches itself, which
+	// costs one more start of the executor binary per sandbox.
+	Launcher string
+	// Env is added to the executor's environment; the daemon's own
+	// environment is never passed.
+	Env []string
+	// Config holds the limits and binds of every sandbox. Network is set
+	// per key (the network permission), whatever Config says.
+	Config sandbox.Config
+	// FilesystemBinds are bound, besides Config.Binds, into the sandboxes of
+	// keys holding the filesystem permission. (A Key carries no tool, so the
+	// paths are per daemon, not per tool.)
+	FilesystemBinds []sandbox.Bind
+	// StateDir holds the per-executor directories. It must not be writable
+	// by anyone else. Default: os.TempDir()/toolcage-sandbox-<uid>.
+	StateDir string
+
+	mu   sync.Mutex
+	live map[string]*sandboxProc
+}
+
+// AfterCaller is implemented by runners whose executors must be brought
+// back to a clean state between calls. The pool calls AfterCall after every
+// call an executor survived; a non-nil error means the executor must be
+// retired instead of reused (an executors.Error with code limit_exceeded
+// when the call broke a sandbox limit).
+type AfterCaller interface {
+	AfterCall(ctx context.Context, c *plugin.Client) error
+}
+
+// Name implements Runner.
+func (r *SandboxRunner) Name() string { return "process" }
+
+// configFor is the sandbox configuration for key.
+func (r *SandboxRunner) configFor(key Key) sandbox.Config {
+	cfg := r.Config
+	perms := strings.Split(key.Permissions, ",")
+	has := func(p string) bool {
+		for _, x := range perms {
+			if x == p {
+				return true
+			}
+		}
+		return false
+	}
+	cfg.Network = has("network")
+	cfg.Binds = append([]sandbox.Bind(nil), r.Config.Binds...)
+	if has("filesystem") {
+		cfg.Binds = append(cfg.Binds, r.FilesystemBinds...)
+	}
+	return cfg
+}
+
+// stateDir returns the base state directory, made 0711 and checked to be
+// the daemon's own (it may sit in a world-writable /tmp).
+func (r *SandboxRunner) stateDir() (string, error) {
+	dir := r.StateDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "toolcage-sandbox-"+strconv.Itoa(os.Geteuid()))
+	}
+	if err := os.Mkdir(dir, 0o711); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return "", fmt.Errorf("sandbox state dir %s: not a directory owned by uid %d and writable only by it", dir, os.Geteuid())
+	}
+	return dir, nil
+}
+
+// ClientConfig implements Runner.
+func (r *SandboxRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientConfig, error) {
+	cfg := r.configFor(key)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	base, err := r.stateDir()
+	if err != nil {
+		return nil, err
+	}
+	// One directory per executor: go-plugin makes its socket dir in it and
+	// the sandbox its scratch dir; it goes when the executor does.
+	dir, err := os.MkdirTemp(base, "exec-")
+	if err != nil {
+		return nil, err
+	}
+	// The sandbox only passes through (to its socket dir and scratch dir).
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	cfg.StateDir = dir
+	return &plugin.ClientConfig{
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
+			cfg.SocketDir = socketDir
+			sc := sandbox.Command(cfg, r.Path, "--kind", string(key.Kind))
+			sc.Launcher = r.Launcher
+			sc.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, r.Env...), cmd.Env...)
+			p := &sandboxProc{r: r, cmd: sc, dir: dir}
+			var err error
+			if p.stdout, err = sc.StdoutPipe(); err == nil {
+				p.stderr, err = sc.StderrPipe()
+			}
+			if err != nil {
+				os.RemoveAll(dir)
+				return nil, err
+			}
+			return p, nil
+		},
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: dir},
+		SkipHostEnv:      true,
+	}, nil
+}
+
+// AfterCall kills every process the call left in the executor's sandbox,
+// empties its /tmp, work dir and /dev/shm, and reports a memory or pids
+// limit the call broke (executors.CodeLimitExceeded) or an executor that
+// should be replaced anyway (most of its CPU-time budget spent).
+func (r *SandboxRunner) AfterCall(ctx context.Context, c *plugin.Client) error {
+	r.mu.Lock()
+	p := r.live[c.ID()]
+	r.mu.Unlock()
+	if p == nil {
+		return executors.Errorf(executors.CodeExecutorFailed, "executor %q is not a running sandbox", c.ID())
+	}
+	err := p.cmd.Reset(ctx)
+	var le *sandbox.LimitError
+	if errors.As(err, &le) {
+		limit := executors.LimitMemory
+		if le.Limit == "pids" {
+			limit = executors.LimitPids
+		}
+		return executors.LimitError(limit, "%s", le.Msg)
+	}
+	return err
+}
+
+// Check starts one sandbox with this runner's configuration and reports
+// what it really got (for `toolcage sandbox check`).
+func (r *SandboxRunner) Check() sandbox.Report {
+	return sandbox.ProbeWith(r.Path, r.Config)
+}
+
+func (r *SandboxRunner) register(p *sandboxProc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live == nil {
+		r.live = map[string]*sandboxProc{}
+	}
+	r.live[p.id] = p
+}
+
+func (r *SandboxRunner) unregister(p *sandboxProc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.live, p.id)
+}
+
+// sandboxProc is go-plugin's view of one sandboxed executor.
+type sandboxProc struct {
+	r              *SandboxRunner
+	cmd            *sandbox.Cmd
+	dir            string
+	id             string
+	stdout, stderr io.ReadCloser
+}
+
+func (p *sandboxProc) Start(context.Context) error {
+	if err := p.cmd.Start(); err != nil {
+		os.RemoveAll(p.dir)
+		return err
+	}
+	p.id = "sandbox-" + strconv.Itoa(p.cmd.Pid())
+	p.r.register(p)
+	return nil
+}
+
+func (p *sandboxProc) Wait(context.Context) error {
+	err := p.cmd.Wait()
+	p.r.unregister(p)
+	os.RemoveAll(p.dir)
+	return err
+}
+
+func (p *sandboxProc) Kill(context.Context) error { return p.cmd.Kill() }
+func (p *sandboxProc) ID() string                 { return p.id }
+func (p *sandboxProc) Stdout() io.ReadCloser      { return p.stdout }
+func (p *sandboxProc) Stderr() io.ReadCloser      { return p.stderr }
+func (p *sandboxProc) Name() string               { return p.cmd.Path }
+
+func (p *sandboxProc) Diagnose(context.Context) string {
+	return "the sandboxed executor did not complete the go-plugin handshake; its stderr is in the daemon log"
+}
+
+// PluginToHost is called once the executor listens and before the daemon
+// connects: the socket dir is no longer needed inside the sandbox, and the
+// socket must be the executor's.
+func (p *sandboxProc) PluginToHost(network, addr string) (string, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if network != "unix" {
+		return "", "", fmt.Errorf("sandboxed executor announced a %s address; only unix sockets are accepted", network)
+	}
+	if err := p.cmd.Seal(ctx); err != nil {
+		return "", "", err
+	}
+	if err := p.cmd.VerifyListener(addr); err != nil {
+		return "", "", err
+	}
+	return network, addr, nil
+}
+
+// HostToPlugin: the socket dir has the same path on both sides.
+func (p *sandboxProc) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// Interface guards.
+var (
+	_ Runner        = (*SandboxRunner)(nil)
+	_ AfterCaller   = (*SandboxRunner)(nil)
+	_ runner.Runner = (*sandboxProc)(nil)
+)

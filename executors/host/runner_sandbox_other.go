@@ -1,0 +1,51 @@
+//go:build !linux
+
+package host
+
+import (
+	"context"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/sandbox"
+)
+
+// SandboxRunner is the process sandbox; it needs Linux, so here every start
+// fails with sandbox.ErrUnsupported.
+type SandboxRunner struct {
+	Path            string
+	Launcher        string
+	Env             []string
+	Config          sandbox.Config
+	FilesystemBinds []sandbox.Bind
+	StateDir        string
+}
+
+// AfterCaller is implemented by runners whose executors must be brought
+// back to a clean state between calls; see the Linux file.
+type AfterCaller interface {
+	AfterCall(ctx context.Context, c *plugin.Client) error
+}
+
+// Name implements Runner.
+func (r *SandboxRunner) Name() string { return "process" }
+
+// ClientConfig implements Runner; it always fails here.
+func (r *SandboxRunner) ClientConfig(context.Context, Key) (*plugin.ClientConfig, error) {
+	return nil, &executors.Error{Code: executors.CodeUnavailable, Op: "start sandboxed executor", Err: sandbox.ErrUnsupported}
+}
+
+// AfterCall fails: there are no sandboxed executors here.
+func (r *SandboxRunner) AfterCall(context.Context, *plugin.Client) error {
+	return sandbox.ErrUnsupported
+}
+
+// Check reports that there is no sandbox here.
+func (r *SandboxRunner) Check() sandbox.Report { return sandbox.ProbeWith(r.Path, r.Config) }
+
+// Interface guards.
+var (
+	_ Runner      = (*SandboxRunner)(nil)
+	_ AfterCaller = (*SandboxRunner)(nil)
+)
