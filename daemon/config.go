@@ -18,6 +18,7 @@ import (
 	"github.com/toolcage/toolcage/configs"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
 // Config is the daemon configuration; see configs/toolcage.yaml.
@@ -30,6 +31,39 @@ type Config struct {
 	JS              JSConfig       `mapstructure:"js"`
 	Shell           ShellConfig    `mapstructure:"shell"`
 	HTTP            HTTPConfig     `mapstructure:"http"`
+	Sandbox         SandboxConfig  `mapstructure:"sandbox"`
+}
+
+// SandboxConfig sets the process sandbox.
+type SandboxConfig struct {
+	Enabled           bool               `mapstructure:"enabled"`
+	Memory            string             `mapstructure:"memory"`
+	Pids              int                `mapstructure:"pids"`
+	CPUSeconds        int                `mapstructure:"cpu_seconds"`
+	FileSize          string             `mapstructure:"file_size"`
+	OpenFiles         int                `mapstructure:"open_files"`
+	TmpSize           string             `mapstructure:"tmp_size"`
+	Require           SandboxRequirement `mapstructure:"require"`
+	NetworkShellTools []string           `mapstructure:"network_shell_tools"`
+}
+
+// SandboxRequirement names protections the daemon will not run without.
+type SandboxRequirement struct {
+	Cgroup      bool `mapstructure:"cgroup"`
+	LandlockABI int  `mapstructure:"landlock_abi"`
+	Seccomp     bool `mapstructure:"seccomp"`
+}
+
+// SandboxConfig converts the sandbox settings for the runner.
+func (c *Config) SandboxConfig() sandbox.Config {
+	mem, _ := catalog.ParseByteSize(c.Sandbox.Memory)
+	fsize, _ := catalog.ParseByteSize(c.Sandbox.FileSize)
+	tmp, _ := catalog.ParseByteSize(c.Sandbox.TmpSize)
+	return sandbox.Config{
+		MemoryBytes: mem, Pids: c.Sandbox.Pids, CPUSeconds: c.Sandbox.CPUSeconds,
+		FileSizeBytes: fsize, OpenFiles: c.Sandbox.OpenFiles, TmpBytes: tmp,
+		Require: sandbox.Requirements{Cgroup: c.Sandbox.Require.Cgroup, LandlockABI: c.Sandbox.Require.LandlockABI, Seccomp: c.Sandbox.Require.Seccomp},
+	}
 }
 
 // ShellConfig holds shell tool defaults and the deny-rule settings.
@@ -143,7 +177,8 @@ func (c *Config) finish() error {
 		errs = append(errs, errors.New("http.timeout must be positive"))
 	}
 	for key, s := range map[string]string{"js.memory": c.JS.Memory, "js.output": c.JS.Output,
-		"shell.output": c.Shell.Output, "http.max_response_bytes": c.HTTP.MaxResponseBytes} {
+		"shell.output": c.Shell.Output, "http.max_response_bytes": c.HTTP.MaxResponseBytes,
+		"sandbox.memory": c.Sandbox.Memory, "sandbox.file_size": c.Sandbox.FileSize, "sandbox.tmp_size": c.Sandbox.TmpSize} {
 		if n, err := catalog.ParseByteSize(s); err != nil || n <= 0 {
 			errs = append(errs, fmt.Errorf("%s: want a positive size like \"64MiB\", got %q", key, s))
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
@@ -30,6 +31,9 @@ type Dispatcher struct {
 	jsLimits, shellLimits, httpLimits executors.Limits
 	shellRules                        *policy.ShellRules
 	allowPrivateHosts                 []string
+	// networkShellTools may hold the network permission: a shell command's
+	// own sockets pass no guard, so each such tool is named in the config.
+	networkShellTools []string
 }
 
 // Audit outcomes.
@@ -121,7 +125,7 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Re
 	if err != nil {
 		return nil, d.refuse(ctx, call, err)
 	}
-	key := host.NewKey(def.Kind, def.Isolation, def.Permissions)
+	key := host.NewKey(def.Kind, def.Isolation, req.Permissions)
 	out, err := d.pool.Execute(ctx, key, req)
 	if err != nil {
 		outcome := outcomeFailed
@@ -159,6 +163,11 @@ func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executo
 		CallID: call.id, Tool: call.tool, Version: call.version, Caller: call.caller,
 		Kind: def.Kind, Args: call.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
 	}
+	if def.Kind == executors.KindHTTP && !def.HasPermission("network") {
+		// Reaching the network is all an http tool does; its executor gets
+		// the host network, and every dial passes the network guard.
+		req.Permissions = append(slices.Clone(def.Permissions), "network")
+	}
 	switch def.Kind {
 	case executors.KindJS:
 		// Checked again here: the stored code may predate a stricter rule.
@@ -168,6 +177,10 @@ func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executo
 		req.JS = &executors.JSCall{Code: def.JS.Code}
 		fillLimits(&req.Limits, d.jsLimits)
 	case executors.KindShell:
+		if def.HasPermission("network") && !slices.Contains(d.networkShellTools, def.Name) {
+			return nil, executors.Errorf(executors.CodePolicyDenied,
+				"shell tool %q holds the network permission, which the config must grant by name (sandbox.network_shell_tools): a shell command's sockets pass no network guard", def.Name)
+		}
 		args, err := decodeArgs(call.args)
 		if err != nil {
 			return nil, err

@@ -125,12 +125,17 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// executorPIDs lists the executor processes that are children of this test.
+// executorPIDs lists the processes running under this test, at any depth:
+// executors and, when sandboxed, their launchers (the test starts nothing
+// else).
 func executorPIDs(t *testing.T) []int {
 	t.Helper()
 	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	self := os.Getpid()
+	type proc struct {
+		ppid int
+		comm string
+	}
+	procs := map[int]proc{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -142,12 +147,25 @@ func executorPIDs(t *testing.T) []int {
 		}
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
-		if i < 0 || !strings.Contains(s[:i], "toolcage-execu") {
+		open := strings.IndexByte(s, '(')
+		if i < 0 || open < 0 {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(self) && f[0] != "Z" {
-			pids = append(pids, pid)
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		procs[pid] = proc{ppid: ppid, comm: s[open+1 : i]}
+	}
+	self := os.Getpid()
+	var pids []int
+	for pid, p := range procs {
+		for up, n := p.ppid, 0; up > 0 && n < 16; up, n = procs[up].ppid, n+1 {
+			if up == self {
+				pids = append(pids, pid)
+				break
+			}
 		}
 	}
 	return pids

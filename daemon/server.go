@@ -79,9 +79,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	}
 	d.store = st
 	d.catalog = catalog.New(st)
+	runner, err := d.processRunner(exe)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	d.pool = host.NewPool(host.PoolConfig{
 		Runners: map[string]host.Runner{
-			catalog.IsolationProcess: &host.ProcessRunner{Path: exe},
+			catalog.IsolationProcess: runner,
 		},
 		MaxPerKey:      cfg.Executor.MaxPerKey,
 		MinIdle:        cfg.Executor.MinIdle,
@@ -91,7 +96,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	})
 	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
 		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
-		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts}
+		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools}
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
 		d.pool.Close()
@@ -106,6 +111,26 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return d, nil
+}
+
+// processRunner picks how `isolation: process` executors start: in the
+// sandbox, checked against the configured minimum, or (by config only) as
+// plain processes.
+func (d *Daemon) processRunner(exe string) (host.Runner, error) {
+	if !d.cfg.Sandbox.Enabled {
+		d.log.Warn("sandbox disabled by config: executors run as plain child processes with no namespaces, cgroups, Landlock or seccomp")
+		return &host.ProcessRunner{Path: exe}, nil
+	}
+	r := &host.SandboxRunner{Path: exe, Config: d.cfg.SandboxConfig(), StateDir: filepath.Join(os.TempDir(), "toolcage-sandbox")}
+	rep := r.Check()
+	if err := rep.Meets(r.Config.Require); err != nil {
+		return nil, fmt.Errorf("the process sandbox cannot run here (%w); run `toolcage sandbox check` for details, or set sandbox.enabled: false to run without it", err)
+	}
+	for _, n := range rep.Notes {
+		d.log.Warn("sandbox degraded", "note", n)
+	}
+	d.log.Info("sandbox ready", "cgroup", rep.Cgroup, "landlock_abi", rep.LandlockABI, "seccomp", rep.Seccomp, "unprivileged", rep.Unprivileged)
+	return r, nil
 }
 
 // Prewarm starts the configured executor kinds so the first call is warm.

@@ -125,6 +125,20 @@ func (p *Pool) Execute(ctx context.Context, key Key, req *executors.Request) (*e
 	res, err := inst.exec.Execute(cctx, req)
 	cancel()
 	healthy := keepAfter(err) && !inst.client.Exited()
+	if ac, ok := p.cfg.Runners[key.Isolation].(AfterCaller); ok && healthy {
+		// Nothing a call leaves behind (processes, files) reaches the next.
+		// A limit the call broke that the executor itself did not see (the
+		// sandbox's memory or pids cap) ends the call here.
+		actx, acancel := context.WithTimeout(context.Background(), 5*time.Second)
+		aerr := ac.AfterCall(actx, inst.client)
+		acancel()
+		if aerr != nil {
+			healthy = false
+			if executors.CodeOf(aerr) == executors.CodeLimitExceeded {
+				res, err = nil, aerr
+			}
+		}
+	}
 	if err == nil && inst.client.Exited() {
 		// It answered, then died: the answer stands, the process does not.
 		healthy = false
