@@ -134,6 +134,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
+	// Commands and code travel in answers; "&&" stays "&&".
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 

@@ -36,7 +36,7 @@ func (c *grpcClient) wireError(ctx context.Context, err error) error {
 	if c.doneCtx.Err() != nil {
 		return ErrPluginShutdown
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
 		return &Error{Code: CodeTimeout, Limit: LimitTimeout, Op: "execute", Err: ctx.Err()}
 	}
 	if ctx.Err() != nil {

@@ -45,25 +45,16 @@ it from stdin). With neither, the tool gets {}.
 The result is printed as JSON on stdout; the tool's logs and a line naming the
 call (its id in the audit log, the version and the time taken) go to stderr.
 A tool that reports an error exits 1; a call refused by policy exits 3.`,
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "arg", Usage: "an argument `KEY=VALUE`, typed by the tool's schema (repeatable)"},
-			&cli.StringFlag{Name: "args-json", Usage: "all arguments as one JSON `OBJECT` (- for stdin)"},
-			jsonFlag(),
-		},
+		Flags: append(argsFlags(), jsonFlag()),
 		Action: func(cCtx *cli.Context) error {
 			name, err := oneName(cCtx)
 			if err != nil {
 				return err
 			}
 			a := appOf(cCtx)
-			opts := callOptions{name: name, pairs: cCtx.StringSlice("arg"), json: a.jsonOut(cCtx)}
-			if len(opts.pairs) > 0 && cCtx.IsSet("args-json") {
-				return usageErrorf(cCtx, "--arg and --args-json cannot be used together")
-			}
-			if cCtx.IsSet("args-json") {
-				if opts.argsJSON, err = a.argsJSON(cCtx.String("args-json")); err != nil {
-					return err
-				}
+			opts := callOptions{name: name, json: a.jsonOut(cCtx)}
+			if opts.pairs, opts.argsJSON, err = readArgsFlags(cCtx, a); err != nil {
+				return err
 			}
 			return runCall(cCtx.Context, a, opts)
 		},
@@ -71,15 +62,9 @@ A tool that reports an error exits 1; a call refused by policy exits 3.`,
 }
 
 func runCall(ctx context.Context, a *app, opts callOptions) error {
-	args := json.RawMessage(`{}`)
-	switch {
-	case len(opts.pairs) > 0:
-		var err error
-		if args, err = a.typedArgs(ctx, opts.name, opts.pairs); err != nil {
-			return err
-		}
-	case opts.argsJSON != "":
-		args = json.RawMessage(opts.argsJSON)
+	args, err := a.toolArgs(ctx, opts.name, opts.pairs, opts.argsJSON)
+	if err != nil {
+		return err
 	}
 	var resp api.CallResponse
 	raw, err := a.request(ctx, http.MethodPost, "/v1/tools/"+api.PathEscape(opts.name)+"/call", api.CallRequest{Arguments: args}, &resp)
