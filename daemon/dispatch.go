@@ -175,6 +175,10 @@ func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executo
 			return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
 		}
 		req.JS = &executors.JSCall{Code: def.JS.Code}
+		if def.HasPermission("network") {
+			req.JS.AllowedDomains = def.JS.AllowedDomains
+			req.JS.AllowPrivateHosts = d.allowPrivateHosts
+		}
 		fillLimits(&req.Limits, d.jsLimits)
 	case executors.KindShell:
 		if def.HasPermission("network") && !slices.Contains(d.networkShellTools, def.Name) {

@@ -73,6 +73,11 @@ type Request struct {
 // body with args, context, console and utils in scope.
 type JSCall struct {
 	Code string `json:"code"`
+	// AllowedDomains is fetch's allowlist (exact hosts or "*.example.com");
+	// fetch exists only when the tool holds the network permission.
+	AllowedDomains []string `json:"allowed_domains,omitempty"`
+	// AllowPrivateHosts names hosts fetch may reach on private addresses.
+	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
 }
 
 // ShellCall is a rendered shell command. Argv is set when the template is one

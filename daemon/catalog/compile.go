@@ -67,6 +67,11 @@ func checkKind(def *Definition) error {
 		if err := policy.CheckJSCode(def.JS.Code); err != nil {
 			return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
 		}
+		if len(def.JS.AllowedDomains) > 0 {
+			if _, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: def.JS.AllowedDomains}); err != nil {
+				return invalid(fieldError("js.allowed_domains", err))
+			}
+		}
 	case executors.KindShell:
 		if err := policy.ValidateShellTemplate(def.Shell.Command); err != nil {
 			return invalid(fieldError("shell.command", err))

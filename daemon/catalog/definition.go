@@ -78,6 +78,9 @@ type Limits struct {
 // JSSpec is the body of a js tool.
 type JSSpec struct {
 	Code string `json:"code"`
+	// AllowedDomains is what fetch may reach; with the network permission
+	// it is required.
+	AllowedDomains []string `json:"allowed_domains,omitempty"`
 }
 
 // ShellSpec is the body of a shell tool.
@@ -256,6 +259,8 @@ func (d *Definition) Validate() error {
 	case executors.KindJS:
 		if d.JS == nil || strings.TrimSpace(d.JS.Code) == "" {
 			add("js.code", "is required")
+		} else if d.HasPermission("network") && len(d.JS.AllowedDomains) == 0 {
+			add("js.allowed_domains", "is required with the network permission: name the hosts fetch may reach")
 		}
 	case executors.KindShell:
 		if d.Shell == nil || strings.TrimSpace(d.Shell.Command) == "" {

@@ -221,10 +221,13 @@ func (x *Limits) GetRequests() int32 {
 }
 
 type JSCall struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Code          string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Code  string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
+	// fetch's allowlist; fetch exists only with the network permission.
+	AllowedDomains    []string `protobuf:"bytes,2,rep,name=allowed_domains,json=allowedDomains,proto3" json:"allowed_domains,omitempty"`
+	AllowPrivateHosts []string `protobuf:"bytes,3,rep,name=allow_private_hosts,json=allowPrivateHosts,proto3" json:"allow_private_hosts,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *JSCall) Reset() {
@@ -262,6 +265,20 @@ func (x *JSCall) GetCode() string {
 		return x.Code
 	}
 	return ""
+}
+
+func (x *JSCall) GetAllowedDomains() []string {
+	if x != nil {
+		return x.AllowedDomains
+	}
+	return nil
+}
+
+func (x *JSCall) GetAllowPrivateHosts() []string {
+	if x != nil {
+		return x.AllowPrivateHosts
+	}
+	return nil
 }
 
 type ShellCall struct {
@@ -775,9 +792,11 @@ const file_executor_proto_rawDesc = "" +
 	"timeout_ns\x18\x01 \x01(\x03R\ttimeoutNs\x12!\n" +
 	"\fmemory_bytes\x18\x02 \x01(\x03R\vmemoryBytes\x12!\n" +
 	"\foutput_bytes\x18\x03 \x01(\x03R\voutputBytes\x12\x1a\n" +
-	"\brequests\x18\x04 \x01(\x05R\brequests\"\x1c\n" +
+	"\brequests\x18\x04 \x01(\x05R\brequests\"u\n" +
 	"\x06JSCall\x12\x12\n" +
-	"\x04code\x18\x01 \x01(\tR\x04code\"\xbf\x01\n" +
+	"\x04code\x18\x01 \x01(\tR\x04code\x12'\n" +
+	"\x0fallowed_domains\x18\x02 \x03(\tR\x0eallowedDomains\x12.\n" +
+	"\x13allow_private_hosts\x18\x03 \x03(\tR\x11allowPrivateHosts\"\xbf\x01\n" +
 	"\tShellCall\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12:\n" +
