@@ -47,6 +47,9 @@ step "shell: word_count (a pipeline, run by sh -c with every value quoted)"
 step "shell: what dns_lookup would run for a hostile argument (one argv element, no shell)"
 "$tc" tools render dns_lookup --args-json '{"domain":"example.com; rm -rf ~","record_type":"MX"}'
 
+step "the deny rules see through wrappers (no daemon needed)"
+"$tc" policy shell -- env busybox sh -c 'rm -rf /' || echo "(exit status $?: refused by policy)"
+
 step "HTTP: weather (URL built from the template, checked by the network guard)"
 "$tc" call weather --arg city="Buenos Aires" --arg days=2
 
@@ -55,6 +58,9 @@ step "ad-hoc sandboxed code"
 
 step "a runaway loop is stopped by its time limit"
 "$tc" js --code 'while (true) {}' --timeout 300ms || echo "(exit status $?, as expected)"
+
+step "the network guard refuses the cloud metadata endpoint"
+"$tc" policy url --allow-domain 169.254.169.254 http://169.254.169.254/latest/meta-data/ || echo "(exit status $?: refused by policy)"
 
 step "audit log"
 "$tc" audit --limit 10
