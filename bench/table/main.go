@@ -9,29 +9,51 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
-// target describes how one benchmark is judged.
+// target describes how one metric of one benchmark is judged.
 type target struct {
+	bench string // the benchmark's name without "Benchmark"
 	label string
 	unit  string // the metric to show
 	goal  string
 	ok    func(v float64) bool
 }
 
-var targets = map[string]target{
-	"JSCallLatency":       {"JS tool call, warm, socket API (p50)", "p50-µs", "≤ 1000 µs", func(v float64) bool { return v <= 1000 }},
-	"JSCallThroughputC1":  {"JS tool calls/s, concurrency 1", "calls/s", "—", nil},
-	"JSCallThroughputC16": {"JS tool calls/s, concurrency 16", "calls/s", "≥ 3000", func(v float64) bool { return v >= 3000 }},
-	"ExecutorColdStart":   {"executor cold start (p50)", "p50-ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }},
-	"DaemonIdleRSS":       {"daemon idle RSS", "MiB", "≤ 40 MiB", func(v float64) bool { return v <= 40 }},
+// targets are the rows of the table, in this order; a benchmark may give
+// several. A benchmark not listed gets one row of its ns/op, at the end.
+var targets = []target{
+	{"JSCallLatency", "JS tool call, warm, socket API (p50)", "p50-µs", "≤ 1000 µs", func(v float64) bool { return v <= 1000 }},
+	{"JSCallSandbox", "JS tool call, sandboxed (p50)", "p50-µs", "—", nil},
+	{"JSCallSandbox", "JS tool call, sandbox off (p50)", "nosandbox-p50-µs", "—", nil},
+	{"JSCallSandbox", "JS tool call: added by the sandbox", "sandbox-added-%", "≤ 10 %", func(v float64) bool { return v <= 10 }},
+	{"JSCallThroughputC1", "JS tool calls/s, concurrency 1", "calls/s", "—", nil},
+	{"JSCallThroughputC16", "JS tool calls/s, concurrency 16", "calls/s", "≥ 3000", func(v float64) bool { return v >= 3000 }},
+	{"ShellCall", "shell tool call, sandboxed (p50)", "p50-µs", "—", nil},
+	{"ShellCall", "shell tool call, sandbox off (p50)", "nosandbox-p50-µs", "—", nil},
+	{"ShellCall", "sh -c from Go, direct (p50)", "direct-p50-µs", "—", nil},
+	{"ShellCall", "shell tool call − direct sh -c (p50)", "vs-direct-ms", "≤ 2 ms", func(v float64) bool { return v <= 2 }},
+	{"ShellCall", "shell tool call: added by the sandbox (p50)", "sandbox-added-ms", "≤ 1.5 ms", func(v float64) bool { return v <= 1.5 }},
+	{"HTTPCall", "HTTP tool call, local server (p50)", "p50-µs", "—", nil},
+	{"HTTPCall", "http.Get from Go, direct (p50)", "direct-p50-µs", "—", nil},
+	{"HTTPCall", "HTTP tool call − direct http.Get (p50)", "vs-direct-ms", "≤ 0.5 ms", func(v float64) bool { return v <= 0.5 }},
+	{"ShellRuleCheck", "shell deny rules, 100-byte command", "µs/check", "≤ 20 µs", func(v float64) bool { return v <= 20 }},
+	{"URLGuardCheck", "URL guard check", "µs/check", "≤ 20 µs", func(v float64) bool { return v <= 20 }},
+	{"ExecutorColdStart", "executor cold start (p50)", "p50-ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }},
+	{"SandboxedExecutorColdStart", "sandboxed executor cold start (p50)", "p50-ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }},
+	{"DaemonIdleRSS", "daemon idle RSS", "MiB", "≤ 40 MiB", func(v float64) bool { return v <= 40 }},
+	{"SandboxedExecutorIdleRSS", "sandboxed executor idle RSS, whole sandbox", "MiB", "≤ 20 MiB", func(v float64) bool { return v <= 20 }},
+	{"SandboxedExecutorIdleRSS", "sandboxed executor idle RSS, executor alone", "executor-MiB", "≤ 20 MiB", func(v float64) bool { return v <= 20 }},
+	{"SandboxedExecutorIdleRSS", "sandboxed executor idle PSS, whole sandbox", "pss-MiB", "—", nil},
 }
 
 var line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
 
 func main() {
-	type row struct{ name, label, value, goal, verdict string }
-	var rows []row
+	type row struct{ label, value, goal, verdict string }
+	results := map[string]map[string]float64{} // benchmark → unit → value
+	var order []string                         // benchmarks as they ran
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		fmt.Fprintln(os.Stderr, sc.Text())
@@ -47,13 +69,16 @@ func main() {
 				metrics[fields[i+1]] = v
 			}
 		}
-		t, known := targets[name]
-		if !known {
-			t = target{label: name, unit: "ns/op", goal: "—"}
+		if _, seen := results[name]; !seen {
+			order = append(order, name)
 		}
-		v, ok := metrics[t.unit]
+		results[name] = metrics
+	}
+	var rows []row
+	add := func(t target) {
+		v, ok := results[t.bench][t.unit]
 		if !ok {
-			continue
+			return
 		}
 		verdict := ""
 		if t.ok != nil {
@@ -62,12 +87,32 @@ func main() {
 				verdict = "MISSED"
 			}
 		}
-		rows = append(rows, row{name, t.label, fmt.Sprintf("%.4g %s", v, t.unit), t.goal, verdict})
+		rows = append(rows, row{t.label, fmt.Sprintf("%.4g %s", v, t.unit), t.goal, verdict})
+	}
+	known := map[string]bool{}
+	for _, t := range targets {
+		known[t.bench] = true
+		add(t)
+	}
+	for _, name := range order {
+		if !known[name] {
+			add(target{bench: name, label: name, unit: "ns/op", goal: "—"})
+		}
+	}
+	w := [4]int{len("benchmark"), len("measured"), len("target"), len("MISSED")}
+	for _, r := range rows {
+		for i, c := range []string{r.label, r.value, r.goal, r.verdict} {
+			w[i] = max(w[i], utf8.RuneCountInString(c))
+		}
+	}
+	cell := func(s string, n int) string { return s + strings.Repeat(" ", n-utf8.RuneCountInString(s)) }
+	printRow := func(c ...string) {
+		fmt.Printf("| %s | %s | %s | %s |\n", cell(c[0], w[0]), cell(c[1], w[1]), cell(c[2], w[2]), cell(c[3], w[3]))
 	}
 	fmt.Println()
-	fmt.Printf("| %-44s | %-18s | %-12s | %-6s |\n", "benchmark", "measured", "target", "")
-	fmt.Printf("|%s|%s|%s|%s|\n", strings.Repeat("-", 46), strings.Repeat("-", 20), strings.Repeat("-", 14), strings.Repeat("-", 8))
+	printRow("benchmark", "measured", "target", "")
+	fmt.Printf("|%s|%s|%s|%s|\n", strings.Repeat("-", w[0]+2), strings.Repeat("-", w[1]+2), strings.Repeat("-", w[2]+2), strings.Repeat("-", w[3]+2))
 	for _, r := range rows {
-		fmt.Printf("| %-44s | %-18s | %-12s | %-6s |\n", r.label, r.value, r.goal, r.verdict)
+		printRow(r.label, r.value, r.goal, r.verdict)
 	}
 }

@@ -405,7 +405,7 @@ func TestToolsCreate(t *testing.T) {
 	if tool := createTool(t, sock, fsTool); tool.Status != "active" || tool.CreatedBy != "user" {
 		t.Errorf("user's filesystem tool: %+v", tool)
 	}
-	if tool := createTool(t, sock, jsDef("llm_plain", "return 1", "permissions: [network]"), "--caller-type", "llm"); tool.Status != "active" || tool.CreatedBy != "llm" {
+	if tool := createTool(t, sock, jsDef("llm_plain", "return 1", "permissions: [network]")+"  allowed_domains: [api.example.com]\n", "--caller-type", "llm"); tool.Status != "active" || tool.CreatedBy != "llm" {
 		t.Errorf("llm's network tool: %+v", tool)
 	}
 	if tool := createTool(t, sock, strings.Replace(fsTool, "fs_user", "fs_llm", 1), "--caller-type", "llm"); tool.Status != "pending_approval" {
