@@ -18,6 +18,7 @@ deps:
 
 build: deps
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/toolcage-executor ./cmd/toolcage-executor
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/toolcage-sandbox ./cmd/toolcage-sandbox
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/toolcage ./cmd/toolcage
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/stubserver ./examples/stubserver
 

@@ -40,7 +40,7 @@ func binDir(tb testing.TB) string {
 			return
 		}
 		for _, b := range []struct{ pkg, out, cgo string }{
-			{"./cmd/toolcage", "toolcage", "1"}, {"./cmd/toolcage-executor", "toolcage-executor", "0"},
+			{"./cmd/toolcage", "toolcage", "1"}, {"./cmd/toolcage-executor", "toolcage-executor", "0"}, {"./cmd/toolcage-sandbox", "toolcage-sandbox", "0"},
 		} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
 			cmd.Dir = root

@@ -36,7 +36,9 @@ func BenchmarkSandboxedExecutorColdStart(b *testing.B) {
 	if err := os.Chmod(state, 0o711); err != nil {
 		b.Fatal(err)
 	}
-	r := &host.SandboxRunner{Path: exe, Config: cfg.SandboxConfig(), StateDir: state}
+	// As the daemon does: the lean launcher next to the executor.
+	r := &host.SandboxRunner{Path: exe, Config: cfg.SandboxConfig(), StateDir: state,
+		Launcher: filepath.Join(filepath.Dir(exe), host.LauncherBinary)}
 	if err := r.Check().Meets(r.Config.Require); err != nil {
 		b.Fatalf("no sandbox here: %v", err)
 	}

@@ -51,14 +51,15 @@ func buildExecutor(dir string) (string, error) {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(file))
-	out := filepath.Join(dir, "toolcage-executor")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/toolcage-executor")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building executor: %v\n%s", err, b)
+	for _, b := range []string{"toolcage-executor", "toolcage-sandbox"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b), "./cmd/"+b)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("building %s: %v\n%s", b, err, out)
+		}
 	}
-	return out, nil
+	return filepath.Join(dir, "toolcage-executor"), nil
 }
 
 type testDaemon struct {

@@ -15,6 +15,9 @@ import (
 // ExecutorBinary is the file name of the executor next to the daemon.
 const ExecutorBinary = "toolcage-executor"
 
+// LauncherBinary is the lean sandbox launcher, next to the executor.
+const LauncherBinary = "toolcage-sandbox"
+
 // ProcessRunner starts the executor as a plain child process with a clean
 // environment. It is the base the sandboxed runner builds on.
 type ProcessRunner struct {
