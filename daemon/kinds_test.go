@@ -186,3 +186,27 @@ func TestHTTPTools(t *testing.T) {
 		t.Fatalf("host outside the allowlist: %v", err)
 	}
 }
+
+func TestJSFetch(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"path":%q}`, r.URL.Path)
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	td := startDaemon(t, "", func(c *Config) { c.HTTP.AllowPrivateHosts = []string{"localhost"} })
+	create(t, td.client, `{"name":"fetcher","description":"fetches","kind":"js","permissions":["network"],
+		"js":{"allowed_domains":["localhost"],"code":"const r = await fetch('http://localhost:`+u.Port()+`/hi'); return [r.ok, (await r.json()).path]"}}`)
+	create(t, td.client, `{"name":"stray","description":"fetches elsewhere","kind":"js","permissions":["network"],
+		"js":{"allowed_domains":["localhost"],"code":"try { await fetch('http://169.254.169.254/'); return 'reached' } catch (e) { return e.message }"}}`)
+	create(t, td.client, `{"name":"offline","description":"no network","kind":"js","js":{"code":"return typeof fetch"}}`)
+	if r, err := callTool(td.client, "fetcher", nil); err != nil || string(r.Result) != `[true,"/hi"]` {
+		t.Fatalf("fetcher: %v %+v", err, r)
+	}
+	if r, err := callTool(td.client, "stray", nil); err != nil || !strings.Contains(string(r.Result), "network guard refused") {
+		t.Fatalf("stray: %v %s", err, r.Result)
+	}
+	if r, err := callTool(td.client, "offline", nil); err != nil || string(r.Result) != `"undefined"` {
+		t.Fatalf("offline: %v %s", err, r.Result)
+	}
+}

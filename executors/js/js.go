@@ -8,6 +8,10 @@
 // tool's code is compiled), and has no require, process, module loader,
 // WebAssembly, SharedArrayBuffer or Atomics. Wall time, heap growth and
 // output size are bounded per call; see limits.go for how and how precisely.
+//
+// A call whose request holds the network permission also gets a global
+// fetch, confined to its JS.AllowedDomains by the network guard and
+// bounded by Limits.Requests; see fetch.go.
 package js
 
 import (
@@ -198,6 +202,11 @@ type outcome struct {
 // running is closed when it does. The host replaces an executor that broke
 // a limit, so in production the leftover work dies with the process.
 func (c *call) supervise(ctx context.Context, cache *programCache, running chan struct{}) (*executors.Result, error) {
+	// fetchCtx bounds the call's fetches. It is cancelled only after the
+	// call is stopped (or when supervise returns), so that a fetch never
+	// fails on the stop before the stop is recorded.
+	fetchCtx, cancelFetches := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelFetches()
 	done := make(chan outcome, 1)
 	runOnVMGoroutine(func() {
 		defer close(running)
@@ -206,7 +215,7 @@ func (c *call) supervise(ctx context.Context, cache *programCache, running chan 
 				done <- outcome{err: executors.Errorf(executors.CodeInternal, "js: engine panic: %v", x)}
 			}
 		}()
-		done <- c.run(cache)
+		done <- c.run(fetchCtx, cache)
 	})
 
 	timer := time.NewTimer(c.lim.Timeout)
@@ -245,6 +254,7 @@ func (c *call) supervise(ctx context.Context, cache *programCache, running chan 
 			return nil, c.stopReason()
 		}
 		c.stop(reason)
+		cancelFetches()
 		if pending {
 			return nil, c.stopReason()
 		}
@@ -262,8 +272,9 @@ func stopError(err error) *executors.Error {
 }
 
 // run compiles and runs the call in a fresh realm. It runs on the VM
-// goroutine; everything that touches the runtime happens here.
-func (c *call) run(cache *programCache) outcome {
+// goroutine; everything that touches the runtime happens here. ctx bounds
+// the call's fetches.
+func (c *call) run(ctx context.Context, cache *programCache) outcome {
 	prog := cache.get(c.req.JS.Code)
 	if prog.syntaxErr != "" {
 		return outcome{res: &executors.Result{IsError: true, Error: prog.syntaxErr}}
@@ -271,6 +282,9 @@ func (c *call) run(cache *programCache) outcome {
 	r, err := newRealm(c)
 	if err != nil {
 		return outcome{err: executors.Errorf(executors.CodeInternal, "js: set up realm: %w", err)}
+	}
+	if err := r.installFetch(ctx); err != nil {
+		return outcome{err: executors.Errorf(executors.CodeInternal, "js: set up fetch: %w", err)}
 	}
 	o := c.exec(r, prog)
 	if !o.pending && o.err == nil {
@@ -307,6 +321,9 @@ func (c *call) exec(r *realm, prog *compiled) outcome {
 	p, ok := ret.Export().(*goja.Promise)
 	if !ok {
 		return outcome{err: executors.Errorf(executors.CodeInternal, "js: tool wrapper did not return a promise")}
+	}
+	if o, ended := r.awaitFetches(p); ended {
+		return o
 	}
 	switch p.State() {
 	case goja.PromiseStatePending:

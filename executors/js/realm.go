@@ -31,6 +31,9 @@ type realm struct {
 	jsonParse goja.Callable
 	// helpers built on first use: stringify, describe, inspect.
 	helpers map[string]goja.Callable
+	// fetch is the realm's fetch, nil without the network permission
+	// (fetch.go).
+	fetch *fetcher
 }
 
 // newRealm makes a fresh runtime for c and locks it down:
