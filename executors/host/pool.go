@@ -251,7 +251,7 @@ func (p *Pool) group(key Key) (*group, error) {
 	g := p.groups[key]
 	if g == nil {
 		if _, ok := p.cfg.Runners[key.Isolation]; !ok {
-			return nil, executors.Errorf(executors.CodeExecutorFailed, "no runner for isolation %q", key.Isolation)
+			return nil, executors.Errorf(executors.CodeUnavailable, "isolation %q is not available in this daemon", key.Isolation)
 		}
 		g = &group{key: key, slots: make(chan struct{}, p.cfg.MaxPerKey)}
 		p.groups[key] = g

@@ -57,12 +57,14 @@ func TestTimeout(t *testing.T) {
 // TestTimeoutEdge runs work that takes about half the limit (it must
 // finish) and then twice the limit (it must not).
 func TestTimeoutEdge(t *testing.T) {
-	const limit = 300 * time.Millisecond
+	// Wide enough that a loaded machine under -race still finishes the
+	// short call; the long one would run twice the limit if not stopped.
+	const limit = time.Second
 	code := "const end = Date.now() + args.ms; let n = 0; while (Date.now() < end) n++; return n > 0"
-	if _, err := run(t, false, code, `{"ms": 100}`, executors.Limits{Timeout: limit}); err != nil {
-		t.Errorf("a 100ms call under a 300ms limit: %v", err)
+	if _, err := run(t, false, code, `{"ms": 300}`, executors.Limits{Timeout: limit}); err != nil {
+		t.Errorf("a 300ms call under a 1s limit: %v", err)
 	}
-	_, err := run(t, false, code, `{"ms": 600}`, executors.Limits{Timeout: limit})
+	_, err := run(t, false, code, `{"ms": 2000}`, executors.Limits{Timeout: limit})
 	wantLimit(t, err, executors.LimitTimeout)
 }
 

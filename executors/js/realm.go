@@ -99,7 +99,7 @@ func noCodeGeneration(rt *goja.Runtime) parser.Option {
 				panic(e)
 			}
 		}
-		panic(rt.NewTypeError(msg))
+		panic(rt.NewTypeError("%s", msg))
 	})
 	return fn.Interface().(parser.Option)
 }

@@ -112,7 +112,7 @@ func (r *realm) throw(kind, format string, args ...any) {
 			}
 		}
 	}
-	panic(r.rt.NewTypeError(msg))
+	panic(r.rt.NewTypeError("%s", msg))
 }
 
 // text returns argument i as a string; fn names the helper for the error

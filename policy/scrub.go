@@ -1,0 +1,432 @@
+package policy
+
+// Credential scrubbing: tool output passes through a Scrubber before an
+// agent or a user sees it. Two sources of secrets are covered:
+//
+//   - known values (the API keys toolcage itself injected), matched in their
+//     raw, base64, URL-escaped and hex forms by one Aho-Corasick automaton;
+//   - well-known credential shapes (provider tokens, PEM keys, URL
+//     passwords, key=value pairs), matched by RE2 rules that only run in a
+//     window around one of their keywords.
+//
+// Keywords and known values share the automaton, so clean text costs a
+// single pass over its bytes.
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// ScrubRule describes one credential shape.
+type ScrubRule struct {
+	Kind        string   // shown in the marker: "[REDACTED:Kind]"
+	Pattern     string   // RE2 syntax
+	SecretGroup int      // capture group holding the secret; 0 = whole match
+	Keywords    []string // lowercase literals; the regexp runs only near one (case-insensitive). None = run on all text.
+	MinEntropy  float64  // minimum Shannon entropy (bits per byte) of the secret
+}
+
+// Scrubber redacts secrets from text. It is safe for concurrent use.
+type Scrubber struct {
+	rules   []*scrubRule
+	nkw     int      // automaton ids below nkw are keywords
+	kwRules [][]int  // keyword id → rule indexes
+	always  []int    // rules with no keywords
+	kwList  []string // keyword literals, the automaton's first nkw ids
+	known   []string // automaton id-nkw → marker of the known value
+	ac      *acMatcher
+}
+
+// scrubRule is a compiled ScrubRule plus the refinements built-in rules use.
+type scrubRule struct {
+	ScrubRule
+	re *regexp.Regexp
+	// builtin rules' windows start back bytes before the keyword instead
+	// of at the start of its line.
+	builtin   bool
+	back      int
+	multiline bool                                          // the match may span lines (PEM blocks)
+	valid     func(w string, loc []int, secret string) bool // rejects look-alikes
+	// at, when set, replaces the regexp: it parses the text around a
+	// keyword at [ks, ke) and returns submatch indexes like the regexp's.
+	at func(text string, ks, ke int) []int
+}
+
+const (
+	markerPrefix   = "[REDACTED:"
+	minKnownLen    = 6
+	windowBack     = 256
+	windowFwd      = 1024
+	windowFwdMulti = 32 << 10
+	windowFwdTight = 8 << 10
+	maxPasses      = 3
+)
+
+// NewScrubber returns a Scrubber with the built-in rules, the extra rules,
+// and the known secret values (name → value). Values shorter than 6 bytes
+// are ignored: they would redact ordinary text.
+func NewScrubber(known map[string]string, extra []ScrubRule) (*Scrubber, error) {
+	base, err := builtinScrubRules()
+	if err != nil {
+		return nil, err
+	}
+	rules := slices.Clone(base)
+	for i, r := range extra {
+		cr, err := compileScrubRule(r)
+		if err != nil {
+			return nil, fmt.Errorf("scrub rule %d (%s): %w", i, r.Kind, err)
+		}
+		rules = append(rules, cr)
+	}
+	s := &Scrubber{rules: rules}
+	kwID := map[string]int{}
+	var kws []string
+	for ri, r := range rules {
+		if len(r.Keywords) == 0 {
+			s.always = append(s.always, ri)
+			continue
+		}
+		for _, k := range r.Keywords {
+			k = strings.ToLower(k)
+			id, ok := kwID[k]
+			if !ok {
+				id = len(kws)
+				kwID[k] = id
+				kws = append(kws, k)
+				s.kwRules = append(s.kwRules, nil)
+			}
+			if !slices.Contains(s.kwRules[id], ri) {
+				s.kwRules[id] = append(s.kwRules[id], ri)
+			}
+		}
+	}
+	// One more keyword finds markers of earlier passes.
+	kws = append(kws, strings.ToLower(markerPrefix))
+	s.kwRules = append(s.kwRules, nil)
+	s.nkw = len(kws)
+	return s.build(kws, known), nil
+}
+
+// WithKnown returns a copy of s that shares its rules but redacts the
+// given known values instead of s's.
+func (s *Scrubber) WithKnown(known map[string]string) *Scrubber {
+	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always}
+	return c.build(s.kwList, known)
+}
+
+func (s *Scrubber) build(kws []string, known map[string]string) *Scrubber {
+	lits := slices.Clone(kws)
+	s.kwList = kws
+	s.known = nil
+	names := make([]string, 0, len(known))
+	for n := range known {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	seen := map[string]bool{}
+	for _, n := range names {
+		marker := markerPrefix + "secret:" + markerName(n) + "]"
+		for _, f := range knownForms(known[n]) {
+			lf := strings.ToLower(f)
+			if len(f) < minKnownLen || seen[lf] {
+				continue
+			}
+			seen[lf] = true
+			lits = append(lits, f)
+			s.known = append(s.known, marker)
+		}
+	}
+	s.ac = newACMatcher(lits)
+	return s
+}
+
+// knownForms lists the encodings a secret value is recognised in.
+func knownForms(v string) []string {
+	if len(v) < minKnownLen {
+		return nil
+	}
+	b := []byte(v)
+	return []string{
+		v,
+		base64.StdEncoding.EncodeToString(b),
+		base64.RawStdEncoding.EncodeToString(b),
+		base64.URLEncoding.EncodeToString(b),
+		base64.RawURLEncoding.EncodeToString(b),
+		url.QueryEscape(v),
+		url.PathEscape(v),
+		hex.EncodeToString(b), // upper case is matched by case folding
+	}
+}
+
+func markerName(n string) string {
+	b := []byte(n)
+	for i, c := range b {
+		if !isMarkerByte(c) || c == ':' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func isMarkerByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '_' || c == '-' || c == '.' || c == ':'
+}
+
+// Scrub returns text with every secret replaced by a marker. Only the
+// secret part of a match is replaced; known values become
+// "[REDACTED:secret:NAME]". Scrub is idempotent.
+func (s *Scrubber) Scrub(text string) string {
+	for range maxPasses {
+		out, changed := s.scrubOnce(text)
+		if !changed {
+			return text
+		}
+		text = out
+	}
+	return text
+}
+
+// ScrubBytes is Scrub for byte slices. The input is not modified; when
+// nothing is redacted it is returned as is.
+func (s *Scrubber) ScrubBytes(b []byte) []byte {
+	in := string(b)
+	out := s.Scrub(in)
+	if len(out) == len(in) && out == in {
+		return b
+	}
+	return []byte(out)
+}
+
+type scrubSpan struct {
+	start, end int
+	prio       int // lower wins a tie on start
+	marker     string
+}
+
+type scrubWindow struct{ lo, hi int }
+
+// scrubOnce does one pass; changed reports whether anything was redacted.
+func (s *Scrubber) scrubOnce(text string) (string, bool) {
+	var (
+		spans   []scrubSpan
+		markers []scrubWindow
+		wins    map[int][]scrubWindow
+	)
+	s.ac.scan(text, func(end int, id int32) {
+		if int(id) >= s.nkw {
+			k := int(id) - s.nkw
+			spans = append(spans, scrubSpan{end - s.ac.lens[id], end, -1, s.known[k]})
+			return
+		}
+		start := end - s.ac.lens[id]
+		if int(id) == s.nkw-1 {
+			if w, ok := markerAt(text, start); ok {
+				markers = append(markers, w)
+			}
+			return
+		}
+		for _, ri := range s.kwRules[id] {
+			r := s.rules[ri]
+			if r.at != nil {
+				spans = r.findAt(text, start, end, ri, spans)
+				continue
+			}
+			if wins == nil {
+				wins = map[int][]scrubWindow{}
+			}
+			ws := wins[ri]
+			if n := len(ws); n > 0 && start < ws[n-1].hi && end <= ws[n-1].hi {
+				continue // already covered
+			}
+			w := r.window(text, start, end)
+			if n := len(ws); n > 0 && w.lo <= ws[n-1].hi {
+				ws[n-1].lo = min(ws[n-1].lo, w.lo)
+				ws[n-1].hi = max(ws[n-1].hi, w.hi)
+			} else {
+				ws = append(ws, w)
+			}
+			wins[ri] = ws
+		}
+	})
+	for _, ri := range s.always {
+		spans = s.rules[ri].find(text, scrubWindow{0, len(text)}, ri, spans)
+	}
+	for ri, ws := range wins {
+		for _, w := range ws {
+			spans = s.rules[ri].find(text, w, ri, spans)
+		}
+	}
+	if len(spans) == 0 {
+		return text, false
+	}
+	// Spans lying inside a marker come from earlier passes.
+	if len(markers) > 0 {
+		spans = slices.DeleteFunc(spans, func(sp scrubSpan) bool {
+			for _, m := range markers {
+				if m.lo <= sp.start && sp.end <= m.hi {
+					return true
+				}
+			}
+			return false
+		})
+		if len(spans) == 0 {
+			return text, false
+		}
+	}
+	slices.SortFunc(spans, func(a, b scrubSpan) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		if a.prio != b.prio {
+			return a.prio - b.prio
+		}
+		return b.end - a.end
+	})
+	var sb strings.Builder
+	sb.Grow(len(text))
+	last := 0
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && spans[i].start < cur.end; i++ {
+			cur.end = max(cur.end, spans[i].end)
+		}
+		sb.WriteString(text[last:cur.start])
+		sb.WriteString(cur.marker)
+		last = cur.end
+	}
+	sb.WriteString(text[last:])
+	return sb.String(), true
+}
+
+// markerAt reports the extent of a well-formed marker starting at i.
+func markerAt(text string, i int) (scrubWindow, bool) {
+	if !strings.HasPrefix(text[i:], markerPrefix) {
+		return scrubWindow{}, false
+	}
+	for j := i + len(markerPrefix); j < len(text) && j < i+256; j++ {
+		if text[j] == ']' {
+			return scrubWindow{i, j + 1}, true
+		}
+		if !isMarkerByte(text[j]) {
+			break
+		}
+	}
+	return scrubWindow{}, false
+}
+
+// window is the text around a keyword at [start, end) that a rule's
+// regexp looks at: the keyword's line, within bounds. Built-in rules know
+// how far their match can begin before the keyword.
+func (r *scrubRule) window(text string, start, end int) scrubWindow {
+	var lo, hi int
+	if r.builtin {
+		lo = max(0, start-r.back)
+		hi = min(len(text), max(end, start+windowFwdTight))
+	} else {
+		lo = max(0, start-windowBack)
+		if j := strings.LastIndexByte(text[lo:start], '\n'); j >= 0 {
+			lo += j + 1
+		}
+		hi = min(len(text), end+windowFwd)
+	}
+	if r.multiline {
+		return scrubWindow{lo, min(len(text), end+windowFwdMulti)}
+	}
+	if j := strings.IndexByte(text[end:hi], '\n'); j >= 0 {
+		hi = end + j
+	}
+	return scrubWindow{lo, hi}
+}
+
+func (r *scrubRule) find(text string, w scrubWindow, ri int, spans []scrubSpan) []scrubSpan {
+	sub := text[w.lo:w.hi]
+	for _, loc := range r.re.FindAllStringSubmatchIndex(sub, -1) {
+		spans = r.accept(sub, loc, w.lo, ri, spans)
+	}
+	return spans
+}
+
+func (r *scrubRule) findAt(text string, ks, ke, ri int, spans []scrubSpan) []scrubSpan {
+	if loc := r.at(text, ks, ke); loc != nil {
+		spans = r.accept(text, loc, 0, ri, spans)
+	}
+	return spans
+}
+
+// accept adds the secret of a match in w at submatch indexes loc, unless
+// it fails the rule's checks; off places w in the whole text.
+func (r *scrubRule) accept(w string, loc []int, off, ri int, spans []scrubSpan) []scrubSpan {
+	a, b := loc[2*r.SecretGroup], loc[2*r.SecretGroup+1]
+	if a < 0 || a == b {
+		return spans
+	}
+	secret := w[a:b]
+	switch {
+	case strings.HasPrefix(secret, markerPrefix),
+		r.valid != nil && !r.valid(w, loc, secret),
+		r.MinEntropy > 0 && entropy(secret) < r.MinEntropy:
+		return spans
+	}
+	return append(spans, scrubSpan{off + a, off + b, ri, markerPrefix + r.Kind + "]"})
+}
+
+// entropy is the Shannon entropy of s in bits per byte.
+func entropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	n := float64(len(s))
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+func compileScrubRule(r ScrubRule) (*scrubRule, error) {
+	if r.Kind == "" {
+		return nil, fmt.Errorf("empty kind")
+	}
+	re, err := regexp.Compile(r.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	if r.SecretGroup < 0 || r.SecretGroup > re.NumSubexp() {
+		return nil, fmt.Errorf("secret group %d out of range (pattern has %d)", r.SecretGroup, re.NumSubexp())
+	}
+	for _, k := range r.Keywords {
+		if k == "" {
+			return nil, fmt.Errorf("empty keyword")
+		}
+	}
+	return &scrubRule{ScrubRule: r, re: re}, nil
+}
+
+var builtinScrubRules = sync.OnceValues(func() ([]*scrubRule, error) {
+	out := make([]*scrubRule, 0, len(scrubBuiltins))
+	for _, b := range scrubBuiltins {
+		cr, err := compileScrubRule(b.rule)
+		if err != nil {
+			return nil, fmt.Errorf("built-in scrub rule %s: %w", b.rule.Kind, err)
+		}
+		cr.builtin, cr.back = true, max(1, b.back)
+		cr.multiline, cr.valid, cr.at = b.multiline, b.valid, b.at
+		out = append(out, cr)
+	}
+	return out, nil
+})

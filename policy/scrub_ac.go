@@ -1,0 +1,117 @@
+package policy
+
+// acMatcher is an Aho-Corasick automaton over ASCII-case-folded literals,
+// compiled to a DFA over byte classes so that scanning costs one table
+// lookup per input byte however many literals it holds.
+type acMatcher struct {
+	class [256]uint8 // byte → class; 0 is "no literal uses this byte"
+	nc    int32      // number of classes
+	// trans maps row+class to the next state's row (state*nc); the row is
+	// stored as ^row when a literal ends in that state.
+	trans []int32
+	out   [][]int32 // literal ids ending in each state, suffix links included
+	lens  []int     // literal lengths, by id
+}
+
+func foldByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + ('a' - 'A')
+	}
+	return c
+}
+
+// newACMatcher builds the automaton; empty literals never match.
+func newACMatcher(lits []string) *acMatcher {
+	m := &acMatcher{lens: make([]int, len(lits))}
+	n := 0
+	for _, p := range lits {
+		for i := 0; i < len(p); i++ {
+			c := foldByte(p[i])
+			if m.class[c] == 0 {
+				n++
+				m.class[c] = uint8(n)
+			}
+		}
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		m.class[c] = m.class[c+('a'-'A')]
+	}
+	nc := n + 1
+	m.nc = int32(nc)
+
+	newState := func() int32 {
+		for range nc {
+			m.trans = append(m.trans, -1)
+		}
+		m.out = append(m.out, nil)
+		return int32(len(m.out) - 1)
+	}
+	newState() // root
+	for id, p := range lits {
+		m.lens[id] = len(p)
+		if p == "" {
+			continue
+		}
+		s := int32(0)
+		for i := 0; i < len(p); i++ {
+			k := int(s)*nc + int(m.class[p[i]])
+			nx := m.trans[k]
+			if nx < 0 {
+				nx = newState()
+				m.trans[k] = nx
+			}
+			s = nx
+		}
+		m.out[s] = append(m.out[s], int32(id))
+	}
+
+	fail := make([]int32, len(m.out))
+	var queue []int32
+	for c := range nc {
+		if nx := m.trans[c]; nx < 0 {
+			m.trans[c] = 0
+		} else {
+			queue = append(queue, nx)
+		}
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if f := fail[s]; len(m.out[f]) > 0 {
+			m.out[s] = append(m.out[s][:len(m.out[s]):len(m.out[s])], m.out[f]...)
+		}
+		for c := range nc {
+			k := int(s)*nc + c
+			if nx := m.trans[k]; nx < 0 {
+				m.trans[k] = m.trans[int(fail[s])*nc+c]
+			} else {
+				fail[nx] = m.trans[int(fail[s])*nc+c]
+				queue = append(queue, nx)
+			}
+		}
+	}
+	for k, nx := range m.trans {
+		row := nx * int32(nc)
+		if len(m.out[nx]) > 0 {
+			row = ^row
+		}
+		m.trans[k] = row
+	}
+	return m
+}
+
+// scan calls fn(end, id) for every occurrence of every literal, in order
+// of end position; end is exclusive.
+func (m *acMatcher) scan(text string, fn func(end int, id int32)) {
+	trans, class := m.trans, &m.class
+	row := int32(0)
+	for i := 0; i < len(text); i++ {
+		row = trans[row+int32(class[text[i]])]
+		if row < 0 {
+			row = ^row
+			for _, id := range m.out[row/m.nc] {
+				fn(i+1, id)
+			}
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// benchCorpus concatenates testdata files until the text is about 1 MiB.
+func benchCorpus(b *testing.B, dir string) string {
+	b.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata/scrub", dir, "*.txt"))
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no corpus in %s: %v", dir, err)
+	}
+	var sb strings.Builder
+	for sb.Len() < 1<<20 {
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sb.Write(data)
+		}
+	}
+	return sb.String()
+}
+
+func benchScrub(b *testing.B, text string) {
+	s, err := NewScrubber(map[string]string{
+		"OPENAI_API_KEY": "sk-proj-bench0000000000000000000000000000",
+		"GITHUB_TOKEN":   "ghp_bench000000000000000000000000000000",
+		"DB_PASSWORD":    "bench-db-password",
+	}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Scrub(text)
+	}
+}
+
+func BenchmarkScrubClean(b *testing.B)       { benchScrub(b, benchCorpus(b, "benign")) }
+func BenchmarkScrubSecretLaden(b *testing.B) { benchScrub(b, benchCorpus(b, "secrets")) }

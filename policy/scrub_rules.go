@@ -1,0 +1,371 @@
+package policy
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+)
+
+// scrubBuiltin is a built-in rule with the refinements extra rules lack.
+type scrubBuiltin struct {
+	rule      ScrubRule
+	back      int // how far before its keyword a match can begin; default 1
+	multiline bool
+	at        func(text string, ks, ke int) []int
+	valid     func(w string, loc []int, secret string) bool
+}
+
+// prefixRule builds a rule for a token recognised by its own prefix.
+func prefixRule(kind, pattern string, minEntropy float64, keywords ...string) scrubBuiltin {
+	return scrubBuiltin{rule: ScrubRule{Kind: kind, Pattern: pattern, SecretGroup: 1, Keywords: keywords, MinEntropy: minEntropy}}
+}
+
+// contextRule builds a rule for a secret recognised by nearby context.
+func contextRule(kind, pattern string, minEntropy float64, valid func(string, []int, string) bool, keywords ...string) scrubBuiltin {
+	b := prefixRule(kind, pattern, minEntropy, keywords...)
+	b.valid = valid
+	return b
+}
+
+// tokenEnd is a token's right edge when \b does not fit (tokens ending in - or /).
+const tokenEnd = `(?:[^A-Za-z0-9_\-]|$)`
+
+var scrubBuiltins = []scrubBuiltin{
+	// Cloud providers.
+	contextRule("aws-access-key-id", `\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})\b`, 3.0, notExample, "akia", "asia", "abia", "acca", "a3t"),
+	prefixRule("aws-secret-access-key", `(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?[ \t]*(?:=|:|=>)[ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`, 3.5,
+		"secret_access_key", "secretaccesskey", "aws_secret_key", "awssecretkey", "aws_secret"),
+	prefixRule("google-api-key", `\b(AIza[0-9A-Za-z_\-]{35})`+tokenEnd, 3.0, "aiza"),
+	prefixRule("google-oauth-secret", `\b(GOCSPX-[A-Za-z0-9_\-]{28})`+tokenEnd, 3.0, "gocspx-"),
+	prefixRule("google-oauth-token", `\b(ya29\.[0-9A-Za-z_\-]{20,})`, 3.0, "ya29."),
+	prefixRule("google-refresh-token", `\b(1//0[A-Za-z0-9_\-]{40,})`, 3.0, "1//0"),
+	prefixRule("azure-storage-key", `(?i)AccountKey=([A-Za-z0-9+/]{86}==)`, 3.5, "accountkey="),
+	prefixRule("azure-sas-signature", `[?&;]sig=([A-Za-z0-9%+/=]{30,})`, 3.5, "sig="),
+	prefixRule("digitalocean-token", `\b(do[por]_v1_[a-f0-9]{64})\b`, 3.0, "dop_v1_", "doo_v1_", "dor_v1_"),
+	contextRule("heroku-api-key", `(?i)heroku[^\n]{0,40}?\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b`, 3.0, nil, "heroku"),
+	prefixRule("heroku-api-key", `\b(HRKU-[A-Za-z0-9_\-]{60,})`, 3.0, "hrku-"),
+
+	// Source hosting and package registries.
+	prefixRule("github-pat", `\b(ghp_[A-Za-z0-9]{36,255})\b`, 3.0, "ghp_"),
+	prefixRule("github-oauth-token", `\b(gho_[A-Za-z0-9]{36,255})\b`, 3.0, "gho_"),
+	prefixRule("github-app-token", `\b(gh[us]_[A-Za-z0-9]{36,255})\b`, 3.0, "ghu_", "ghs_"),
+	prefixRule("github-refresh-token", `\b(ghr_[A-Za-z0-9]{36,255})\b`, 3.0, "ghr_"),
+	prefixRule("github-fine-grained-pat", `\b(github_pat_[A-Za-z0-9_]{60,255})\b`, 3.0, "github_pat_"),
+	prefixRule("gitlab-token", `\b(gl(?:pat|dt|ptt|rt|cbt|oas|imt|ft|agent)-[A-Za-z0-9_\-]{20,})`, 3.0,
+		"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glimt-", "glft-", "glagent-"),
+	prefixRule("npm-token", `\b(npm_[A-Za-z0-9]{36})\b`, 3.0, "npm_"),
+	prefixRule("pypi-token", `\b(pypi-[A-Za-z0-9_\-]{50,})`, 3.0, "pypi-"),
+	prefixRule("docker-pat", `\b(dckr_pat_[A-Za-z0-9_\-]{20,})`, 3.0, "dckr_pat_"),
+	contextRule("docker-config-auth", `"auth"[ \t]*:[ \t]*"([A-Za-z0-9+/]{8,}={0,2})"`, 0, validBasic, `"auth"`),
+	prefixRule("huggingface-token", `\b(hf_[A-Za-z]{34})\b`, 3.0, "hf_"),
+	prefixRule("databricks-token", `\b(dapi[a-f0-9]{32}(?:-\d)?)\b`, 3.0, "dapi"),
+	prefixRule("pulumi-token", `\b(pul-[a-f0-9]{40})\b`, 3.0, "pul-"),
+	prefixRule("terraform-cloud-token", `\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70})`, 3.0, ".atlasv1.").from(16),
+	prefixRule("doppler-token", `\b(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})\b`, 3.0, "dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+	prefixRule("vault-token", `\b(hv[sb]\.[A-Za-z0-9_\-]{24,})`, 3.0, "hvs.", "hvb."),
+	contextRule("vault-token", `(?i)vault[^\n]{0,40}?\b(s\.[A-Za-z0-9]{24})\b`, 3.0, nil, "vault"),
+
+	// AI providers. Anthropic comes first so it names sk-ant- keys.
+	prefixRule("anthropic-api-key", `\b(sk-ant-[A-Za-z0-9_\-]{20,})`, 3.0, "sk-ant-"),
+	contextRule("openai-api-key", `\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})`, 3.5, validMixed, "sk-"),
+
+	// Messaging, payments, SaaS.
+	prefixRule("slack-token", `\b(xox[abposr]-[0-9A-Za-z\-]{10,250})`, 3.0, "xoxa-", "xoxb-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"),
+	prefixRule("slack-app-token", `\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)`, 3.0, "xapp-"),
+	prefixRule("slack-webhook", `hooks\.slack\.com/(?:services|workflows)/([A-Za-z0-9+/]{30,})`, 3.0, "hooks.slack.com"),
+	prefixRule("discord-webhook", `discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_\-]{60,})`, 3.0, "discord"),
+	prefixRule("telegram-bot-token", `\b(\d{8,10}:AA[0-9A-Za-z_\-]{33})`+tokenEnd, 3.0, ":aa").from(12),
+	prefixRule("stripe-key", `\b((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,247})\b`, 3.0, "sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+	prefixRule("square-token", `\b(sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60})`, 3.0, "sq0atp-", "sq0csp-", "eaaa"),
+	prefixRule("shopify-token", `\b(shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b`, 3.0, "shpat_", "shpss_", "shpca_", "shppa_"),
+	contextRule("twilio-key", `(?i)twilio[^\n]{0,60}?\b((?:SK)?[0-9a-f]{32})\b`, 3.0, nil, "twilio"),
+	prefixRule("sendgrid-api-key", `\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})`, 3.0, "sg."),
+	prefixRule("mailgun-api-key", `\b(key-[0-9a-f]{32})\b`, 3.0, "key-"),
+	prefixRule("postman-api-key", `\b(PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b`, 3.0, "pmak-"),
+	prefixRule("newrelic-api-key", `\b(NRAK-[A-Z0-9]{27})\b`, 3.0, "nrak-"),
+	prefixRule("grafana-token", `\b(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})`, 3.0, "glsa_", "glc_"),
+	prefixRule("linear-api-key", `\b(lin_api_[A-Za-z0-9]{40})\b`, 3.0, "lin_api_"),
+	prefixRule("sentry-token", `\b(sntry[su]_[A-Za-z0-9+/=_]{40,})`, 3.0, "sntrys_", "sntryu_"),
+	prefixRule("age-secret-key", `\b(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b`, 3.0, "age-secret-key-1"),
+
+	// Structural secrets.
+	prefixRule("jwt", `\b(ey[A-Za-z0-9_\-]{10,}\.ey[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})`, 3.0, "eyj"),
+	{
+		// The body is redacted, up to the END line or, in a key cut short
+		// (head, truncated output), as far as it looks like base64.
+		rule: ScrubRule{Kind: "private-key", Pattern: `-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----((?s:.*?))-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`,
+			SecretGroup: 1, Keywords: []string{"private key"}},
+		at: pemAt,
+	},
+	{
+		rule: ScrubRule{Kind: "url-password", Pattern: `(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,100}:([^\s:/@"'<>]{1,200})@[a-z0-9.\-\[_]`,
+			SecretGroup: 1, Keywords: []string{"://"}},
+		at:    urlPasswordAt,
+		valid: func(_ string, _ []int, s string) bool { return !placeholder(s) },
+	},
+	contextRule("authorization", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|apikey|api-key|sso-key|key)[ \t]+)?([A-Za-z0-9._~+/=:\-]{8,})`, 2.5, validTokenish, "authorization"),
+	contextRule("bearer-token", `(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`, 3.0, validTokenish, "bearer"),
+	contextRule("basic-auth", `(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`, 0, validBasic, "basic"),
+	contextRule("cli-password", `(?:^|[\s'"])(?:-u|--user)[ \t=]+['"]?[^\s:'"]+:([^\s'"]+)`, 0, func(_ string, _ []int, s string) bool { return !placeholder(s) }, "-u", "--user"),
+	contextRule("cli-password", `\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p([^\s'"]{4,})`, 0, func(_ string, _ []int, s string) bool { return !placeholder(s) }, "mysql", "mariadb"),
+	contextRule("cli-password", `\bsshpass\s+-p\s*['"]?([^\s'"]+)`, 0, func(_ string, _ []int, s string) bool { return !placeholder(s) }, "sshpass"),
+	contextRule("password", `(?i)([a-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_.\-]?key|access[_.\-]?key|auth[_.\-]?key|private[_.\-]?key|credentials?)[a-z0-9_.\-]*)["']?[ \t]*(?:=|:=|:|=>)[ \t]*["']?([^\s"'\x60,;<>\[\]{}()\\]{6,256})`,
+		2.0, validGeneric,
+		"password", "passwd", "passphrase", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
+		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential").group(2).parse(genericAt),
+}
+
+// from sets how far before its keyword a match can begin.
+func (b scrubBuiltin) from(n int) scrubBuiltin {
+	b.back = n
+	return b
+}
+
+// parse replaces the rule's regexp by a parser anchored at the keyword.
+func (b scrubBuiltin) parse(at func(text string, ks, ke int) []int) scrubBuiltin {
+	b.at = at
+	return b
+}
+
+// group sets the capture group holding the secret.
+func (b scrubBuiltin) group(n int) scrubBuiltin {
+	b.rule.SecretGroup = n
+	return b
+}
+
+var (
+	reDottedIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+	reLowerWord   = regexp.MustCompile(`^[a-z]{1,12}$`)
+	reLetters     = regexp.MustCompile(`^[A-Za-z]+$`)
+)
+
+// placeholder reports values that stand for a secret rather than being one.
+func placeholder(v string) bool {
+	l := strings.ToLower(v)
+	switch {
+	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "{{"),
+		strings.HasPrefix(v, "<"), strings.HasPrefix(v, markerPrefix):
+		return true
+	case strings.Trim(v, "*xX.•#-") == "":
+		return true
+	}
+	switch l {
+	case "true", "false", "null", "nil", "none", "undefined", "redacted", "hidden", "masked", "secret", "password", "changeit_placeholder":
+		return true
+	}
+	return false
+}
+
+// secretKeyName reports whether a key names a secret: its last secret
+// word ends it, or is followed only by a suffix such as "key" or "value".
+func secretKeyName(key string) bool {
+	var buf [512]byte
+	k := buf[:0]
+	for i := 0; i < len(key) && len(k) < len(buf); i++ {
+		switch c := key[i]; c {
+		case '_', '-', '.':
+		default:
+			k = append(k, foldByte(c))
+		}
+	}
+	end := -1
+	for _, kw := range genericKeywords {
+		if i := lastIndex(k, kw); i >= 0 && i+len(kw) > end {
+			end = i + len(kw)
+		}
+	}
+	if end < 0 {
+		return false
+	}
+	switch string(k[end:]) {
+	case "", "key", "keybase", "value", "string", "str", "b64", "base64":
+		return true
+	}
+	return false
+}
+
+func lastIndex(b []byte, s string) int {
+	for i := len(b) - len(s); i >= 0; i-- {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// genericKeywords are the words that make a key name a secret's name.
+var genericKeywords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey", "authkey", "privatekey", "credentials", "credential"}
+
+// validGeneric accepts key=value pairs whose key names a secret (DB_PASSWORD,
+// client_secret, apiKey, X-Api-Key) rather than something about one
+// (token_type, max_tokens, secretName, passwordFile), and whose value is
+// not a number, a path, a reference or a placeholder.
+func validGeneric(w string, loc []int, v string) bool {
+	if !secretKeyName(w[loc[2]:loc[3]]) {
+		return false
+	}
+	if loc[5] < len(w) && w[loc[5]] == '(' {
+		return false // a call: Password: os.Getenv("X")
+	}
+	switch {
+	case placeholder(v), reDottedIdent.MatchString(v), reLowerWord.MatchString(v):
+		return false
+	case strings.Trim(v, "0123456789") == "":
+		return false
+	case strings.HasPrefix(v, "/"), strings.HasPrefix(v, "./"), strings.HasPrefix(v, "../"), strings.HasPrefix(v, "~/"):
+		return false
+	case len(v) > 2 && v[1] == ':' && (v[2] == '\\' || v[2] == '/'):
+		return false
+	}
+	return true
+}
+
+// validMixed accepts random-looking tokens: a digit and a letter of each case.
+func validMixed(_ string, _ []int, v string) bool {
+	return strings.ContainsAny(v, "0123456789") &&
+		strings.ContainsAny(v, "abcdefghijklmnopqrstuvwxyz") &&
+		strings.ContainsAny(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+}
+
+// validTokenish rejects words and placeholders after Bearer/Authorization.
+func validTokenish(_ string, _ []int, v string) bool {
+	return !placeholder(v) && !reLetters.MatchString(strings.TrimRight(v, ".:=-"))
+}
+
+// notExample rejects the documentation keys (AKIAIOSFODNN7EXAMPLE).
+func notExample(_ string, _ []int, v string) bool {
+	return !strings.HasSuffix(v, "EXAMPLE")
+}
+
+// validBasic accepts base64 that decodes to user:password.
+func validBasic(_ string, _ []int, v string) bool {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(v, "="))
+	}
+	return err == nil && strings.IndexByte(string(b), ':') > 0
+}
+
+func isKeyByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+// isValueByte reports bytes a generic secret value may hold.
+func isValueByte(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\v', '\f', '\r', '"', '\'', '`', ',', ';', '<', '>', '[', ']', '{', '}', '(', ')', '\\':
+		return false
+	}
+	return true
+}
+
+func skipBlank(text string, i int) int {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// genericAt parses KEY SEP VALUE around a keyword inside KEY, as the
+// password rule's pattern describes: groups are the key and the value.
+func genericAt(text string, ks, ke int) []int {
+	a, b := ks, ke
+	for a > 0 && ks-a < 128 && isKeyByte(text[a-1]) {
+		a--
+	}
+	for b < len(text) && b-ke < 128 && isKeyByte(text[b]) {
+		b++
+	}
+	i := b
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	i = skipBlank(text, i)
+	switch rest := text[i:]; {
+	case strings.HasPrefix(rest, ":="), strings.HasPrefix(rest, "=>"):
+		i += 2
+	case strings.HasPrefix(rest, "="), strings.HasPrefix(rest, ":"):
+		i++
+	default:
+		return nil
+	}
+	i = skipBlank(text, i)
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	v := i
+	for i < len(text) && i-v < 256 && isValueByte(text[i]) {
+		i++
+	}
+	if i-v < 6 || !secretKeyName(text[a:b]) {
+		return nil
+	}
+	return []int{a, i, a, b, v, i}
+}
+
+// urlPasswordAt parses scheme://user:password@ around the "://" at ks.
+func urlPasswordAt(text string, ks, ke int) []int {
+	a := ks
+	for a > 0 && ks-a < 20 && (isKeyByte(text[a-1]) && text[a-1] != '_' || text[a-1] == '+') {
+		a--
+	}
+	if ks-a < 2 || !('a' <= text[a]|0x20 && text[a]|0x20 <= 'z') {
+		return nil
+	}
+	colon := -1
+	i := ke
+	for ; i < len(text) && i-ke < 300; i++ {
+		c := text[i]
+		if c == '@' {
+			break
+		}
+		if c == ':' && colon < 0 {
+			colon = i
+		}
+		if c <= ' ' || strings.IndexByte("/?#\"'<>\\", c) >= 0 {
+			return nil
+		}
+	}
+	if i >= len(text) || text[i] != '@' || colon < 0 || i == colon+1 {
+		return nil
+	}
+	return []int{a, i + 1, colon + 1, i}
+}
+
+var (
+	rePEMHeader = regexp.MustCompile(`-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----$`)
+	rePEMFooter = regexp.MustCompile(`^-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----`)
+	rePEMBody   = regexp.MustCompile(`^(?:[A-Za-z0-9+/=\s]|\\[nr]){16,}`)
+)
+
+const maxPEM = 64 << 10
+
+// pemAt finds the body of a PEM private key whose header holds the
+// "PRIVATE KEY" at [ks, ke).
+func pemAt(text string, ks, ke int) []int {
+	if !strings.HasPrefix(text[ke:], "-----") && !strings.HasPrefix(text[ke:], " BLOCK-----") {
+		return nil
+	}
+	hdrEnd := ke + strings.Index(text[ke:], "-----") + 5
+	h := rePEMHeader.FindStringIndex(text[max(0, ks-48):hdrEnd])
+	if h == nil {
+		return nil
+	}
+	start := max(0, ks-48) + h[0]
+	area := text[hdrEnd:min(len(text), hdrEnd+maxPEM)]
+	for off := 0; ; {
+		i := strings.Index(area[off:], "-----END")
+		if i < 0 {
+			break
+		}
+		if f := rePEMFooter.FindStringIndex(area[off+i:]); f != nil {
+			end := hdrEnd + off + i
+			return []int{start, end + f[1], hdrEnd, end}
+		}
+		off += i + 8
+	}
+	if b := rePEMBody.FindStringIndex(area); b != nil {
+		return []int{start, hdrEnd + b[1], hdrEnd, hdrEnd + b[1]}
+	}
+	return nil
+}
