@@ -31,6 +31,9 @@ type Dispatcher struct {
 	jsLimits, shellLimits, httpLimits executors.Limits
 	shellRules                        *policy.ShellRules
 	allowPrivateHosts                 []string
+	// scrubber takes credentials out of everything that leaves the daemon
+	// or is stored: results, logs, errors, audited arguments.
+	scrubber *policy.Scrubber
 	// networkShellTools may hold the network permission: a shell command's
 	// own sockets pass no guard, so each such tool is named in the config.
 	networkShellTools []string
@@ -127,6 +130,9 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Re
 	}
 	key := host.NewKey(def.Kind, def.Isolation, req.Permissions)
 	out, err := d.pool.Execute(ctx, key, req)
+	if out != nil {
+		scrubResult(d.scrubber, out)
+	}
 	if err != nil {
 		outcome := outcomeFailed
 		if c := executors.CodeOf(err); c == executors.CodePolicyDenied || c == executors.CodeRateLimited {
@@ -362,10 +368,11 @@ func (d *Dispatcher) refuse(ctx context.Context, call *pendingCall, err error) e
 // cannot be recorded is not reported as done.
 func (d *Dispatcher) finish(ctx context.Context, call *pendingCall, outcome string, out *executors.Result, callErr error) error {
 	now := time.Now()
+	callErr = scrubError(d.scrubber, callErr)
 	e := &store.Execution{
 		ID: call.id, Tool: call.tool, Version: call.version,
 		CallerID: call.caller.ID, CallerType: call.caller.Type, Worker: call.caller.Worker,
-		Arguments: call.args, Outcome: outcome, Duration: now.Sub(call.started),
+		Arguments: scrubJSON(d.scrubber, call.args), Outcome: outcome, Duration: now.Sub(call.started),
 		StartedAt: call.started, FinishedAt: now,
 	}
 	if out != nil {

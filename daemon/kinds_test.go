@@ -210,3 +210,40 @@ func TestJSFetch(t *testing.T) {
 		t.Fatalf("offline: %v %s", err, r.Result)
 	}
 }
+
+// TestCredentialsScrubbed: a credential a tool prints, logs, throws or is
+// given never leaves the daemon or reaches the database.
+func TestCredentialsScrubbed(t *testing.T) {
+	data := t.TempDir()
+	td := startDaemon(t, data, nil)
+	const key = "sk-ant-api03-Zx9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk6Lz9Xc2Vb5Nm8Qw1Er4Ty7Ui0Op3As6Df9Gh2Jk5Lz8Xc1Vb4Nm7AA"
+	create(t, td.client, `{"name":"leaky","description":"leaks","kind":"js","parameters":{"type":"object","properties":{"k":{"type":"string"}}},
+		"js":{"code":"console.log('key is ' + args.k); return {token: args.k, note: 'Authorization: Bearer ' + args.k}"}}`)
+	create(t, td.client, `{"name":"thrower2","description":"throws","kind":"js","parameters":{"type":"object","properties":{"k":{"type":"string"}}},
+		"js":{"code":"throw new Error('bad key ' + args.k)"}}`)
+	create(t, td.client, `{"name":"echo_key","description":"echo","kind":"shell","parameters":{"type":"object","properties":{"k":{"type":"string"}},"required":["k"]},
+		"shell":{"command":"echo {{.k}}"}}`)
+	var raw json.RawMessage
+	for _, tool := range []string{"leaky", "thrower2", "echo_key"} {
+		err := td.client.Do(context.Background(), "POST", "/v1/tools/"+tool+"/call", api.CallRequest{Arguments: mustJSON(map[string]any{"k": key})}, &raw)
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		if strings.Contains(string(raw), key) || !strings.Contains(string(raw), "[REDACTED:") {
+			t.Fatalf("%s answered %s", tool, raw)
+		}
+	}
+	if err := td.client.Do(context.Background(), "GET", "/v1/executions", nil, &raw); err != nil || strings.Contains(string(raw), key) {
+		t.Fatalf("audit: %v %s", err, raw)
+	}
+	td.stop()
+	// Nothing in the data dir holds the key: database, WAL, anything.
+	filepath.WalkDir(data, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+				t.Errorf("%s holds the key", p)
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/policy"
+)
+
+// scrubJSON scrubs credentials out of a JSON document. Scrubbing the text
+// whole lets rules see a key beside its value ("password": "…"); if that
+// ever left the JSON invalid, each string is scrubbed on its own instead.
+func scrubJSON(s *policy.Scrubber, raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	out := s.ScrubBytes(raw)
+	if bytes.Equal(out, raw) || json.Valid(out) {
+		return out
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return json.RawMessage(`"[REDACTED:unparseable]"`)
+	}
+	b, err := json.Marshal(scrubValue(s, v))
+	if err != nil {
+		return json.RawMessage(`"[REDACTED:unparseable]"`)
+	}
+	return b
+}
+
+func scrubValue(s *policy.Scrubber, v any) any {
+	switch t := v.(type) {
+	case string:
+		return s.Scrub(t)
+	case []any:
+		for i := range t {
+			t[i] = scrubValue(s, t[i])
+		}
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[s.Scrub(k)] = scrubValue(s, e)
+		}
+		return m
+	}
+	return v
+}
+
+// scrubResult scrubs everything a call returns: value, logs, error text.
+func scrubResult(s *policy.Scrubber, r *executors.Result) {
+	r.Value = scrubJSON(s, r.Value)
+	r.Error = s.Scrub(r.Error)
+	for i := range r.Logs {
+		r.Logs[i].Message = s.Scrub(r.Logs[i].Message)
+	}
+}
+
+// scrubError keeps err's code and limit and scrubs its message.
+func scrubError(s *policy.Scrubber, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	clean := s.Scrub(msg)
+	if clean == msg {
+		return err
+	}
+	return &executors.Error{Code: executors.CodeOf(err), Limit: executors.LimitOf(err), Err: errors.New(clean)}
+}
