@@ -38,6 +38,7 @@ Exit status: 0 allowed; 2 usage error (bad flags, config or template syntax);
 			policyRenderCommand(),
 			policyShellCommand(),
 			policyURLCommand(),
+			policyScrubCommand(),
 		},
 	}
 }

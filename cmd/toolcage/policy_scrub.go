@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolcage/toolcage/policy"
+)
+
+// maxScrubInput bounds what `policy scrub` reads from stdin.
+const maxScrubInput = 256 << 20
+
+func policyScrubCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "scrub",
+		Usage: "remove credentials from text on stdin, as the daemon does with tool output",
+		UsageText: `toolcage policy scrub < FILE
+
+Examples:
+   env | toolcage policy scrub
+   kubectl logs pod/api | toolcage policy scrub > api.log`,
+		Description: `Reads stdin and writes it to stdout with every credential the daemon's rules
+recognise replaced by [REDACTED:kind]: provider keys (AWS, GitHub, GitLab, Slack,
+Stripe, OpenAI, Anthropic, Google, ...), JWTs, PEM private keys, URLs with
+passwords, Authorization headers and password=/token: pairs. Git SHAs, UUIDs and
+lockfile hashes pass untouched. Nothing else is changed; no daemon is needed.`,
+		Action: func(cCtx *cli.Context) error {
+			if err := noArgs(cCtx); err != nil {
+				return err
+			}
+			return runPolicyScrub(cCtx.Context, appOf(cCtx))
+		},
+	}
+}
+
+func runPolicyScrub(_ context.Context, a *app) error {
+	s, err := policy.NewScrubber(nil, nil)
+	if err != nil {
+		return err
+	}
+	in, err := io.ReadAll(io.LimitReader(a.in, maxScrubInput+1))
+	if err != nil {
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	if len(in) > maxScrubInput {
+		return inputErrorf("stdin is larger than %d bytes; scrub it in pieces", maxScrubInput)
+	}
+	_, err = a.out.Write(s.ScrubBytes(in))
+	return err
+}
