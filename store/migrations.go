@@ -65,6 +65,18 @@ CREATE TABLE executions (
 CREATE INDEX executions_tool_started ON executions (tool, started_at);
 CREATE INDEX executions_started ON executions (started_at);
 `,
+	// 2: secrets, encrypted with AES-256-GCM (see secrets.go). The name is
+	// the associated data of its ciphertext; the value never appears in the
+	// clear.
+	`
+CREATE TABLE secrets (
+	name       TEXT    NOT NULL PRIMARY KEY,
+	nonce      BLOB    NOT NULL,
+	ciphertext BLOB    NOT NULL, -- sealed value with its GCM tag
+	created_at INTEGER NOT NULL, -- Unix ns
+	updated_at INTEGER NOT NULL  -- Unix ns
+) STRICT;
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the
