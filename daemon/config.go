@@ -19,6 +19,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/sandbox"
+	"github.com/toolcage/toolcage/policy"
 )
 
 // Config is the daemon configuration; see configs/toolcage.yaml.
@@ -32,6 +33,24 @@ type Config struct {
 	Shell           ShellConfig    `mapstructure:"shell"`
 	HTTP            HTTPConfig     `mapstructure:"http"`
 	Sandbox         SandboxConfig  `mapstructure:"sandbox"`
+	RateLimits      RateLimits     `mapstructure:"rate_limits"`
+}
+
+// RateLimits configures the per-call token buckets and concurrency caps.
+type RateLimits struct {
+	PerCallerTool   policy.RateLimit            `mapstructure:"per_caller_tool"`
+	PerTool         policy.RateLimit            `mapstructure:"per_tool"`
+	PerCaller       policy.RateLimit            `mapstructure:"per_caller"`
+	Tools           map[string]policy.RateLimit `mapstructure:"tools"`
+	Concurrency     int                         `mapstructure:"concurrency"`
+	ToolConcurrency map[string]int              `mapstructure:"tool_concurrency"`
+}
+
+// RateLimitConfig converts the settings for policy.NewRateLimiter.
+func (c *Config) RateLimitConfig() policy.RateLimitConfig {
+	r := c.RateLimits
+	return policy.RateLimitConfig{PerCallerTool: r.PerCallerTool, PerTool: r.PerTool, PerCaller: r.PerCaller,
+		Tools: r.Tools, Concurrency: r.Concurrency, ToolConcurrency: r.ToolConcurrency}
 }
 
 // SandboxConfig sets the process sandbox.

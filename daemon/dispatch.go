@@ -31,6 +31,8 @@ type Dispatcher struct {
 	jsLimits, shellLimits, httpLimits executors.Limits
 	shellRules                        *policy.ShellRules
 	allowPrivateHosts                 []string
+	// limiter holds the per-call token buckets and concurrency caps.
+	limiter *policy.RateLimiter
 	// scrubber takes credentials out of everything that leaves the daemon
 	// or is stored: results, logs, errors, audited arguments.
 	scrubber *policy.Scrubber
@@ -128,6 +130,11 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Re
 	if err != nil {
 		return nil, d.refuse(ctx, call, err)
 	}
+	release, err := d.limiter.Allow(call.caller.ID, call.tool, time.Now())
+	if err != nil {
+		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeRateLimited, Err: err})
+	}
+	defer release()
 	key := host.NewKey(def.Kind, def.Isolation, req.Permissions)
 	out, err := d.pool.Execute(ctx, key, req)
 	if out != nil {

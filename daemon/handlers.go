@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -124,8 +126,13 @@ func writeError(w http.ResponseWriter, err error) {
 		detail.Message = "internal error: " + err.Error()
 	}
 	if code == executors.CodeRateLimited {
-		w.Header().Set("Retry-After", "1")
-		detail.RetryAfterSeconds = 1
+		retry := time.Second
+		var rle *policy.RateLimitedError
+		if errors.As(err, &rle) && rle.RetryAfter > 0 {
+			retry = rle.RetryAfter
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+		detail.RetryAfterSeconds = retry.Seconds()
 	}
 	writeJSON(w, statusOf(code), api.ErrorBody{Error: detail})
 }

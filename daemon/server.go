@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	})
 	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
 		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
-		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber}
+		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, limiter: policy.NewRateLimiter(cfg.RateLimitConfig())}
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
 		d.pool.Close()
