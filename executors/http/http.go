@@ -106,7 +106,7 @@ type Config struct {
 // their connection pools are cached per allowlist.
 type Executor struct {
 	cfg    Config
-	guards *guardCache
+	guards *policy.NetGuardCache
 }
 
 // New returns an executor with cfg's defaults filled in.
@@ -117,11 +117,11 @@ func New(cfg Config) *Executor {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Executor{cfg: cfg, guards: newGuardCache(guardCacheSize)}
+	return &Executor{cfg: cfg, guards: policy.NewNetGuardCache(guardCacheSize)}
 }
 
 // CloseIdleConnections closes the idle connections of every cached guard.
-func (e *Executor) CloseIdleConnections() { e.guards.closeIdle() }
+func (e *Executor) CloseIdleConnections() { e.guards.CloseIdleConnections() }
 
 // Execute sends req.HTTP and returns the response; see the package comment
 // for the value and the errors.
@@ -144,11 +144,11 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	if err != nil {
 		return nil, err
 	}
-	entry, err := e.guards.get(call.AllowedDomains, call.AllowPrivateHosts)
+	entry, err := e.guards.Get(call.AllowedDomains, call.AllowPrivateHosts)
 	if err != nil {
 		return nil, executors.Errorf(executors.CodePolicyDenied, "http: %w", err)
 	}
-	u, err := entry.guard.CheckURL(call.URL)
+	u, err := entry.Guard.CheckURL(call.URL)
 	if err != nil {
 		return nil, executors.Errorf(executors.CodePolicyDenied, "http: %w", err)
 	}
@@ -173,7 +173,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	hreq.URL = u // the URL the guard checked, parsed the same way
 	hreq.Header = header
 
-	resp, err := entry.client.Do(hreq)
+	resp, err := entry.Client.Do(hreq)
 	if err != nil {
 		return e.failed(ctx, callCtx, err, method, u, timeout)
 	}
@@ -284,23 +284,6 @@ func requestMethod(m string) (string, error) {
 	return m, nil
 }
 
-// refusedHeaders may not be set by a tool: Host would reach other virtual
-// hosts behind an allowlisted address (domain fronting); the rest are
-// hop-by-hop or framing headers that belong to the transport (Upgrade and
-// HTTP2-Settings would ask for h2c or WebSocket switches).
-var refusedHeaders = map[string]bool{
-	"Host":              true,
-	"Connection":        true,
-	"Proxy-Connection":  true,
-	"Keep-Alive":        true,
-	"Transfer-Encoding": true,
-	"Te":                true,
-	"Trailer":           true,
-	"Upgrade":           true,
-	"Http2-Settings":    true,
-	"Content-Length":    true,
-}
-
 // requestHeader builds the request header from the call's headers, adding
 // a User-Agent and, for a JSON body without one, a JSON Content-Type.
 func requestHeader(in map[string]string, body []byte) (http.Header, error) {
@@ -313,7 +296,7 @@ func requestHeader(in map[string]string, body []byte) (http.Header, error) {
 			return nil, executors.Errorf(executors.CodeInvalidRequest, "http: header %s has a value with control characters (CR, LF or NUL)", k)
 		}
 		ck := http.CanonicalHeaderKey(k)
-		if refusedHeaders[ck] {
+		if policy.RefusedRequestHeader(ck) {
 			return nil, executors.Errorf(executors.CodePolicyDenied, "http: the %s header cannot be set by a tool", ck)
 		}
 		h[ck] = []string{v}

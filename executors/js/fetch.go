@@ -90,7 +90,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/dop251/goja"
 	"golang.org/x/net/http/httpguts"
@@ -113,23 +112,6 @@ const (
 
 // fetchMethods are the methods fetch sends.
 var fetchMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead}
-
-// fetchRefusedHeaders may not be set by a tool: Host would reach other
-// virtual hosts behind an allowlisted address; the rest are hop-by-hop or
-// framing headers that belong to the transport. The same list as the HTTP
-// executor's.
-var fetchRefusedHeaders = map[string]bool{
-	"Host":              true,
-	"Connection":        true,
-	"Proxy-Connection":  true,
-	"Keep-Alive":        true,
-	"Transfer-Encoding": true,
-	"Te":                true,
-	"Trailer":           true,
-	"Upgrade":           true,
-	"Http2-Settings":    true,
-	"Content-Length":    true,
-}
 
 // fetcher is a realm's fetch: its state lives on the VM goroutine, except
 // ctx, done and c, which the request goroutines use.
@@ -301,12 +283,12 @@ func (f *fetcher) fetchThrow(format string, args ...any) {
 // goroutine.
 func (f *fetcher) newRequest(fc goja.FunctionCall) (*http.Request, *http.Client) {
 	js := f.r.c.req.JS
-	entry, err := fetchGuards.get(js.AllowedDomains, js.AllowPrivateHosts)
+	entry, err := fetchGuards.Get(js.AllowedDomains, js.AllowPrivateHosts)
 	if err != nil {
 		f.fetchThrow("%v", err)
 	}
 	rawURL := fc.Argument(0).String()
-	u, err := entry.guard.CheckURL(rawURL)
+	u, err := entry.Guard.CheckURL(rawURL)
 	if err != nil {
 		f.fetchThrow("%v", err)
 	}
@@ -358,7 +340,7 @@ func (f *fetcher) newRequest(fc goja.FunctionCall) (*http.Request, *http.Client)
 	}
 	req.URL = u // the URL the guard checked, parsed the same way
 	req.Header = header
-	return req, entry.client
+	return req, entry.Client
 }
 
 // readHeaders adds init.headers to h: a Response's headers, an array of
@@ -399,7 +381,7 @@ func (f *fetcher) addHeader(h http.Header, name, value string) {
 		f.fetchThrow("header %s has a value with control characters (CR, LF or NUL)", name)
 	}
 	ck := http.CanonicalHeaderKey(name)
-	if fetchRefusedHeaders[ck] {
+	if policy.RefusedRequestHeader(ck) {
 		f.fetchThrow("the %s header cannot be set by a tool", ck)
 	}
 	h.Add(ck, value)
@@ -665,63 +647,6 @@ func (f *fetcher) readBodyOnce(fc goja.FunctionCall, what string, convert func(s
 	return rt.ToValue(p)
 }
 
-// fetchGuards keeps the guards of recently used allowlists for every call
-// in the process, so that calls of one tool reuse connections. Reusing a
-// connection is safe: it was dialled (and its address checked) for the
-// same host and port under the same allowlist.
-var fetchGuards = &fetchGuardCache{max: fetchGuardCacheSize}
-
-// fetchGuardEntry is a guard and the client that goes through it.
-type fetchGuardEntry struct {
-	key    string
-	guard  *policy.NetGuard
-	client *http.Client
-}
-
-// fetchGuardCache is a small LRU of guards by allowlist.
-type fetchGuardCache struct {
-	mu      sync.Mutex
-	max     int
-	entries []*fetchGuardEntry // most recently used last
-}
-
-// get returns the entry for an allowlist, building it on first use.
-func (c *fetchGuardCache) get(allowed, private []string) (*fetchGuardEntry, error) {
-	key := guardKey(allowed, private)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, e := range c.entries {
-		if e.key == key {
-			copy(c.entries[i:], c.entries[i+1:])
-			c.entries[len(c.entries)-1] = e
-			return e, nil
-		}
-	}
-	g, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: allowed, AllowPrivateHosts: private})
-	if err != nil {
-		return nil, err
-	}
-	e := &fetchGuardEntry{key: key, guard: g, client: g.Client()}
-	if len(c.entries) >= c.max {
-		c.entries[0].client.CloseIdleConnections()
-		c.entries = slices.Delete(c.entries, 0, 1)
-	}
-	c.entries = append(c.entries, e)
-	return e, nil
-}
-
-// guardKey identifies an allowlist exactly as given (order included; a
-// reordered list merely gets its own entry).
-func guardKey(allowed, private []string) string {
-	var b strings.Builder
-	for _, s := range allowed {
-		b.WriteString(s)
-		b.WriteByte(0)
-	}
-	b.WriteByte(1)
-	for _, s := range private {
-		b.WriteString(s)
-		b.WriteByte(0)
-	}
-	return b.String()
-}
+// fetchGuards keeps a guard and connection pool per allowlist, shared by
+// the calls this executor runs one after another.
+var fetchGuards = policy.NewNetGuardCache(fetchGuardCacheSize)
