@@ -34,6 +34,15 @@ type Config struct {
 	HTTP            HTTPConfig     `mapstructure:"http"`
 	Sandbox         SandboxConfig  `mapstructure:"sandbox"`
 	RateLimits      RateLimits     `mapstructure:"rate_limits"`
+	Secrets         SecretsConfig  `mapstructure:"secrets"`
+}
+
+// SecretsConfig sets where the key that encrypts stored secrets lives.
+type SecretsConfig struct {
+	// KeyFile holds the 32-byte key, created (mode 0600) on first start.
+	// Empty: <data_dir>/secrets.key. TOOLCAGE_SECRETS_KEY_FILE, or else
+	// TOOLCAGE_MASTER_KEY_FILE, sets it from the environment.
+	KeyFile string `mapstructure:"key_file"`
 }
 
 // RateLimits configures the per-call token buckets and concurrency caps.
@@ -149,6 +158,11 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 	v.SetEnvPrefix("TOOLCAGE")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
+	// The key file also answers to the older TOOLCAGE_MASTER_KEY_FILE; the
+	// first name set wins.
+	if err := v.BindEnv("secrets.key_file", "TOOLCAGE_SECRETS_KEY_FILE", "TOOLCAGE_MASTER_KEY_FILE"); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
 	for k, val := range overrides {
 		v.Set(k, val)
 	}
@@ -170,6 +184,9 @@ func (c *Config) finish() error {
 	}
 	if c.DataDir == "" {
 		c.DataDir = DefaultDataDir()
+	}
+	if c.Secrets.KeyFile == "" {
+		c.Secrets.KeyFile = filepath.Join(c.DataDir, "secrets.key")
 	}
 	var errs []error
 	if c.ShutdownTimeout <= 0 {

@@ -36,6 +36,8 @@ type Dispatcher struct {
 	// scrubber takes credentials out of everything that leaves the daemon
 	// or is stored: results, logs, errors, audited arguments.
 	scrubber *policy.Scrubber
+	// secretsKey decrypts stored secrets. Never logged.
+	secretsKey []byte
 	// networkShellTools may hold the network permission: a shell command's
 	// own sockets pass no guard, so each such tool is named in the config.
 	networkShellTools []string
@@ -90,7 +92,7 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 	if err != nil {
 		return nil, err
 	}
-	call := &pendingCall{id: newCallID(), tool: "test:" + def.Name, caller: caller, args: args, started: time.Now()}
+	call := &pendingCall{id: newCallID(), tool: "test:" + def.Name, caller: caller, args: args, started: time.Now(), dryRun: true}
 	return d.run(ctx, call, res)
 }
 
@@ -116,6 +118,18 @@ type pendingCall struct {
 	caller  executors.Caller
 	args    json.RawMessage
 	started time.Time
+	dryRun  bool // an unsaved definition (tools test)
+	// scrub is the call's scrubber: the daemon's plus the values of the
+	// secrets the call uses. Nil until those are known.
+	scrub *policy.Scrubber
+}
+
+// scrubber returns the scrubber for call's results, errors and record.
+func (d *Dispatcher) scrubberOf(call *pendingCall) *policy.Scrubber {
+	if call.scrub != nil {
+		return call.scrub
+	}
+	return d.scrubber
 }
 
 func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Resolved) (*api.CallResponse, error) {
@@ -126,7 +140,7 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Re
 	if err := res.Schema.Validate(call.args); err != nil {
 		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
 	}
-	req, err := d.request(call, res)
+	req, err := d.request(ctx, call, res)
 	if err != nil {
 		return nil, d.refuse(ctx, call, err)
 	}
@@ -138,7 +152,7 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Re
 	key := host.NewKey(def.Kind, def.Isolation, req.Permissions)
 	out, err := d.pool.Execute(ctx, key, req)
 	if out != nil {
-		scrubResult(d.scrubber, out)
+		scrubResult(d.scrubberOf(call), out)
 	}
 	if err != nil {
 		outcome := outcomeFailed
@@ -170,7 +184,7 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Re
 // request builds the executor request for an already validated call:
 // templates rendered, each value escaped for where it lands, and the
 // rendered command or URL checked by policy before anything runs.
-func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executors.Request, error) {
+func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalog.Resolved) (*executors.Request, error) {
 	def := res.Tool.Def
 	req := &executors.Request{
 		CallID: call.id, Tool: call.tool, Version: call.version, Caller: call.caller,
@@ -202,7 +216,11 @@ func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executo
 		if err != nil {
 			return nil, err
 		}
-		sh, err := d.renderShell(res, args)
+		secrets, err := d.secretsFor(ctx, call, res)
+		if err != nil {
+			return nil, err
+		}
+		sh, err := d.renderShell(res, args, secrets)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +231,11 @@ func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executo
 		if err != nil {
 			return nil, err
 		}
-		h, err := d.renderHTTP(res, args)
+		secrets, err := d.secretsFor(ctx, call, res)
+		if err != nil {
+			return nil, err
+		}
+		h, err := d.renderHTTP(res, args, secrets)
 		if err != nil {
 			return nil, err
 		}
@@ -226,6 +248,20 @@ func (d *Dispatcher) request(call *pendingCall, res *catalog.Resolved) (*executo
 		return nil, executors.Errorf(executors.CodeInvalidDefinition, "unknown kind %q", def.Kind)
 	}
 	return req, nil
+}
+
+// secretsFor resolves the secrets call uses and sets its scrubber.
+func (d *Dispatcher) secretsFor(ctx context.Context, call *pendingCall, res *catalog.Resolved) (func(string) (string, error), error) {
+	dryRunBy := ""
+	if call.dryRun {
+		dryRunBy = call.caller.Type
+	}
+	lookup, scrub, err := d.callSecrets(ctx, res, dryRunBy)
+	if err != nil {
+		return nil, err
+	}
+	call.scrub = scrub
+	return lookup, nil
 }
 
 // Rendering is what a call of a tool would run, without running it.
@@ -256,11 +292,20 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 		return nil, err
 	}
 	out := &Rendering{Tool: name, Version: res.Tool.Version, Kind: def.Kind}
+	if def.Kind != executors.KindShell && def.Kind != executors.KindHTTP {
+		return nil, executors.Errorf(executors.CodeInvalidRequest, "%s tools have no template to render", def.Kind)
+	}
+	// Rendered with the real values, so every check a call meets applies;
+	// what is shown has each value redacted.
+	secrets, scrub, err := d.callSecrets(ctx, res, "")
+	if err != nil {
+		return nil, err
+	}
 	switch def.Kind {
 	case executors.KindShell:
-		sh, err := d.renderShell(res, m)
+		sh, err := d.renderShell(res, m, secrets)
 		if err != nil {
-			return nil, err
+			return nil, redactError(scrub, err)
 		}
 		mode := policy.ShellModeShell
 		if sh.Argv != nil {
@@ -268,15 +313,45 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 		}
 		out.Shell = &policy.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
 	case executors.KindHTTP:
-		h, err := d.renderHTTP(res, m)
+		h, err := d.renderHTTP(res, m, secrets)
 		if err != nil {
-			return nil, err
+			return nil, redactError(scrub, err)
 		}
 		out.HTTP = &policy.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
-	default:
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "%s tools have no template to render", def.Kind)
+	}
+	if scrub != nil {
+		redactRendering(scrub, out)
 	}
 	return out, nil
+}
+
+// redactError scrubs err with s, the scrubber of a rendering that used
+// secrets; with none (s nil) err is returned as it was.
+func redactError(s *policy.Scrubber, err error) error {
+	if s == nil {
+		return err
+	}
+	return scrubError(s, err)
+}
+
+// redactRendering scrubs a rendering that used secrets, so what is shown
+// has each secret value redacted.
+func redactRendering(s *policy.Scrubber, r *Rendering) {
+	if sh := r.Shell; sh != nil {
+		for i, a := range sh.Argv {
+			sh.Argv[i] = s.Scrub(a)
+		}
+		sh.Command = s.Scrub(sh.Command)
+	}
+	if h := r.HTTP; h != nil {
+		h.URL = s.Scrub(h.URL)
+		for k, v := range h.Headers {
+			h.Headers[k] = s.Scrub(v)
+		}
+		if len(h.Body) > 0 {
+			h.Body = s.ScrubBytes(h.Body)
+		}
+	}
 }
 
 // decodeArgs decodes validated arguments, keeping numbers exact.
@@ -302,8 +377,8 @@ func renderError(err error) error {
 
 // RenderShell renders a shell tool's command and checks it against the
 // deny rules; it is what `toolcage tools render` shows.
-func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any) (*executors.ShellCall, error) {
-	r, err := res.Shell.Render(args, policy.ShellOptions{AllowDash: res.Schema.AllowDash})
+func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any, secrets func(string) (string, error)) (*executors.ShellCall, error) {
+	r, err := res.Shell.Render(args, policy.ShellOptions{AllowDash: res.Schema.AllowDash, Secrets: secrets})
 	if err != nil {
 		return nil, renderError(err)
 	}
@@ -319,7 +394,7 @@ func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any) (*e
 	for k, t := range res.Env {
 		// Environment values never pass through a shell's parser: placed
 		// verbatim, one variable each.
-		v, err := t.Render(args, policy.RenderOptions{AllowMissing: true})
+		v, err := t.Render(args, policy.RenderOptions{AllowMissing: true, Secrets: secrets})
 		if err != nil {
 			return nil, renderError(err)
 		}
@@ -330,9 +405,9 @@ func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any) (*e
 
 // renderHTTP renders an http tool's request and checks the URL against the
 // tool's allowlist; the executor checks again, after DNS, as it dials.
-func (d *Dispatcher) renderHTTP(res *catalog.Resolved, args map[string]any) (*executors.HTTPCall, error) {
+func (d *Dispatcher) renderHTTP(res *catalog.Resolved, args map[string]any, secrets func(string) (string, error)) (*executors.HTTPCall, error) {
 	spec := res.Tool.Def.HTTP
-	r, err := res.HTTP.Render(args, nil)
+	r, err := res.HTTP.Render(args, secrets)
 	if err != nil {
 		return nil, renderError(err)
 	}
@@ -375,11 +450,12 @@ func (d *Dispatcher) refuse(ctx context.Context, call *pendingCall, err error) e
 // cannot be recorded is not reported as done.
 func (d *Dispatcher) finish(ctx context.Context, call *pendingCall, outcome string, out *executors.Result, callErr error) error {
 	now := time.Now()
-	callErr = scrubError(d.scrubber, callErr)
+	scrub := d.scrubberOf(call)
+	callErr = scrubError(scrub, callErr)
 	e := &store.Execution{
 		ID: call.id, Tool: call.tool, Version: call.version,
 		CallerID: call.caller.ID, CallerType: call.caller.Type, Worker: call.caller.Worker,
-		Arguments: scrubJSON(d.scrubber, call.args), Outcome: outcome, Duration: now.Sub(call.started),
+		Arguments: scrubJSON(scrub, call.args), Outcome: outcome, Duration: now.Sub(call.started),
 		StartedAt: call.started, FinishedAt: now,
 	}
 	if out != nil {

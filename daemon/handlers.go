@@ -52,6 +52,9 @@ func (d *Daemon) routes() http.Handler {
 	h("POST /v1/tools/{name}/render", d.renderTool)
 	h("POST /v1/js", d.runJS)
 	h("GET /v1/executions", d.listExecutions)
+	h("GET /v1/secrets", d.listSecrets)
+	h("PUT /v1/secrets/{name}", d.putSecret)
+	h("DELETE /v1/secrets/{name}", d.deleteSecret)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &executors.Error{Code: executors.CodeInvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
 	})
@@ -76,7 +79,7 @@ func (d *Daemon) checkPeer(next http.Handler) http.Handler {
 // statusOf maps a stable code to its HTTP status.
 func statusOf(code executors.Code) int {
 	switch code {
-	case executors.CodeToolNotFound:
+	case executors.CodeToolNotFound, executors.CodeNotFound:
 		return http.StatusNotFound
 	case executors.CodeInvalidArguments, executors.CodeInvalidDefinition, executors.CodeInvalidRequest:
 		return http.StatusBadRequest

@@ -78,6 +78,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	// The key is kept in memory only, never logged; a key file that may
+	// have leaked (loose mode) stops the start.
+	secretsKey, err := store.LoadOrCreateKey(cfg.Secrets.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("secrets key: %w", err)
+	}
 	st, err := store.Open(ctx, filepath.Join(cfg.DataDir, "toolcage.db"))
 	if err != nil {
 		return nil, err
@@ -101,7 +107,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	})
 	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
 		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
-		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, limiter: policy.NewRateLimiter(cfg.RateLimitConfig())}
+		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: secretsKey, limiter: policy.NewRateLimiter(cfg.RateLimitConfig())}
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
 		d.pool.Close()

@@ -12,6 +12,7 @@ type Code string
 // The stable codes. Their strings are part of the public API.
 const (
 	CodeToolNotFound      Code = "tool_not_found"
+	CodeNotFound          Code = "not_found" // a named thing other than a tool (a secret)
 	CodeInvalidArguments  Code = "invalid_arguments"
 	CodeInvalidDefinition Code = "invalid_definition"
 	CodeInvalidRequest    Code = "invalid_request"

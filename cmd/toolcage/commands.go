@@ -13,6 +13,7 @@ func commands() []*cli.Command {
 		jsCommand(),
 		policyCommand(),
 		auditCommand(),
+		secretsCommand(),
 		healthCommand(),
 		sandboxCommand(),
 		versionCommand(),

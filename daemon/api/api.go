@@ -157,3 +157,32 @@ type Health struct {
 	Socket        string  `json:"socket"`
 	DataDir       string  `json:"data_dir"`
 }
+
+// SecretValue is PUT /v1/secrets/{name}: exactly one of Value (a plain
+// string) or Service (a service's fields and named entries). Values travel
+// only this way, into the daemon; no answer ever carries one.
+type SecretValue struct {
+	Value   *string        `json:"value,omitempty"`
+	Service *ServiceSecret `json:"service,omitempty"`
+}
+
+// ServiceSecret is a service's credentials. {{secret.NAME}} of a service
+// secret is its "api_key" field.
+type ServiceSecret struct {
+	Fields  map[string]string `json:"fields,omitempty"`
+	Entries json.RawMessage   `json:"entries,omitempty"`
+}
+
+// Secret describes one stored secret, never its value.
+type Secret struct {
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// UsedBy names the tools whose definitions list the secret.
+	UsedBy []string `json:"used_by"`
+}
+
+// SecretList is GET /v1/secrets.
+type SecretList struct {
+	Secrets []Secret `json:"secrets"`
+}
