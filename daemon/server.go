@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
@@ -38,6 +41,9 @@ type Daemon struct {
 	started time.Time
 	// allowUID decides which peers may talk to the socket.
 	allowUID func(uid uint32) bool
+
+	// sandboxState is this daemon's scratch dir for sandbox roots.
+	sandboxState string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -112,6 +118,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	if err != nil {
 		d.pool.Close()
 		st.Close()
+		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
 	d.ln = ln
@@ -132,7 +139,12 @@ func (d *Daemon) processRunner(exe string) (host.Runner, error) {
 		d.log.Warn("sandbox disabled by config: executors run as plain child processes with no namespaces, cgroups, Landlock or seccomp")
 		return &host.ProcessRunner{Path: exe}, nil
 	}
-	r := &host.SandboxRunner{Path: exe, Config: d.cfg.SandboxConfig(), StateDir: filepath.Join(os.TempDir(), "toolcage-sandbox")}
+	state, err := newSandboxStateDir(os.TempDir(), d.log)
+	if err != nil {
+		return nil, err
+	}
+	d.sandboxState = state
+	r := &host.SandboxRunner{Path: exe, Config: d.cfg.SandboxConfig(), StateDir: state}
 	// The lean launcher next to the executor starts a sandbox in about half
 	// the time; without it the executor launches itself.
 	if l := filepath.Join(filepath.Dir(exe), host.LauncherBinary); fileExists(l) {
@@ -140,6 +152,7 @@ func (d *Daemon) processRunner(exe string) (host.Runner, error) {
 	}
 	rep := r.Check()
 	if err := rep.Meets(r.Config.Require); err != nil {
+		os.RemoveAll(state)
 		return nil, fmt.Errorf("the process sandbox cannot run here (%w); run `toolcage sandbox check` for details, or set sandbox.enabled: false to run without it", err)
 	}
 	for _, n := range rep.Notes {
@@ -147,6 +160,33 @@ func (d *Daemon) processRunner(exe string) (host.Runner, error) {
 	}
 	d.log.Info("sandbox ready", "cgroup", rep.Cgroup, "landlock_abi", rep.LandlockABI, "seccomp", rep.Seccomp, "unprivileged", rep.Unprivileged)
 	return r, nil
+}
+
+// newSandboxStateDir makes this daemon's own scratch dir for sandbox roots,
+// named for the user and process, and removes the ones daemons that died
+// without cleaning up left behind.
+func newSandboxStateDir(root string, log *slog.Logger) (string, error) {
+	prefix := fmt.Sprintf("toolcage-sandbox-%d-", os.Geteuid())
+	old, _ := filepath.Glob(filepath.Join(root, prefix+"*"))
+	for _, dir := range old {
+		f := strings.Split(strings.TrimPrefix(filepath.Base(dir), prefix), "-")
+		pid, err := strconv.Atoi(f[0])
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			log.Warn("removing a dead daemon's sandbox dir", "dir", dir, "err", err)
+		}
+	}
+	dir, err := os.MkdirTemp(root, prefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		return "", fmt.Errorf("sandbox state dir: %w", err)
+	}
+	// The sandbox's mapped user passes through it to its own root.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return "", fmt.Errorf("sandbox state dir: %w", err)
+	}
+	return dir, nil
 }
 
 func fileExists(p string) bool {
@@ -201,6 +241,9 @@ func (d *Daemon) Close() error {
 		d.pool.Close()
 		d.closeErr = d.store.Close()
 		os.Remove(d.cfg.Socket)
+		if d.sandboxState != "" {
+			os.RemoveAll(d.sandboxState)
+		}
 		d.log.Info("toolcage daemon stopped")
 	})
 	return d.closeErr
