@@ -24,7 +24,7 @@ func requestToProto(r *Request) *proto.ExecuteRequest {
 		},
 	}
 	if r.JS != nil {
-		out.Js = &proto.JSCall{Code: r.JS.Code, AllowedDomains: r.JS.AllowedDomains, AllowPrivateHosts: r.JS.AllowPrivateHosts}
+		out.Js = &proto.JSCall{Code: r.JS.Code, AllowedDomains: r.JS.AllowedDomains, AllowPrivateHosts: r.JS.AllowPrivateHosts, Secrets: r.JS.Secrets}
 	}
 	if r.Shell != nil {
 		out.Shell = &proto.ShellCall{Argv: r.Shell.Argv, Command: r.Shell.Command, Env: r.Shell.Env, Dir: r.Shell.Dir}
@@ -60,7 +60,7 @@ func requestFromProto(in *proto.ExecuteRequest) *Request {
 		}
 	}
 	if js := in.GetJs(); js != nil {
-		r.JS = &JSCall{Code: js.GetCode(), AllowedDomains: js.GetAllowedDomains(), AllowPrivateHosts: js.GetAllowPrivateHosts()}
+		r.JS = &JSCall{Code: js.GetCode(), AllowedDomains: js.GetAllowedDomains(), AllowPrivateHosts: js.GetAllowPrivateHosts(), Secrets: js.GetSecrets()}
 	}
 	if sh := in.GetShell(); sh != nil {
 		r.Shell = &ShellCall{Argv: sh.GetArgv(), Command: sh.GetCommand(), Env: sh.GetEnv(), Dir: sh.GetDir()}

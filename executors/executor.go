@@ -41,6 +41,10 @@ type Caller struct {
 	Type string `json:"type"`
 	// Worker is the worker toolset the call came through, if any.
 	Worker string `json:"worker,omitempty"`
+	// Profile is a tool profile the caller asked to be held to on top of
+	// its configured ones (Toolcage-Profile); the daemon's business only,
+	// never sent to an executor.
+	Profile string `json:"-"`
 }
 
 // Limits bound one call. A zero field means "use the executor's default".
@@ -78,6 +82,10 @@ type JSCall struct {
 	AllowedDomains []string `json:"allowed_domains,omitempty"`
 	// AllowPrivateHosts names hosts fetch may reach on private addresses.
 	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
+	// Secrets holds the tool's declared secrets for utils.getApiKey and the
+	// Config Center helpers, by name: JSON {"value": "..."} or
+	// {"service": {"fields": {...}, "entries": [{"label", "fields"}]}}.
+	Secrets map[string]string `json:"-"`
 }
 
 // ShellCall is a rendered shell command. Argv is set when the template is one

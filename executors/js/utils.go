@@ -68,6 +68,7 @@ var utilsNames = newNameSet(
 	"clamp", "round", "randomInt", "sum", "avg",
 	"parseJson", "toJson", "parseCsv", "flatten", "getPath",
 	"unique", "chunk", "shuffle", "sample", "groupBy",
+	"getApiKey", "getSecret", "getServiceConfig", "getConfigEntry", "getConfigEntries", "getFieldValue",
 )
 
 // goUtils are the helpers written in Go.
@@ -86,6 +87,12 @@ var goUtils = map[string]func(*realm, goja.FunctionCall) goja.Value{
 	"removeDiacritics": (*realm).utilRemoveDiacritics,
 	"isUrl":            (*realm).utilIsURL,
 	"parseCsv":         (*realm).utilParseCSV,
+	"getApiKey":        (*realm).utilGetAPIKey,
+	"getSecret":        (*realm).utilGetAPIKey,
+	"getServiceConfig": (*realm).utilGetServiceConfig,
+	"getConfigEntry":   (*realm).utilGetConfigEntry,
+	"getConfigEntries": (*realm).utilGetConfigEntries,
+	"getFieldValue":    (*realm).utilGetFieldValue,
 }
 
 // utils builds the tool's utils object. Helpers are built on first use.

@@ -226,8 +226,11 @@ type JSCall struct {
 	// fetch's allowlist; fetch exists only with the network permission.
 	AllowedDomains    []string `protobuf:"bytes,2,rep,name=allowed_domains,json=allowedDomains,proto3" json:"allowed_domains,omitempty"`
 	AllowPrivateHosts []string `protobuf:"bytes,3,rep,name=allow_private_hosts,json=allowPrivateHosts,proto3" json:"allow_private_hosts,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The tool's declared secrets, by name: each a JSON document, either
+	// {"value": "..."} or {"service": {"fields": {...}, "entries": [...]}}.
+	Secrets       map[string]string `protobuf:"bytes,4,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JSCall) Reset() {
@@ -277,6 +280,13 @@ func (x *JSCall) GetAllowedDomains() []string {
 func (x *JSCall) GetAllowPrivateHosts() []string {
 	if x != nil {
 		return x.AllowPrivateHosts
+	}
+	return nil
+}
+
+func (x *JSCall) GetSecrets() map[string]string {
+	if x != nil {
+		return x.Secrets
 	}
 	return nil
 }
@@ -792,11 +802,15 @@ const file_executor_proto_rawDesc = "" +
 	"timeout_ns\x18\x01 \x01(\x03R\ttimeoutNs\x12!\n" +
 	"\fmemory_bytes\x18\x02 \x01(\x03R\vmemoryBytes\x12!\n" +
 	"\foutput_bytes\x18\x03 \x01(\x03R\voutputBytes\x12\x1a\n" +
-	"\brequests\x18\x04 \x01(\x05R\brequests\"u\n" +
+	"\brequests\x18\x04 \x01(\x05R\brequests\"\xf6\x01\n" +
 	"\x06JSCall\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12'\n" +
 	"\x0fallowed_domains\x18\x02 \x03(\tR\x0eallowedDomains\x12.\n" +
-	"\x13allow_private_hosts\x18\x03 \x03(\tR\x11allowPrivateHosts\"\xbf\x01\n" +
+	"\x13allow_private_hosts\x18\x03 \x03(\tR\x11allowPrivateHosts\x12C\n" +
+	"\asecrets\x18\x04 \x03(\v2).toolcage.executor.v1.JSCall.SecretsEntryR\asecrets\x1a:\n" +
+	"\fSecretsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbf\x01\n" +
 	"\tShellCall\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12:\n" +
@@ -872,7 +886,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_executor_proto_goTypes = []any{
 	(ErrorCode)(0),          // 0: toolcage.executor.v1.ErrorCode
 	(*Caller)(nil),          // 1: toolcage.executor.v1.Caller
@@ -884,27 +898,29 @@ var file_executor_proto_goTypes = []any{
 	(*LogLine)(nil),         // 7: toolcage.executor.v1.LogLine
 	(*Error)(nil),           // 8: toolcage.executor.v1.Error
 	(*ExecuteResponse)(nil), // 9: toolcage.executor.v1.ExecuteResponse
-	nil,                     // 10: toolcage.executor.v1.ShellCall.EnvEntry
-	nil,                     // 11: toolcage.executor.v1.HTTPCall.HeadersEntry
+	nil,                     // 10: toolcage.executor.v1.JSCall.SecretsEntry
+	nil,                     // 11: toolcage.executor.v1.ShellCall.EnvEntry
+	nil,                     // 12: toolcage.executor.v1.HTTPCall.HeadersEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	10, // 0: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
-	11, // 1: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
-	1,  // 2: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
-	2,  // 3: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
-	3,  // 4: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
-	4,  // 5: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
-	5,  // 6: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
-	0,  // 7: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
-	7,  // 8: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
-	8,  // 9: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
-	6,  // 10: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
-	9,  // 11: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
-	11, // [11:12] is the sub-list for method output_type
-	10, // [10:11] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	10, // 0: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
+	11, // 1: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
+	12, // 2: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
+	1,  // 3: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
+	2,  // 4: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
+	3,  // 5: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
+	4,  // 6: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
+	5,  // 7: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
+	0,  // 8: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
+	7,  // 9: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
+	8,  // 10: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
+	6,  // 11: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
+	9,  // 12: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
+	12, // [12:13] is the sub-list for method output_type
+	11, // [11:12] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -918,7 +934,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
