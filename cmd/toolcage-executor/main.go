@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/toolcage/toolcage/executors"
 	httpexec "github.com/toolcage/toolcage/executors/http"
@@ -30,6 +31,11 @@ func run(args []string) error {
 	kind := fs.String("kind", os.Getenv("TOOLCAGE_EXECUTOR_KIND"), "executor kind to serve: js, shell or http")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		// One call at a time: a second P would only spin between calls, and
+		// with a pool of executors on a few cores that spinning adds up.
+		runtime.GOMAXPROCS(1)
 	}
 	impl, err := newExecutor(executors.Kind(*kind))
 	if err != nil {
