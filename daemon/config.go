@@ -24,17 +24,19 @@ import (
 
 // Config is the daemon configuration; see configs/toolcage.yaml.
 type Config struct {
-	Socket          string         `mapstructure:"socket"`
-	DataDir         string         `mapstructure:"data_dir"`
-	Log             LogConfig      `mapstructure:"log"`
-	ShutdownTimeout time.Duration  `mapstructure:"shutdown_timeout"`
-	Executor        ExecutorConfig `mapstructure:"executor"`
-	JS              JSConfig       `mapstructure:"js"`
-	Shell           ShellConfig    `mapstructure:"shell"`
-	HTTP            HTTPConfig     `mapstructure:"http"`
-	Sandbox         SandboxConfig  `mapstructure:"sandbox"`
-	RateLimits      RateLimits     `mapstructure:"rate_limits"`
-	Secrets         SecretsConfig  `mapstructure:"secrets"`
+	Socket          string          `mapstructure:"socket"`
+	DataDir         string          `mapstructure:"data_dir"`
+	Log             LogConfig       `mapstructure:"log"`
+	ShutdownTimeout time.Duration   `mapstructure:"shutdown_timeout"`
+	Approvals       ApprovalsConfig `mapstructure:"approvals"`
+	Executor        ExecutorConfig  `mapstructure:"executor"`
+	JS              JSConfig        `mapstructure:"js"`
+	Shell           ShellConfig     `mapstructure:"shell"`
+	HTTP            HTTPConfig      `mapstructure:"http"`
+	Sandbox         SandboxConfig   `mapstructure:"sandbox"`
+	RateLimits      RateLimits      `mapstructure:"rate_limits"`
+	Secrets         SecretsConfig   `mapstructure:"secrets"`
+	Profiles        ProfilesConfig  `mapstructure:"profiles"`
 }
 
 // SecretsConfig sets where the key that encrypts stored secrets lives.
@@ -192,6 +194,9 @@ func (c *Config) finish() error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown_timeout must be positive"))
 	}
+	if c.Approvals.Timeout <= 0 {
+		errs = append(errs, errors.New("approvals.timeout must be positive"))
+	}
 	if c.Executor.MaxPerKey <= 0 {
 		errs = append(errs, errors.New("executor.max_per_key must be positive"))
 	}
@@ -229,6 +234,7 @@ func (c *Config) finish() error {
 	default:
 		errs = append(errs, fmt.Errorf("log.format: unknown format %q", c.Log.Format))
 	}
+	errs = append(errs, c.Profiles.check()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("config: %w", errors.Join(errs...))
 	}

@@ -247,7 +247,7 @@ func TestAPIErrorCodes(t *testing.T) {
 		{"wrong type", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": "1", "b": 2})}, executors.CodeInvalidArguments, 400},
 		{"arguments not an object", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: json.RawMessage(`[1]`)}, executors.CodeInvalidArguments, 400},
 		{"blocked", c, "POST", "/v1/tools/blocked_tool/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1, "b": 2})}, executors.CodePolicyDenied, 403},
-		{"ask", c, "POST", "/v1/tools/ask_tool/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1, "b": 2})}, executors.CodeApprovalRequired, 403},
+		{"ask", noWait(c), "POST", "/v1/tools/ask_tool/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1, "b": 2})}, executors.CodeApprovalRequired, 403},
 		{"timeout", c, "POST", "/v1/tools/spin/call", api.CallRequest{}, executors.CodeTimeout, 504},
 		{"memory bomb", c, "POST", "/v1/tools/bomb/call", api.CallRequest{}, executors.CodeLimitExceeded, 422},
 		{"bad caller type", &api.Client{}, "POST", "/v1/tools/adder/call", api.CallRequest{}, "", 0},
@@ -547,4 +547,12 @@ func TestMetricsAndHealth(t *testing.T) {
 			t.Fatalf("metrics lack %q:\n%s", want, b)
 		}
 	}
+}
+
+// noWait is c sending Toolcage-Approval-Wait: 0, so a call needing
+// approval answers approval_required at once.
+func noWait(c *api.Client) *api.Client {
+	cp := *c
+	cp.ApprovalWait = "0"
+	return &cp
 }

@@ -36,11 +36,16 @@ type Dispatcher struct {
 	// scrubber takes credentials out of everything that leaves the daemon
 	// or is stored: results, logs, errors, audited arguments.
 	scrubber *policy.Scrubber
-	// secretsKey decrypts stored secrets. Never logged.
-	secretsKey []byte
+	// secretsKey decrypts stored secrets; a rotation swaps it (rotate.go).
+	// Never logged.
+	secretsKey *secretsKey
+	// profiles decides which tools each caller may use (profiles.go).
+	profiles *callerProfiles
 	// networkShellTools may hold the network permission: a shell command's
 	// own sockets pass no guard, so each such tool is named in the config.
 	networkShellTools []string
+	// approvals holds the callers waiting on a person's decision.
+	approvals *approvalQueue
 }
 
 // Audit outcomes.
@@ -70,6 +75,10 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 	}
 	t := res.Tool
 	call := &pendingCall{id: newCallID(), tool: name, version: t.Version, caller: caller, args: args, started: time.Now()}
+	// Tool profiles: is the tool in the caller's effective set at all?
+	if err := d.checkProfile(t.Def, caller); err != nil {
+		return nil, d.refuse(ctx, call, err)
+	}
 	if t.Status != catalog.StatusActive {
 		return nil, d.refuse(ctx, call, executors.Errorf(executors.CodeToolNotActive, "tool %q is %s; only active tools run", name, t.Status))
 	}
@@ -77,7 +86,7 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 	case catalog.ApprovalBlocked:
 		return nil, d.refuse(ctx, call, executors.Errorf(executors.CodePolicyDenied, "tool %q is blocked by its approval setting", name))
 	case catalog.ApprovalAsk:
-		return nil, d.refuse(ctx, call, executors.Errorf(executors.CodeApprovalRequired, "tool %q needs a person's approval for each call, and this daemon has no approval queue yet", name))
+		return d.callAsk(ctx, call, res) // approvals.go
 	}
 	return d.run(ctx, call, res)
 }

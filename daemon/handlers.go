@@ -55,6 +55,10 @@ func (d *Daemon) routes() http.Handler {
 	h("GET /v1/secrets", d.listSecrets)
 	h("PUT /v1/secrets/{name}", d.putSecret)
 	h("DELETE /v1/secrets/{name}", d.deleteSecret)
+	h("GET /v1/approvals", d.listApprovals)
+	h("POST /v1/approvals/{id}/allow", d.decideApproval(true))
+	h("POST /v1/approvals/{id}/deny", d.decideApproval(false))
+	h("POST /v1/secrets/rotate", d.rotateSecretsKey)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &executors.Error{Code: executors.CodeInvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
 	})
@@ -116,6 +120,10 @@ func writeError(w http.ResponseWriter, err error) {
 	var ce *callError
 	if errors.As(err, &ce) {
 		detail.CallID = ce.callID
+	}
+	var ae *approvalError
+	if errors.As(err, &ae) {
+		detail.ApprovalID = ae.id
 	}
 	var ve *catalog.ValidationError
 	if errors.As(err, &ve) {
@@ -202,6 +210,9 @@ func callerOf(r *http.Request) (executors.Caller, error) {
 		Type:   r.Header.Get(api.HeaderCallerType),
 		ID:     r.Header.Get(api.HeaderCallerID),
 		Worker: r.Header.Get(api.HeaderWorker),
+		// A tool profile to be held to as well (profiles.go): it can
+		// only narrow what the caller may use.
+		Profile: r.Header.Get(api.HeaderProfile),
 	}
 	switch c.Type {
 	case "":
@@ -281,7 +292,7 @@ func (d *Daemon) listTools(w http.ResponseWriter, r *http.Request) error {
 	if f.Offset, err = intParam(r, "offset", 0); err != nil {
 		return err
 	}
-	tools, total, err := d.catalog.List(r.Context(), f)
+	tools, total, err := d.listToolsForProfile(r.Context(), f, q.Get("profile"))
 	if err != nil {
 		return err
 	}
@@ -450,7 +461,13 @@ func (d *Daemon) callTool(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	resp, err := d.disp.Call(r.Context(), r.PathValue("name"), req.Arguments, caller)
+	ctx := r.Context()
+	if wait, err := approvalWaitOf(r); err != nil {
+		return err
+	} else if !wait {
+		ctx = withoutApprovalWait(ctx)
+	}
+	resp, err := d.disp.Call(ctx, r.PathValue("name"), req.Arguments, caller)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,8 @@ func (d *Daemon) putSecret(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer clear(env)
-	if err := d.store.SetSecret(r.Context(), d.disp.secretsKey, name, env); err != nil {
+	err = d.disp.secretsKey.use(func(key []byte) error { return d.store.SetSecret(r.Context(), key, name, env) })
+	if err != nil {
 		if errors.Is(err, store.ErrInvalid) {
 			return badRequest("secret name %q must match ^[a-z][a-z0-9_]*$", name)
 		}
@@ -177,7 +178,7 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 	values := make(map[string]string, len(names))
 	known := make(map[string]string, len(names))
 	for _, n := range names {
-		raw, err := d.store.GetSecret(ctx, d.secretsKey, n)
+		raw, err := d.secretsKey.getSecret(ctx, d.store, n)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil, executors.Errorf(executors.CodeInvalidRequest,
 				"secret %s is not set; run toolcage secrets set %s", n, n)

@@ -113,7 +113,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	})
 	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
 		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
-		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: secretsKey, limiter: policy.NewRateLimiter(cfg.RateLimitConfig())}
+		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: newSecretsKey(secretsKey), profiles: newCallerProfiles(cfg.Profiles), limiter: policy.NewRateLimiter(cfg.RateLimitConfig())}
+	d.disp.approvals = newApprovalQueue(cfg.Approvals.Timeout)
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
 		d.pool.Close()
@@ -218,6 +219,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	d.log.Info("shutting down: draining calls in flight", "timeout", d.cfg.ShutdownTimeout)
+	d.disp.approvals.stop() // calls waiting for approval return; approvals stay pending
 	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
 	defer cancel()
 	err := d.srv.Shutdown(sctx)

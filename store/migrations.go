@@ -77,6 +77,34 @@ CREATE TABLE secrets (
 	updated_at INTEGER NOT NULL  -- Unix ns
 ) STRICT;
 `,
+	// 3: the approval queue of calls to approval: ask tools, and the calls
+	// a person approved for good (tool, version and arguments exactly).
+	`
+CREATE TABLE approvals (
+	id          TEXT    NOT NULL PRIMARY KEY,
+	tool        TEXT    NOT NULL,
+	version     INTEGER NOT NULL,
+	caller_id   TEXT    NOT NULL DEFAULT '',
+	caller_type TEXT    NOT NULL DEFAULT '',
+	args_hash   TEXT    NOT NULL,           -- sha256 hex of the canonical arguments
+	args        TEXT,                       -- JSON, scrubbed by the caller
+	rendered    TEXT    NOT NULL DEFAULT '', -- what would run, scrubbed
+	status      TEXT    NOT NULL,           -- pending | allowed | denied | expired
+	created_at  INTEGER NOT NULL,           -- Unix ns
+	decided_at  INTEGER,                    -- Unix ns, NULL while pending
+	decided_by  TEXT    NOT NULL DEFAULT ''
+) STRICT;
+
+CREATE INDEX approvals_status_created ON approvals (status, created_at);
+
+CREATE TABLE always_approvals (
+	tool       TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
+	args_hash  TEXT    NOT NULL,
+	created_at INTEGER NOT NULL, -- Unix ns
+	PRIMARY KEY (tool, version, args_hash)
+) STRICT, WITHOUT ROWID;
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -383,8 +383,8 @@ func TestMigrateAppliesTheRest(t *testing.T) {
 	s := openTest(t)
 	// The store is at len(migrations); a newer program brings two more.
 	newer := append(slices.Clone(migrations),
-		`CREATE TABLE approvals (id TEXT PRIMARY KEY) STRICT`,
-		`ALTER TABLE approvals ADD COLUMN tool TEXT NOT NULL DEFAULT ''; CREATE INDEX approvals_tool ON approvals (tool)`,
+		`CREATE TABLE future_things (id TEXT PRIMARY KEY) STRICT`,
+		`ALTER TABLE future_things ADD COLUMN tool TEXT NOT NULL DEFAULT ''; CREATE INDEX future_things_tool ON future_things (tool)`,
 	)
 	if err := migrate(ctx, s.wdb, newer, time.Now()); err != nil {
 		t.Fatalf("migrate: %v", err)
@@ -392,7 +392,7 @@ func TestMigrateAppliesTheRest(t *testing.T) {
 	if got := appliedMigrations(t, s); len(got) != len(newer) {
 		t.Errorf("applied %d migrations, want %d", len(got), len(newer))
 	}
-	if _, err := s.wdb.ExecContext(ctx, `INSERT INTO approvals (id, tool) VALUES ('a', 'b')`); err != nil {
+	if _, err := s.wdb.ExecContext(ctx, `INSERT INTO future_things (id, tool) VALUES ('a', 'b')`); err != nil {
 		t.Errorf("migrated table unusable: %v", err)
 	}
 	// Running it again changes nothing.

@@ -20,6 +20,7 @@ type callOptions struct {
 	pairs    []string // --arg k=v
 	argsJSON string   // --args-json, already read when "-"
 	json     bool
+	noWait   bool // --no-wait: do not wait for a person's approval
 }
 
 func callCommand() *cli.Command {
@@ -44,15 +45,20 @@ it from stdin). With neither, the tool gets {}.
 
 The result is printed as JSON on stdout; the tool's logs and a line naming the
 call (its id in the audit log, the version and the time taken) go to stderr.
-A tool that reports an error exits 1; a call refused by policy exits 3.`,
-		Flags: append(argsFlags(), jsonFlag()),
+A tool that reports an error exits 1; a call refused by policy exits 3.
+
+A tool with approval: ask waits until a person runs 'toolcage approvals allow'
+(or deny) or the daemon's approvals.timeout passes; --no-wait returns at once
+with the approval id instead.`,
+		Flags: append(argsFlags(), jsonFlag(),
+			&cli.BoolFlag{Name: "no-wait", Usage: "for a tool that asks approval: return at once (exit 3) with the approval id instead of waiting"}),
 		Action: func(cCtx *cli.Context) error {
 			name, err := oneName(cCtx)
 			if err != nil {
 				return err
 			}
 			a := appOf(cCtx)
-			opts := callOptions{name: name, json: a.jsonOut(cCtx)}
+			opts := callOptions{name: name, json: a.jsonOut(cCtx), noWait: cCtx.Bool("no-wait")}
 			if opts.pairs, opts.argsJSON, err = readArgsFlags(cCtx, a); err != nil {
 				return err
 			}
@@ -65,6 +71,9 @@ func runCall(ctx context.Context, a *app, opts callOptions) error {
 	args, err := a.toolArgs(ctx, opts.name, opts.pairs, opts.argsJSON)
 	if err != nil {
 		return err
+	}
+	if opts.noWait {
+		a.client.ApprovalWait = "0"
 	}
 	var resp api.CallResponse
 	raw, err := a.request(ctx, http.MethodPost, "/v1/tools/"+api.PathEscape(opts.name)+"/call", api.CallRequest{Arguments: args}, &resp)

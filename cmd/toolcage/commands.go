@@ -14,6 +14,7 @@ func commands() []*cli.Command {
 		policyCommand(),
 		auditCommand(),
 		secretsCommand(),
+		approvalsCommand(),
 		healthCommand(),
 		sandboxCommand(),
 		versionCommand(),

@@ -101,6 +101,9 @@ func printError(w io.Writer, err error) {
 		if ae.CallID != "" {
 			fmt.Fprintf(w, "  call id: %s\n", ae.CallID)
 		}
+		if ae.ApprovalID != "" {
+			fmt.Fprintf(w, "  approval id: %s\n", ae.ApprovalID)
+		}
 		if ae.RetryAfterSeconds > 0 {
 			fmt.Fprintf(w, "  retry after: %ss\n", strconv.FormatFloat(ae.RetryAfterSeconds, 'f', -1, 64))
 		}

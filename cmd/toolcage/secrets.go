@@ -27,11 +27,12 @@ func secretsCommand() *cli.Command {
 Examples:
    printf %s "$GITHUB_TOKEN" | toolcage secrets set github_token
    toolcage secrets list
-   toolcage secrets rm github_token`,
+   toolcage secrets rm github_token
+   toolcage secrets rotate`,
 		Description: `Secrets are stored encrypted by the daemon. A tool may use only the secrets
 its definition lists under secrets:, and their values are redacted from
 results, logs, errors and the audit log. No command ever prints a value.`,
-		Subcommands: []*cli.Command{secretsSetCommand(), secretsListCommand(), secretsRmCommand()},
+		Subcommands: []*cli.Command{secretsSetCommand(), secretsListCommand(), secretsRmCommand(), secretsRotateCommand()},
 	}
 }
 
@@ -173,5 +174,42 @@ func runSecretsRm(ctx context.Context, a *app, name string, jsonOut bool) error 
 		return writeJSON(a.out, raw) // 204: nothing
 	}
 	_, err = fmt.Fprintf(a.out, "Removed secret %s\n", name)
+	return err
+}
+
+func secretsRotateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "rotate",
+		Usage: "replace the key that encrypts secrets, re-encrypting every secret",
+		UsageText: `toolcage secrets rotate [--json]
+
+Example:
+   toolcage secrets rotate`,
+		Description: `The daemon makes a new random key, writes it to <key_file>.new, re-encrypts
+every stored secret under it in one transaction, renames the new file over
+the key file and starts using it. If any step before the rename fails,
+nothing changes and the old key stays in force. Back the new key file up:
+backups of the old one no longer open the secrets. Only a person may rotate.`,
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(cCtx *cli.Context) error {
+			if err := noArgs(cCtx); err != nil {
+				return err
+			}
+			a := appOf(cCtx)
+			return runSecretsRotate(cCtx.Context, a, a.jsonOut(cCtx))
+		},
+	}
+}
+
+func runSecretsRotate(ctx context.Context, a *app, jsonOut bool) error {
+	var rot api.SecretsRotation
+	raw, err := a.request(ctx, http.MethodPost, "/v1/secrets/rotate", nil, &rot)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return writeJSON(a.out, raw)
+	}
+	_, err = fmt.Fprintf(a.out, "Rotated the secrets key: %d secrets re-encrypted; the new key is in %s (back it up)\n", rot.Secrets, rot.KeyFile)
 	return err
 }

@@ -18,7 +18,8 @@ import (
 
 type toolsListOptions struct {
 	status, category, createdBy, kind string
-	limit, offset                     int // -1: not given
+	profile                           string // only the tools this profile allows
+	limit, offset                     int    // -1: not given
 	json                              bool
 }
 
@@ -27,17 +28,19 @@ func toolsListCommand() *cli.Command {
 		Name:    "list",
 		Aliases: []string{"ls"},
 		Usage:   "list tools",
-		UsageText: `toolcage tools list [--status S] [--category C] [--created-by user|llm] [--kind K] [--limit N] [--offset N]
+		UsageText: `toolcage tools list [--status S] [--category C] [--created-by user|llm] [--kind K] [--profile P] [--limit N] [--offset N]
 
 Examples:
    toolcage tools list
    toolcage tools list --status pending_approval --created-by llm
-   toolcage tools list --kind shell --json`,
+   toolcage tools list --kind shell --json
+   toolcage tools list --profile readonly`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "status", Usage: "only tools in `STATUS`: active, disabled, pending_approval or rejected"},
 			&cli.StringFlag{Name: "category", Usage: "only tools in `CATEGORY`"},
 			&cli.StringFlag{Name: "created-by", Usage: "only tools created by `WHO`: user or llm"},
 			&cli.StringFlag{Name: "kind", Usage: "only tools of `KIND`: js, shell or http"},
+			&cli.StringFlag{Name: "profile", Usage: "only the tools tool profile `P` allows (after the global profile): its effective set"},
 			&cli.IntFlag{Name: "limit", Usage: "show at most `N` tools", DefaultText: "all"},
 			&cli.IntFlag{Name: "offset", Usage: "skip the first `N` tools"},
 			jsonFlag(),
@@ -49,7 +52,7 @@ Examples:
 			a := appOf(cCtx)
 			opts := toolsListOptions{
 				status: cCtx.String("status"), category: cCtx.String("category"),
-				createdBy: cCtx.String("created-by"), kind: cCtx.String("kind"),
+				createdBy: cCtx.String("created-by"), kind: cCtx.String("kind"), profile: cCtx.String("profile"),
 				limit: -1, offset: -1, json: a.jsonOut(cCtx),
 			}
 			if err := oneOf(cCtx, "status", opts.status, catalog.StatusActive, catalog.StatusDisabled, catalog.StatusPendingApproval, catalog.StatusRejected); err != nil {
@@ -75,7 +78,7 @@ Examples:
 
 func runToolsList(ctx context.Context, a *app, opts toolsListOptions) error {
 	q := url.Values{}
-	for k, v := range map[string]string{"status": opts.status, "category": opts.category, "created_by": opts.createdBy, "kind": opts.kind} {
+	for k, v := range map[string]string{"status": opts.status, "category": opts.category, "created_by": opts.createdBy, "kind": opts.kind, "profile": opts.profile} {
 		if v != "" {
 			q.Set(k, v)
 		}

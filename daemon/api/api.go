@@ -15,6 +15,11 @@ const (
 	HeaderCallerType = "Toolcage-Caller-Type" // user | llm
 	HeaderCallerID   = "Toolcage-Caller-Id"
 	HeaderWorker     = "Toolcage-Worker"
+	// HeaderProfile narrows a caller to one more tool profile.
+	HeaderProfile = "Toolcage-Profile"
+	// HeaderApprovalWait "0" makes a call of an approval: ask tool return
+	// approval_required with the approval id at once instead of waiting.
+	HeaderApprovalWait = "Toolcage-Approval-Wait"
 )
 
 // ErrorBody is every error response: {"error": {...}}.
@@ -34,6 +39,9 @@ type ErrorDetail struct {
 	Problems []Problem `json:"problems,omitempty"`
 	// RetryAfterSeconds hints when a rate-limited call may be retried.
 	RetryAfterSeconds float64 `json:"retry_after_seconds,omitempty"`
+	// ApprovalID names the approval a call parked in (approval_required,
+	// approval_denied).
+	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 // Problem is one problem with a definition.
@@ -185,4 +193,42 @@ type Secret struct {
 // SecretList is GET /v1/secrets.
 type SecretList struct {
 	Secrets []Secret `json:"secrets"`
+}
+
+// SecretsRotation answers POST /v1/secrets/rotate: how many secrets were
+// re-encrypted under the new key, and the file that now holds it.
+type SecretsRotation struct {
+	Secrets int    `json:"secrets"`
+	KeyFile string `json:"key_file"`
+}
+
+// Approval is one call of an approval: ask tool in the approval queue.
+// Rendered is what would run: a shell tool's argv (JSON) or `sh -c` command,
+// an HTTP tool's method and URL (credentials redacted), or sha256:<hex> of
+// a JavaScript tool's code. Arguments are scrubbed of credentials.
+type Approval struct {
+	ID         string          `json:"id"`
+	Tool       string          `json:"tool"`
+	Version    int             `json:"version"`
+	CallerID   string          `json:"caller_id"`
+	CallerType string          `json:"caller_type"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Rendered   string          `json:"rendered"`
+	Status     string          `json:"status"` // pending | allowed | denied | expired
+	CreatedAt  time.Time       `json:"created_at"`
+	DecidedAt  *time.Time      `json:"decided_at,omitempty"`
+	DecidedBy  string          `json:"decided_by,omitempty"`
+	// Always is set on the answer to an allow that approved the call for good.
+	Always bool `json:"always,omitempty"`
+}
+
+// ApprovalList is GET /v1/approvals.
+type ApprovalList struct {
+	Approvals []Approval `json:"approvals"`
+}
+
+// ApprovalDecision is the body of POST /v1/approvals/{id}/allow: Always
+// approves this exact call (tool, version, arguments) from then on.
+type ApprovalDecision struct {
+	Always bool `json:"always,omitempty"`
 }

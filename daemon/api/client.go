@@ -22,6 +22,12 @@ type Client struct {
 	CallerType string
 	CallerID   string
 	Worker     string
+	// Profile names a tool profile the caller asks to be held to, on top
+	// of the ones the daemon's config maps it to.
+	Profile string
+	// ApprovalWait, when set, is sent as Toolcage-Approval-Wait ("0": a
+	// call needing approval returns at once).
+	ApprovalWait string
 }
 
 // NewClient returns a client for the daemon listening on socket.
@@ -83,6 +89,12 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	if c.Worker != "" {
 		req.Header.Set(HeaderWorker, c.Worker)
+	}
+	if c.ApprovalWait != "" {
+		req.Header.Set(HeaderApprovalWait, c.ApprovalWait)
+	}
+	if c.Profile != "" {
+		req.Header.Set(HeaderProfile, c.Profile)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolcage/toolcage/daemon/api"
+)
+
+// approvalsCommand is the approvals noun: the queue of calls to
+// `approval: ask` tools waiting for a person.
+func approvalsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "approvals",
+		Usage: "list, allow and deny calls waiting for a person's approval",
+		UsageText: `toolcage approvals command [command options] [arguments...]
+
+Examples:
+   toolcage approvals list
+   toolcage approvals allow k3xq7mfa
+   toolcage approvals allow k3xq --always
+   toolcage approvals deny k3xq7mfa`,
+		Description: `A call of a tool with approval: ask parks in the approval queue and its
+caller waits (approvals.timeout in the daemon config, 2 minutes by default)
+for a person to allow or deny it; no decision in time denies it. The queue is
+kept in the daemon's database: after a daemon restart pending approvals are
+still listed, but their callers are gone, so allowing one runs nothing;
+allow --always still approves the next identical call.`,
+		Subcommands: []*cli.Command{approvalsListCommand(), approvalsAllowCommand(), approvalsDenyCommand()},
+	}
+}
+
+func approvalsListCommand() *cli.Command {
+	return &cli.Command{
+		Name:    "list",
+		Aliases: []string{"ls"},
+		Usage:   "list approvals and what exactly each call would run",
+		UsageText: `toolcage approvals list [--status STATUS] [--json]
+
+Examples:
+   toolcage approvals list
+   toolcage approvals list --status all`,
+		Description: `WHAT is what the call would run: a shell tool's argv (JSON) or sh -c
+command, an HTTP tool's method and URL, or the sha256 of a JavaScript tool's
+code. Secret values are never shown.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "status", Value: "pending", Usage: "show approvals with `STATUS`: pending, allowed, denied, expired or all"},
+			jsonFlag(),
+		},
+		Action: func(cCtx *cli.Context) error {
+			if err := noArgs(cCtx); err != nil {
+				return err
+			}
+			status := cCtx.String("status")
+			switch status {
+			case "pending", "allowed", "denied", "expired":
+			case "all":
+				status = ""
+			default:
+				return usageErrorf(cCtx, "--status must be pending, allowed, denied, expired or all, not %q", status)
+			}
+			a := appOf(cCtx)
+			return runApprovalsList(cCtx.Context, a, status, a.jsonOut(cCtx))
+		},
+	}
+}
+
+func runApprovalsList(ctx context.Context, a *app, status string, jsonOut bool) error {
+	path := "/v1/approvals"
+	if status != "" {
+		path += "?status=" + url.QueryEscape(status)
+	}
+	var list api.ApprovalList
+	raw, err := a.request(ctx, http.MethodGet, path, nil, &list)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return writeJSON(a.out, raw)
+	}
+	tw := newTable(a.out)
+	if status == "" {
+		row(tw, "ID", "TOOL", "VER", "CALLER", "WHAT", "CREATED", "STATUS")
+	} else {
+		row(tw, "ID", "TOOL", "VER", "CALLER", "WHAT", "CREATED")
+	}
+	for _, ap := range list.Approvals {
+		caller := ap.CallerType
+		if ap.CallerID != "" {
+			caller += ":" + ap.CallerID
+		}
+		cells := []string{ap.ID, ap.Tool, strconv.Itoa(ap.Version), orDash(caller), orDash(ap.Rendered), formatTime(ap.CreatedAt, a.loc)}
+		if status == "" {
+			cells = append(cells, ap.Status)
+		}
+		row(tw, cells...)
+	}
+	return tw.Flush()
+}
+
+// approvalID returns the one ID argument.
+func approvalID(cCtx *cli.Context) (string, error) {
+	switch n := cCtx.NArg(); {
+	case n == 0:
+		return "", usageErrorf(cCtx, "missing the approval ID (see 'toolcage approvals list')")
+	case n > 1:
+		return "", usageErrorf(cCtx, "unexpected argument %q: give one approval ID", cCtx.Args().Get(1))
+	}
+	return cCtx.Args().First(), nil
+}
+
+func approvalsAllowCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "allow",
+		Usage:     "allow a waiting call",
+		ArgsUsage: "ID",
+		UsageText: `toolcage approvals allow ID [--always]
+
+Examples:
+   toolcage approvals allow k3xq7mfa
+   toolcage approvals allow k3xq --always`,
+		Description: `Allows the call; its waiting caller gets the result. ID may be a unique
+prefix of at least 4 characters. --always also approves this exact call from
+then on: the same tool at the same version with the same arguments, never the
+tool or program alone. Changing the tool (a new version) voids it.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "always", Usage: "approve this exact call (tool, version, arguments) from now on"},
+			jsonFlag(),
+		},
+		Action: func(cCtx *cli.Context) error {
+			id, err := approvalID(cCtx)
+			if err != nil {
+				return err
+			}
+			a := appOf(cCtx)
+			return runApprovalDecide(cCtx.Context, a, id, true, cCtx.Bool("always"), a.jsonOut(cCtx))
+		},
+	}
+}
+
+func approvalsDenyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "deny",
+		Usage:     "deny a waiting call",
+		ArgsUsage: "ID",
+		UsageText: `toolcage approvals deny ID
+
+Example:
+   toolcage approvals deny k3xq7mfa`,
+		Description: `Denies the call; its waiting caller gets approval_denied. ID may be a
+unique prefix of at least 4 characters.`,
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(cCtx *cli.Context) error {
+			id, err := approvalID(cCtx)
+			if err != nil {
+				return err
+			}
+			a := appOf(cCtx)
+			return runApprovalDecide(cCtx.Context, a, id, false, false, a.jsonOut(cCtx))
+		},
+	}
+}
+
+func runApprovalDecide(ctx context.Context, a *app, id string, allow, always, jsonOut bool) error {
+	verb := "deny"
+	var body any
+	if allow {
+		verb = "allow"
+		body = api.ApprovalDecision{Always: always}
+	}
+	var ap api.Approval
+	raw, err := a.request(ctx, http.MethodPost, "/v1/approvals/"+api.PathEscape(id)+"/"+verb, body, &ap)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return writeJSON(a.out, raw)
+	}
+	switch {
+	case allow && always:
+		_, err = fmt.Fprintf(a.out, "Allowed %s (%s v%d), and the same call from now on\n", ap.ID, ap.Tool, ap.Version)
+	case allow:
+		_, err = fmt.Fprintf(a.out, "Allowed %s (%s v%d)\n", ap.ID, ap.Tool, ap.Version)
+	default:
+		_, err = fmt.Fprintf(a.out, "Denied %s (%s v%d)\n", ap.ID, ap.Tool, ap.Version)
+	}
+	return err
+}

@@ -1,0 +1,137 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcage/toolcage/daemon/api"
+
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/policy"
+)
+
+func TestRenderedCall(t *testing.T) {
+	s, err := policy.NewScrubber(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := "return args.a"
+	sum := sha256.Sum256([]byte(code))
+	for _, tt := range []struct {
+		req  *executors.Request
+		want string
+	}{
+		{&executors.Request{Shell: &executors.ShellCall{Argv: []string{"echo", "a&&b"}}}, `["echo","a&&b"]`},
+		{&executors.Request{Shell: &executors.ShellCall{Command: "echo 'x' | wc -c"}}, `sh -c "echo 'x' | wc -c"`},
+		{&executors.Request{HTTP: &executors.HTTPCall{Method: "GET", URL: "https://bob:hunter2@api.example.com/v1?q=1"}}, "GET https://bob:xxxxx@api.example.com/v1?q=1"},
+		{&executors.Request{JS: &executors.JSCall{Code: code}}, "sha256:" + hex.EncodeToString(sum[:])},
+	} {
+		got := renderedCall(tt.req, s)
+		if tt.req.HTTP != nil {
+			// Whatever RedactURL writes for the password, it is not the password.
+			if got == "" || strings.Contains(got, "hunter2") || !strings.Contains(got, "api.example.com/v1") {
+				t.Errorf("http rendered %q", got)
+			}
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("rendered %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestApprovalIDs(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := newApprovalID()
+		if len(id) != approvalIDLen {
+			t.Fatalf("id %q", id)
+		}
+		for _, r := range id {
+			if (r < 'a' || r > 'z') && (r < '2' || r > '7') {
+				t.Fatalf("id %q", id)
+			}
+		}
+		seen[id] = true
+	}
+	if len(seen) < 999 {
+		t.Errorf("%d distinct ids of 1000", len(seen))
+	}
+	if !waitsForApproval(context.Background()) || waitsForApproval(withoutApprovalWait(context.Background())) {
+		t.Error("approval wait context")
+	}
+}
+
+// TestApprovalAPI covers the wire contract: the approval id on
+// approval_required, the list, allow with a body, llm refused, and the
+// waiting call getting its result.
+func TestApprovalAPI(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	create(t, c, "name: ask_js\ndescription: asks\nkind: js\napproval: ask\njs: {code: 'return args.n * 2'}")
+	ctx := context.Background()
+
+	err := noWait(c).Do(ctx, "POST", "/v1/tools/ask_js/call", api.CallRequest{Arguments: mustJSON(map[string]any{"n": 1})}, nil)
+	ae := apiErr(t, err)
+	if ae.Code != executors.CodeApprovalRequired || ae.Status != 403 || len(ae.ApprovalID) != approvalIDLen || ae.CallID == "" {
+		t.Fatalf("no-wait call: %+v", ae)
+	}
+	bad := *c
+	bad.ApprovalWait = "soon"
+	if ae := apiErr(t, bad.Do(ctx, "POST", "/v1/tools/ask_js/call", api.CallRequest{}, nil)); ae.Code != executors.CodeInvalidRequest {
+		t.Errorf("bad wait header: %+v", ae)
+	}
+
+	type answer struct {
+		resp api.CallResponse
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		r, err := callTool(c, "ask_js", map[string]any{"n": 21})
+		done <- answer{r, err}
+	}()
+	var list api.ApprovalList
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if err := c.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Approvals) == 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(list.Approvals) != 2 {
+		t.Fatalf("pending: %+v", list)
+	}
+	a := list.Approvals[1]
+	if a.ID == ae.ApprovalID || !strings.HasPrefix(a.Rendered, "sha256:") || a.Status != "pending" || string(a.Arguments) != `{"n":21}` {
+		t.Fatalf("approval %+v", a)
+	}
+	if ae := apiErr(t, llm(c).Do(ctx, "POST", "/v1/approvals/"+a.ID+"/allow", api.ApprovalDecision{}, nil)); ae.Code != executors.CodeForbidden || ae.Status != 403 {
+		t.Errorf("llm allow: %+v", ae)
+	}
+	if ae := apiErr(t, c.Do(ctx, "GET", "/v1/approvals?status=maybe", nil, nil)); ae.Code != executors.CodeInvalidRequest {
+		t.Errorf("bad status: %+v", ae)
+	}
+	var got api.Approval
+	if err := c.Do(ctx, "POST", "/v1/approvals/"+a.ID+"/allow", api.ApprovalDecision{Always: false}, &got); err != nil || got.Status != "allowed" || got.DecidedAt == nil {
+		t.Fatalf("allow: %+v %v", got, err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || string(r.resp.Result) != "42" {
+			t.Fatalf("allowed call: %+v %v", r.resp, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the allowed call did not return")
+	}
+	// Deny needs no body.
+	if err := c.Do(ctx, "POST", "/v1/approvals/"+ae.ApprovalID+"/deny", nil, &got); err != nil || got.Status != "denied" {
+		t.Fatalf("deny: %+v %v", got, err)
+	}
+}

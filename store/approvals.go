@@ -1,0 +1,237 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Approval statuses.
+const (
+	ApprovalPending = "pending"
+	ApprovalAllowed = "allowed"
+	ApprovalDenied  = "denied"
+	ApprovalExpired = "expired"
+)
+
+// Approval is one call of an approval: ask tool waiting for (or decided by)
+// a person.
+type Approval struct {
+	ID         string          `json:"id"`
+	Tool       string          `json:"tool"`
+	Version    int             `json:"version"`
+	CallerID   string          `json:"caller_id,omitempty"`
+	CallerType string          `json:"caller_type,omitempty"`
+	ArgsHash   string          `json:"args_hash"`
+	Args       json.RawMessage `json:"args,omitempty"` // already scrubbed by the caller
+	Rendered   string          `json:"rendered"`       // what would run, already scrubbed
+	Status     string          `json:"status"`
+	CreatedAt  time.Time       `json:"created_at"`
+	DecidedAt  time.Time       `json:"decided_at,omitzero"`
+	DecidedBy  string          `json:"decided_by,omitempty"`
+}
+
+// ArgsHash is the sha256 (hex) of the canonical JSON of args: decoded and
+// encoded again, so key order and spacing do not matter (numbers keep
+// their literal text). An empty or null args hashes like {}.
+func ArgsHash(args json.RawMessage) (string, error) {
+	canon := []byte("{}")
+	if t := strings.TrimSpace(string(args)); t != "" && t != "null" {
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return "", fmt.Errorf("%w: arguments: %v", ErrInvalid, err)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", fmt.Errorf("%w: arguments: %v", ErrInvalid, err)
+		}
+		canon = b
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+const selectApproval = `SELECT id, tool, version, caller_id, caller_type, args_hash, args, rendered,
+	status, created_at, decided_at, decided_by FROM approvals`
+
+// CreateApproval stores a as a new approval. Its Status defaults to
+// pending and CreatedAt to now; a duplicate ID gives ErrConflict.
+func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
+	if a.ID == "" || a.Tool == "" || a.ArgsHash == "" {
+		return fmt.Errorf("store: create approval: %w: id, tool and args hash are required", ErrInvalid)
+	}
+	if a.Status == "" {
+		a.Status = ApprovalPending
+	}
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = s.now()
+	}
+	var args any
+	if len(a.Args) > 0 {
+		if !json.Valid(a.Args) {
+			return fmt.Errorf("store: create approval: %w: arguments are not JSON", ErrInvalid)
+		}
+		args = string(a.Args)
+	}
+	decided, err := nanos("decided_at", a.DecidedAt)
+	if err != nil {
+		return fmt.Errorf("store: create approval: %w", err)
+	}
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO approvals (id, tool, version, caller_id, caller_type,
+		args_hash, args, rendered, status, created_at, decided_at, decided_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Tool, a.Version, a.CallerID, a.CallerType, a.ArgsHash, args, a.Rendered, a.Status,
+		a.CreatedAt.UnixNano(), decided, a.DecidedBy)
+	if isConstraint(err) {
+		return fmt.Errorf("store: create approval %q: %w", a.ID, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: create approval %q: %w", a.ID, err)
+	}
+	return nil
+}
+
+func scanApproval(r rowScanner) (*Approval, error) {
+	var (
+		a       Approval
+		args    sql.NullString
+		created sql.NullInt64
+		decided sql.NullInt64
+	)
+	if err := r.Scan(&a.ID, &a.Tool, &a.Version, &a.CallerID, &a.CallerType, &a.ArgsHash, &args, &a.Rendered,
+		&a.Status, &created, &decided, &a.DecidedBy); err != nil {
+		return nil, err
+	}
+	if args.Valid {
+		a.Args = json.RawMessage(args.String)
+	}
+	a.CreatedAt, a.DecidedAt = fromNanos(created), fromNanos(decided)
+	return &a, nil
+}
+
+// GetApproval returns the approval id, or ErrNotFound.
+func (s *Store) GetApproval(ctx context.Context, id string) (*Approval, error) {
+	a, err := scanApproval(s.rdb.QueryRowContext(ctx, selectApproval+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: approval %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get approval %q: %w", id, err)
+	}
+	return a, nil
+}
+
+// ListApprovals returns the approvals with status (every one when status
+// is empty), oldest first.
+func (s *Store) ListApprovals(ctx context.Context, status string) ([]*Approval, error) {
+	q, args := selectApproval, []any{}
+	if status != "" {
+		q += ` WHERE status = ?`
+		args = append(args, status)
+	}
+	rows, err := s.rdb.QueryContext(ctx, q+` ORDER BY created_at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list approvals: %w", err)
+	}
+	defer rows.Close()
+	list := []*Approval{}
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list approvals: %w", err)
+		}
+		list = append(list, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list approvals: %w", err)
+	}
+	return list, nil
+}
+
+// ApprovalIDsWithPrefix returns up to limit ids starting with prefix,
+// which may hold only lowercase letters and digits.
+func (s *Store) ApprovalIDsWithPrefix(ctx context.Context, prefix string, limit int) ([]string, error) {
+	for _, r := range prefix {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return nil, fmt.Errorf("store: approval id prefix %q: %w", prefix, ErrInvalid)
+		}
+	}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id FROM approvals WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`,
+		prefix, prefix+"\U0010FFFF", limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: approval ids: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: approval ids: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// DecideApproval moves the pending approval id to status (allowed, denied
+// or expired), recording by and now. It returns ErrNotFound for no such
+// approval and ErrConflict when it is no longer pending.
+func (s *Store) DecideApproval(ctx context.Context, id, status, by string) (*Approval, error) {
+	switch status {
+	case ApprovalAllowed, ApprovalDenied, ApprovalExpired:
+	default:
+		return nil, fmt.Errorf("store: decide approval %q: %w: status %q", id, ErrInvalid, status)
+	}
+	res, err := s.wdb.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?
+		WHERE id = ? AND status = ?`, status, s.now().UnixNano(), by, id, ApprovalPending)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			a, gerr := s.GetApproval(ctx, id)
+			if gerr != nil {
+				return nil, gerr
+			}
+			return a, fmt.Errorf("store: approval %q is already %s: %w", id, a.Status, ErrConflict)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: decide approval %q: %w", id, err)
+	}
+	return s.GetApproval(ctx, id)
+}
+
+// AddAlwaysApproval approves calls of tool at version with arguments
+// hashing to argsHash from now on. Adding one twice is not an error.
+func (s *Store) AddAlwaysApproval(ctx context.Context, tool string, version int, argsHash string) error {
+	if tool == "" || argsHash == "" {
+		return fmt.Errorf("store: add always approval: %w: tool and args hash are required", ErrInvalid)
+	}
+	_, err := s.wdb.ExecContext(ctx, `INSERT INTO always_approvals (tool, version, args_hash, created_at)
+		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, tool, version, argsHash, s.now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("store: add always approval: %w", err)
+	}
+	return nil
+}
+
+// HasAlwaysApproval reports whether calls of tool at version with
+// arguments hashing to argsHash are approved for good.
+func (s *Store) HasAlwaysApproval(ctx context.Context, tool string, version int, argsHash string) (bool, error) {
+	var one int
+	err := s.rdb.QueryRowContext(ctx, `SELECT 1 FROM always_approvals WHERE tool = ? AND version = ? AND args_hash = ?`,
+		tool, version, argsHash).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: always approval: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+func TestArgsHashCanonical(t *testing.T) {
+	a, err := ArgsHash(json.RawMessage(`{"b": [1, 2], "a": "x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := ArgsHash(json.RawMessage(`{"a":"x","b":[1,2]}`))
+	c, _ := ArgsHash(json.RawMessage(`{"a":"y","b":[1,2]}`))
+	e1, _ := ArgsHash(nil)
+	e2, _ := ArgsHash(json.RawMessage(`{}`))
+	if a != b || a == c || e1 != e2 || len(a) != 64 {
+		t.Errorf("hashes: %s %s %s %s %s", a, b, c, e1, e2)
+	}
+	if _, err := ArgsHash(json.RawMessage(`{`)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad JSON: %v", err)
+	}
+}
+
+func TestApprovalLifecycle(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "toolcage.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Approval{ID: "abcd2345", Tool: "rm_tmp", Version: 2, CallerID: "agent", CallerType: "llm",
+		ArgsHash: "h1", Args: json.RawMessage(`{"p":"x"}`), Rendered: `["rm","x"]`}
+	if err := s.CreateApproval(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateApproval(ctx, a); !errors.Is(err, ErrConflict) {
+		t.Errorf("duplicate id: %v", err)
+	}
+	if err := s.CreateApproval(ctx, &Approval{ID: "abce2345", Tool: "other", Version: 1, ArgsHash: "h2"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetApproval(ctx, "abcd2345")
+	if err != nil || got.Status != ApprovalPending || got.Tool != "rm_tmp" || got.Version != 2 || string(got.Args) != `{"p":"x"}` ||
+		got.Rendered != `["rm","x"]` || got.CallerType != "llm" || got.CreatedAt.IsZero() || !got.DecidedAt.IsZero() {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := s.GetApproval(ctx, "zzzz2345"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing: %v", err)
+	}
+	if ids, err := s.ApprovalIDsWithPrefix(ctx, "abc", 5); err != nil || len(ids) != 2 {
+		t.Errorf("prefix abc: %v %v", ids, err)
+	}
+	if ids, err := s.ApprovalIDsWithPrefix(ctx, "abcd", 5); err != nil || len(ids) != 1 || ids[0] != "abcd2345" {
+		t.Errorf("prefix abcd: %v %v", ids, err)
+	}
+	if _, err := s.ApprovalIDsWithPrefix(ctx, "ab%", 5); !errors.Is(err, ErrInvalid) {
+		t.Errorf("wildcard prefix: %v", err)
+	}
+	d, err := s.DecideApproval(ctx, "abcd2345", ApprovalAllowed, "uid:1")
+	if err != nil || d.Status != ApprovalAllowed || d.DecidedBy != "uid:1" || d.DecidedAt.IsZero() {
+		t.Fatalf("decide: %+v %v", d, err)
+	}
+	if _, err := s.DecideApproval(ctx, "abcd2345", ApprovalDenied, "uid:1"); !errors.Is(err, ErrConflict) {
+		t.Errorf("second decision: %v", err)
+	}
+	if _, err := s.DecideApproval(ctx, "nope2345", ApprovalDenied, "uid:1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing decision: %v", err)
+	}
+	if _, err := s.DecideApproval(ctx, "abce2345", ApprovalPending, "x"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad status: %v", err)
+	}
+	if l, err := s.ListApprovals(ctx, ApprovalPending); err != nil || len(l) != 1 || l[0].ID != "abce2345" {
+		t.Errorf("list pending: %+v %v", l, err)
+	}
+	if l, err := s.ListApprovals(ctx, ""); err != nil || len(l) != 2 {
+		t.Errorf("list all: %+v %v", l, err)
+	}
+
+	if ok, err := s.HasAlwaysApproval(ctx, "rm_tmp", 2, "h1"); ok || err != nil {
+		t.Errorf("always before add: %v %v", ok, err)
+	}
+	for range 2 {
+		if err := s.AddAlwaysApproval(ctx, "rm_tmp", 2, "h1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Survives a reopen; matches only the exact (tool, version, hash).
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		tool    string
+		version int
+		hash    string
+		want    bool
+	}{{"rm_tmp", 2, "h1", true}, {"rm_tmp", 3, "h1", false}, {"rm_tmp", 2, "h2", false}, {"other", 2, "h1", false}} {
+		if ok, err := s.HasAlwaysApproval(ctx, c.tool, c.version, c.hash); ok != c.want || err != nil {
+			t.Errorf("always %+v: %v %v", c, ok, err)
+		}
+	}
+	if l, err := s.ListApprovals(ctx, ApprovalPending); err != nil || len(l) != 1 {
+		t.Errorf("pending after reopen: %+v %v", l, err)
+	}
+}
