@@ -131,6 +131,8 @@ type pendingCall struct {
 	// scrub is the call's scrubber: the daemon's plus the values of the
 	// secrets the call uses. Nil until those are known.
 	scrub *policy.Scrubber
+	// jsSecrets are the declared secrets a JavaScript call is given.
+	jsSecrets map[string]string
 }
 
 // scrubber returns the scrubber for call's results, errors and record.
@@ -210,7 +212,10 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 		if err := policy.CheckJSCode(def.JS.Code); err != nil {
 			return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
 		}
-		req.JS = &executors.JSCall{Code: def.JS.Code}
+		if _, err := d.secretsFor(ctx, call, res); err != nil {
+			return nil, err
+		}
+		req.JS = &executors.JSCall{Code: def.JS.Code, Secrets: call.jsSecrets}
 		if def.HasPermission("network") {
 			req.JS.AllowedDomains = def.JS.AllowedDomains
 			req.JS.AllowPrivateHosts = d.allowPrivateHosts
@@ -265,11 +270,12 @@ func (d *Dispatcher) secretsFor(ctx context.Context, call *pendingCall, res *cat
 	if call.dryRun {
 		dryRunBy = call.caller.Type
 	}
-	lookup, scrub, err := d.callSecrets(ctx, res, dryRunBy)
+	lookup, scrub, docs, err := d.callSecrets(ctx, res, dryRunBy)
 	if err != nil {
 		return nil, err
 	}
 	call.scrub = scrub
+	call.jsSecrets = docs
 	return lookup, nil
 }
 
@@ -306,7 +312,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	}
 	// Rendered with the real values, so every check a call meets applies;
 	// what is shown has each value redacted.
-	secrets, scrub, err := d.callSecrets(ctx, res, "")
+	secrets, scrub, _, err := d.callSecrets(ctx, res, "")
 	if err != nil {
 		return nil, err
 	}

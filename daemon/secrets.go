@@ -128,6 +128,11 @@ func (d *Daemon) deleteSecret(w http.ResponseWriter, r *http.Request) error {
 // templateSecrets lists the secrets a resolved tool's templates use, each
 // once, in order.
 func templateSecrets(res *catalog.Resolved) []string {
+	if res.Tool.Def.Kind == executors.KindJS {
+		// JavaScript reaches its secrets through utils, by name: it is given
+		// every secret its definition lists.
+		return slices.Clone(res.Tool.Def.Secrets)
+	}
 	var out []string
 	add := func(names []string) {
 		for _, n := range names {
@@ -159,20 +164,27 @@ func templateSecrets(res *catalog.Resolved) []string {
 // scrubber is nil: the daemon's serves. dryRunBy names the caller type of a dry run
 // of an unsaved definition ("" otherwise): an llm's dry run may use no
 // secret, since such a definition was never approved.
-func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dryRunBy string) (func(string) (string, error), *policy.Scrubber, error) {
+func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dryRunBy string) (func(string) (string, error), *policy.Scrubber, map[string]string, error) {
 	names := templateSecrets(res)
 	if len(names) == 0 {
-		return noSecrets, nil, nil
+		return noSecrets, nil, nil, nil
+	}
+	isJS := res.Tool.Def.Kind == executors.KindJS
+	// docs are the envelopes a JavaScript call gets for utils.getApiKey and
+	// the Config Center helpers.
+	var docs map[string]string
+	if isJS {
+		docs = make(map[string]string, len(names))
 	}
 	def := res.Tool.Def
 	for _, n := range names {
 		if !slices.Contains(def.Secrets, n) {
-			return nil, nil, executors.Errorf(executors.CodePolicyDenied,
+			return nil, nil, nil, executors.Errorf(executors.CodePolicyDenied,
 				"tool %q uses secret %q, which its definition does not list under secrets:", def.Name, n)
 		}
 	}
 	if dryRunBy == catalog.CreatedByLLM {
-		return nil, nil, executors.Errorf(executors.CodePolicyDenied,
+		return nil, nil, nil, executors.Errorf(executors.CodePolicyDenied,
 			"an llm caller's dry run may not use secrets (%s); create the tool and have it approved", strings.Join(names, ", "))
 	}
 	values := make(map[string]string, len(names))
@@ -180,21 +192,24 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 	for _, n := range names {
 		raw, err := d.secretsKey.getSecret(ctx, d.store, n)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil, executors.Errorf(executors.CodeInvalidRequest,
+			return nil, nil, nil, executors.Errorf(executors.CodeInvalidRequest,
 				"secret %s is not set; run toolcage secrets set %s", n, n)
 		}
 		if errors.Is(err, store.ErrDecrypt) {
-			return nil, nil, executors.Errorf(executors.CodeInternal,
+			return nil, nil, nil, executors.Errorf(executors.CodeInternal,
 				"secret %s cannot be decrypted: the secrets key file is not the one that stored it", n)
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var env secretEnvelope
 		err = json.Unmarshal(raw, &env)
+		if isJS && err == nil {
+			docs[n] = string(raw)
+		}
 		clear(raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("secret %s: stored value is not an envelope", n)
+			return nil, nil, nil, fmt.Errorf("secret %s: stored value is not an envelope", n)
 		}
 		switch {
 		case env.Value != nil:
@@ -204,15 +219,33 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 			for f, v := range env.Service.Fields {
 				known[n+"_"+f] = v
 			}
+			// Entries hold per-account fields (keys among them): every
+			// string in them is redacted too.
+			var entries []struct {
+				Label  string         `json:"label"`
+				Fields map[string]any `json:"fields"`
+			}
+			if json.Unmarshal(env.Service.Entries, &entries) == nil {
+				for i, e := range entries {
+					for f, v := range e.Fields {
+						if sv, ok := v.(string); ok {
+							known[fmt.Sprintf("%s_%d_%s", n, i, f)] = sv
+						}
+					}
+				}
+			}
 			v, ok := env.Service.Fields[serviceKeyField]
+			if !ok && isJS {
+				continue // JavaScript reads its fields through utils.
+			}
 			if !ok {
-				return nil, nil, executors.Errorf(executors.CodeInvalidRequest,
+				return nil, nil, nil, executors.Errorf(executors.CodeInvalidRequest,
 					"secret %s is a service with no %q field, which {{secret.%s}} stands for", n, serviceKeyField, n)
 			}
 			values[n] = v
 			known[n] = v
 		default:
-			return nil, nil, fmt.Errorf("secret %s: stored envelope is empty", n)
+			return nil, nil, nil, fmt.Errorf("secret %s: stored envelope is empty", n)
 		}
 	}
 	lookup := func(name string) (string, error) {
@@ -222,7 +255,7 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 		}
 		return v, nil
 	}
-	return lookup, d.scrubber.WithKnown(known), nil
+	return lookup, d.scrubber.WithKnown(known), docs, nil
 }
 
 // noSecrets is the lookup of a tool that uses none.

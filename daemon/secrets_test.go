@@ -251,3 +251,44 @@ func TestSecretsKeyFileLooseModeRefused(t *testing.T) {
 		t.Fatalf("New with a 0644 key file: %v", err)
 	}
 }
+
+// TestJSSecrets: a JavaScript tool reads its declared secrets through utils,
+// never an undeclared one, and the values it returns come back redacted.
+func TestJSSecrets(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	const key = "wk-7Hq2Lp9Xz4Rt6Vb1Nm3"
+	if err := c.Do(ctx, "PUT", "/v1/secrets/weatherapi", []byte(`{"value":"`+key+`"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "PUT", "/v1/secrets/mailsvc", []byte(`{"service":{"fields":{"base_url":"https://mail.example.com","user":"ada-9Qz"},"entries":[{"label":"work","fields":{"user":"bob-4Kx"}}]}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	create(t, c, `{"name":"reads_secrets","description":"reads","kind":"js","secrets":["weatherapi","mailsvc"],
+		"js":{"code":"return {len: utils.getApiKey('weatherapi').length, key: utils.getSecret('weatherapi'), base: utils.getFieldValue('mailsvc','base_url'), work: utils.getConfigEntry('mailsvc','work').user, other: utils.getApiKey('nothere') === undefined}"}}`)
+	create(t, c, `{"name":"no_secrets","description":"reads","kind":"js","js":{"code":"return utils.getApiKey('weatherapi') === undefined"}}`)
+	var raw json.RawMessage
+	if err := c.Do(ctx, "POST", "/v1/tools/reads_secrets/call", api.CallRequest{}, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var resp api.CallResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(resp.Result, &v); err != nil {
+		t.Fatal(err)
+	}
+	// Every field of a service counts as secret, so base_url is redacted too.
+	if v["len"] != float64(len(key)) || v["base"] != "[REDACTED:secret:mailsvc_base_url]" || v["other"] != true {
+		t.Fatalf("result %s", resp.Result)
+	}
+	if strings.Contains(string(raw), key) || strings.Contains(string(raw), "bob-4Kx") || !strings.Contains(string(raw), "[REDACTED:secret:weatherapi]") {
+		t.Fatalf("secret values left the daemon: %s", raw)
+	}
+	r, err := callTool(c, "no_secrets", nil)
+	if err != nil || string(r.Result) != "true" {
+		t.Fatalf("a tool without declared secrets: %v %s", err, r.Result)
+	}
+}
