@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -329,7 +330,22 @@ func (d *Daemon) getTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeTool(w, http.StatusOK, t)
+	v, err := toolView(t)
+	if err != nil {
+		return err
+	}
+	if len(t.Def.Secrets) > 0 {
+		set, err := d.store.ListSecrets(r.Context())
+		if err != nil {
+			return err
+		}
+		for _, want := range t.Def.Secrets {
+			if !slices.ContainsFunc(set, func(s store.SecretInfo) bool { return s.Name == want }) {
+				v.MissingSecrets = append(v.MissingSecrets, want)
+			}
+		}
+	}
+	return writeJSON(w, http.StatusOK, v)
 }
 
 func (d *Daemon) putTool(w http.ResponseWriter, r *http.Request) error {

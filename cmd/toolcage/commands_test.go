@@ -548,6 +548,7 @@ func TestToolsShow(t *testing.T) {
 		"Version:     1\n" +
 		"Category:    Network\n" +
 		"Permissions: network, shell\n" +
+		"Secrets:     -\n" +
 		"Approval:    preApproved\n" +
 		"Isolation:   process\n" +
 		"Created by:  user\n" +
@@ -1238,4 +1239,22 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestToolsShowMissingSecrets: required_api_keys (the OwnPilot name) is
+// read as secrets, and show says which are not set.
+func TestToolsShowMissingSecrets(t *testing.T) {
+	sock := startDaemon(t)
+	createTool(t, sock, "name: weather_js\ndescription: weather\nkind: js\nrequired_api_keys:\n  - {name: weatherapi, displayName: WeatherAPI, docsUrl: 'https://www.weatherapi.com'}\njs: {code: 'return 1'}\n")
+	r := mustOK(t, sock, "tools", "show", "weather_js")
+	if !strings.Contains(r.out, "Secrets:     weatherapi (missing: weatherapi;") {
+		t.Fatalf("show:\n%s", r.out)
+	}
+	if r := tcIn(t, sock, "k-123456789", "secrets", "set", "weatherapi"); r.code != 0 {
+		t.Fatalf("secrets set: %+v", r)
+	}
+	r = mustOK(t, sock, "tools", "show", "weather_js")
+	if !strings.Contains(r.out, "Secrets:     weatherapi\n") {
+		t.Fatalf("show after set:\n%s", r.out)
+	}
 }

@@ -158,6 +158,7 @@ type definitionSummary struct {
 	Kind        string   `json:"kind"`
 	Category    string   `json:"category"`
 	Permissions []string `json:"permissions"`
+	Secrets     []string `json:"secrets"`
 	Approval    string   `json:"approval"`
 	Isolation   string   `json:"isolation"`
 }

@@ -71,6 +71,18 @@ func runToolsShow(ctx context.Context, a *app, opts toolsShowOptions) error {
 	return writeToolShow(a.out, &tool, a.loc)
 }
 
+// secretsLine lists a tool's secrets and says which are not set yet.
+func secretsLine(declared, missing []string) string {
+	if len(declared) == 0 {
+		return "-"
+	}
+	line := strings.Join(declared, ", ")
+	if len(missing) > 0 {
+		line += " (missing: " + strings.Join(missing, ", ") + "; set with toolcage secrets set NAME)"
+	}
+	return line
+}
+
 // writeToolShow prints a tool as a key/value block, then its definition.
 func writeToolShow(w io.Writer, t *api.Tool, loc *time.Location) error {
 	s := summarize(t.Definition)
@@ -87,6 +99,7 @@ func writeToolShow(w io.Writer, t *api.Tool, loc *time.Location) error {
 		{"Version:", strconv.Itoa(t.Version)},
 		{"Category:", orDash(s.Category)},
 		{"Permissions:", orDash(strings.Join(s.Permissions, ", "))},
+		{"Secrets:", secretsLine(s.Secrets, t.MissingSecrets)},
 		{"Approval:", orDash(s.Approval)},
 		{"Isolation:", orDash(s.Isolation)},
 		{"Created by:", t.CreatedBy},

@@ -60,6 +60,8 @@ type Tool struct {
 	LastUsedAt *time.Time      `json:"last_used_at,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
 	UpdatedAt  time.Time       `json:"updated_at"`
+	// MissingSecrets lists declared secrets that are not set (GET of one tool).
+	MissingSecrets []string `json:"missing_secrets,omitempty"`
 }
 
 // ToolList is GET /v1/tools.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,13 +59,43 @@ type Definition struct {
 	Category    string          `json:"category,omitempty"`
 	Permissions []string        `json:"permissions,omitempty"`
 	Secrets     []string        `json:"secrets,omitempty"`
-	Approval    string          `json:"approval,omitempty"`
-	Isolation   string          `json:"isolation,omitempty"`
-	Limits      *Limits         `json:"limits,omitempty"`
+	// RequiredAPIKeys is the OwnPilot seed's name for secrets, accepted as
+	// an alias: its names join Secrets when the definition is read.
+	RequiredAPIKeys []RequiredAPIKey `json:"required_api_keys,omitempty"`
+	Approval        string           `json:"approval,omitempty"`
+	Isolation       string           `json:"isolation,omitempty"`
+	Limits          *Limits          `json:"limits,omitempty"`
 
 	JS    *JSSpec    `json:"js,omitempty"`
 	Shell *ShellSpec `json:"shell,omitempty"`
 	HTTP  *HTTPSpec  `json:"http,omitempty"`
+}
+
+// RequiredAPIKey is one entry of required_api_keys: a name, or an object
+// with a name (displayName and docsUrl are accepted and dropped).
+type RequiredAPIKey struct {
+	Name string `json:"name"`
+}
+
+// UnmarshalJSON accepts "name" or {"name": ..., "displayName": ..., "docsUrl": ...}.
+func (k *RequiredAPIKey) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		k.Name = s
+		return nil
+	}
+	var o struct {
+		Name        string `json:"name"`
+		DisplayName string `json:"displayName"`
+		DocsURL     string `json:"docsUrl"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&o); err != nil {
+		return fmt.Errorf("required_api_keys: want a name or {name, displayName, docsUrl}: %w", err)
+	}
+	k.Name = o.Name
+	return nil
 }
 
 // Limits as written in a definition: durations like "10s", sizes like "64MiB".
@@ -163,6 +194,12 @@ func (d *Definition) ApplyDefaults() {
 	if d.Permissions != nil {
 		sort.Strings(d.Permissions)
 	}
+	for _, k := range d.RequiredAPIKeys {
+		if k.Name != "" && !slices.Contains(d.Secrets, k.Name) {
+			d.Secrets = append(d.Secrets, k.Name)
+		}
+	}
+	d.RequiredAPIKeys = nil
 	if d.HTTP != nil {
 		d.HTTP.Method = strings.ToUpper(d.HTTP.Method)
 	}
