@@ -2,6 +2,8 @@ package js
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/dop251/goja"
 )
@@ -34,6 +36,26 @@ type secretDoc struct {
 type configEntry struct {
 	label  string
 	fields map[string]any
+}
+
+// value converts Go data to JavaScript with object keys in sorted order,
+// so what a tool returns serialises the same way every time.
+func (r *realm) value(v any) goja.Value {
+	switch t := v.(type) {
+	case map[string]any:
+		o := r.rt.NewObject()
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			_ = o.Set(k, r.value(t[k]))
+		}
+		return o
+	case []any:
+		items := make([]any, len(t))
+		for i, e := range t {
+			items[i] = r.value(e)
+		}
+		return r.rt.NewArray(items...)
+	}
+	return r.rt.ToValue(v)
 }
 
 func (r *realm) secret(name string) (*secretDoc, bool) {
@@ -116,7 +138,7 @@ func (r *realm) utilGetServiceConfig(fc goja.FunctionCall) goja.Value {
 		return goja.Null()
 	}
 	if d.Value != nil {
-		return r.rt.ToValue(map[string]any{"name": name, "value": *d.Value})
+		return r.value(map[string]any{"name": name, "value": *d.Value})
 	}
 	entries := []any{}
 	for _, e := range d.entries() {
@@ -126,7 +148,7 @@ func (r *realm) utilGetServiceConfig(fc goja.FunctionCall) goja.Value {
 	if d.Service != nil && d.Service.Fields != nil {
 		fields = d.Service.Fields
 	}
-	return r.rt.ToValue(map[string]any{"name": name, "fields": fields, "entries": entries})
+	return r.value(map[string]any{"name": name, "fields": fields, "entries": entries})
 }
 
 func (r *realm) utilGetConfigEntry(fc goja.FunctionCall) goja.Value {
@@ -138,7 +160,7 @@ func (r *realm) utilGetConfigEntry(fc goja.FunctionCall) goja.Value {
 	if !ok {
 		return goja.Null()
 	}
-	return r.rt.ToValue(e.fields)
+	return r.value(e.fields)
 }
 
 func (r *realm) utilGetConfigEntries(fc goja.FunctionCall) goja.Value {
@@ -148,7 +170,7 @@ func (r *realm) utilGetConfigEntries(fc goja.FunctionCall) goja.Value {
 			out = append(out, e.fields)
 		}
 	}
-	return r.rt.ToValue(out)
+	return r.value(out)
 }
 
 func (r *realm) utilGetFieldValue(fc goja.FunctionCall) goja.Value {
@@ -159,12 +181,12 @@ func (r *realm) utilGetFieldValue(fc goja.FunctionCall) goja.Value {
 	field := fc.Argument(1).String()
 	if e, ok := d.entry(fc.Argument(2)); ok {
 		if v, ok := e.fields[field]; ok {
-			return r.rt.ToValue(v)
+			return r.value(v)
 		}
 	}
 	if d.Service != nil {
 		if v, ok := d.Service.Fields[field]; ok {
-			return r.rt.ToValue(v)
+			return r.value(v)
 		}
 	}
 	return goja.Undefined()
