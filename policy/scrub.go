@@ -42,7 +42,6 @@ type Scrubber struct {
 	kwList  []string // keyword literals, the automaton's first nkw ids
 	known   []string // automaton id-nkw → marker of the known value
 	ac      *acMatcher
-	gl      *gitleaksPass // gitleaks rules; kwRules entries ri < 0 refer to them
 }
 
 // scrubRule is a compiled ScrubRule plus the refinements built-in rules use.
@@ -86,11 +85,7 @@ func NewScrubber(known map[string]string, extra []ScrubRule) (*Scrubber, error) 
 		}
 		rules = append(rules, cr)
 	}
-	gl, err := gitleaksDetector()
-	if err != nil {
-		return nil, err
-	}
-	s := &Scrubber{rules: rules, gl: gl}
+	s := &Scrubber{rules: rules}
 	kwID := map[string]int{}
 	var kws []string
 	for ri, r := range rules {
@@ -112,18 +107,6 @@ func NewScrubber(known map[string]string, extra []ScrubRule) (*Scrubber, error) 
 			}
 		}
 	}
-	for ki, k := range gl.keywords {
-		id, ok := kwID[k]
-		if !ok {
-			id = len(kws)
-			kwID[k] = id
-			kws = append(kws, k)
-			s.kwRules = append(s.kwRules, nil)
-		}
-		for _, gi := range gl.kwRules[ki] {
-			s.kwRules[id] = append(s.kwRules[id], glRuleRef(gi))
-		}
-	}
 	// One more keyword finds markers of earlier passes.
 	kws = append(kws, strings.ToLower(markerPrefix))
 	s.kwRules = append(s.kwRules, nil)
@@ -134,7 +117,7 @@ func NewScrubber(known map[string]string, extra []ScrubRule) (*Scrubber, error) 
 // WithKnown returns a copy of s that shares its rules but redacts the
 // given known values instead of s's.
 func (s *Scrubber) WithKnown(known map[string]string) *Scrubber {
-	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always, gl: s.gl}
+	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always}
 	return c.build(s.kwList, known)
 }
 
@@ -236,7 +219,6 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 		spans   []scrubSpan
 		markers []scrubWindow
 		wins    map[int][]scrubWindow
-		glWins  []glWindow
 	)
 	s.ac.scan(text, func(end int, id int32) {
 		if int(id) >= s.nkw {
@@ -252,10 +234,6 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			return
 		}
 		for _, ri := range s.kwRules[id] {
-			if ri < 0 {
-				glWins = addGitleaksWindow(glWins, text, start, end, -ri-1)
-				continue
-			}
 			r := s.rules[ri]
 			if r.at != nil {
 				spans = r.findAt(text, start, end, ri, spans)
@@ -286,18 +264,14 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			spans = s.rules[ri].find(text, w, ri, spans)
 		}
 	}
-	spans = s.gitleaksSpans(text, glWins, spans)
 	if len(spans) == 0 {
 		return text, false
 	}
-	// Spans lying inside a marker come from earlier passes; gitleaks spans
-	// must not touch one at all.
+	// Spans lying inside a marker come from earlier passes.
 	if len(markers) > 0 {
 		spans = slices.DeleteFunc(spans, func(sp scrubSpan) bool {
-			own := sp.prio < len(s.rules)
 			for _, m := range markers {
-				if m.lo <= sp.start && sp.end <= m.hi ||
-					!own && sp.start < m.hi && m.lo < sp.end {
+				if m.lo <= sp.start && sp.end <= m.hi {
 					return true
 				}
 			}
