@@ -31,6 +31,9 @@ type Dispatcher struct {
 	jsLimits, shellLimits, httpLimits executors.Limits
 	shellRules                        *policy.ShellRules
 	allowPrivateHosts                 []string
+	// guards caches a network guard per allowlist, so a call's URL check
+	// does not rebuild one.
+	guards *policy.NetGuardCache
 	// limiter holds the per-call token buckets and concurrency caps.
 	limiter *policy.RateLimiter
 	// scrubber takes credentials out of everything that leaves the daemon
@@ -426,11 +429,11 @@ func (d *Dispatcher) renderHTTP(res *catalog.Resolved, args map[string]any, secr
 	if err != nil {
 		return nil, renderError(err)
 	}
-	guard, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: spec.AllowedDomains, AllowPrivateHosts: d.allowPrivateHosts})
+	guard, err := d.guards.Get(spec.AllowedDomains, d.allowPrivateHosts)
 	if err != nil {
 		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
 	}
-	if _, err := guard.CheckURL(r.URL); err != nil {
+	if _, err := guard.Guard.CheckURL(r.URL); err != nil {
 		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
 	}
 	return &executors.HTTPCall{

@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	})
 	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
 		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
-		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: newSecretsKey(secretsKey), profiles: newCallerProfiles(cfg.Profiles), limiter: policy.NewRateLimiter(cfg.RateLimitConfig())}
+		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: newSecretsKey(secretsKey), profiles: newCallerProfiles(cfg.Profiles), limiter: policy.NewRateLimiter(cfg.RateLimitConfig()), guards: policy.NewNetGuardCache(64)}
 	d.disp.approvals = newApprovalQueue(cfg.Approvals.Timeout)
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
