@@ -12,12 +12,13 @@ import (
 	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 )
 
 // corpus joins policy's scrubber corpus files of one kind, repeated to
 // about 1 MB so the throughput is over realistic, varied text.
 func corpus(b *testing.B, pattern string) []byte {
-	files, err := filepath.Glob(filepath.Join("..", "policy", "testdata", "scrub", pattern))
+	files, err := filepath.Glob(filepath.Join("..", "policy", "scrub", "testdata", pattern))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no corpus %s: %v", pattern, err)
 	}
@@ -37,7 +38,7 @@ func corpus(b *testing.B, pattern string) []byte {
 }
 
 func benchScrub(b *testing.B, text []byte) {
-	s, err := policy.NewScrubber(map[string]string{"api_token": "tok_9fQ2xLm4Zr7Wp1Ks8Dv3"}, nil)
+	s, err := scrub.New(map[string]string{"api_token": "tok_9fQ2xLm4Zr7Wp1Ks8Dv3"}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,7 +84,7 @@ shell: {command: "dig +short {{.record_type}} {{.domain}}"}
 	if err != nil {
 		b.Fatal(err)
 	}
-	scrub, err := policy.NewScrubber(nil, nil)
+	scrubber, err := scrub.New(nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,7 +113,7 @@ shell: {command: "dig +short {{.record_type}} {{.domain}}"}
 			b.Fatal(err)
 		}
 		release()
-		_ = scrub.ScrubBytes(result)
+		_ = scrubber.ScrubBytes(result)
 		lat = append(lat, time.Since(start))
 	}
 	slices.Sort(lat)

@@ -19,6 +19,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -152,9 +153,9 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 		return d.run(ctx, call, res)
 	}
 	q := d.approvals
-	scrub := d.scrubberOf(call)
+	scr := d.scrubberOf(call)
 	a := &store.Approval{Tool: call.tool, Version: call.version, CallerID: call.caller.ID, CallerType: call.caller.Type,
-		ArgsHash: hash, Args: scrubJSON(scrub, call.args), Rendered: renderedCall(req, scrub)}
+		ArgsHash: hash, Args: scrubJSON(scr, call.args), Rendered: renderedCall(req, scr)}
 	var ch chan string
 	for range 5 {
 		a.ID = newApprovalID()
@@ -225,7 +226,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 // renderedCall is what a person is shown of req: a shell argv as JSON or
 // the `sh -c` command, an HTTP method and URL (credentials redacted), the
 // sha256 of JavaScript code. Secret values are scrubbed by s.
-func renderedCall(req *executors.Request, s *policy.Scrubber) string {
+func renderedCall(req *executors.Request, s *scrub.Scrubber) string {
 	switch {
 	case req.Shell != nil && req.Shell.Argv != nil:
 		argv := make([]string, len(req.Shell.Argv))

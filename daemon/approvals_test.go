@@ -11,11 +11,11 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 )
 
 func TestRenderedCall(t *testing.T) {
-	s, err := policy.NewScrubber(nil, nil)
+	s, err := scrub.New(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

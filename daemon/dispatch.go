@@ -16,6 +16,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -38,7 +39,7 @@ type Dispatcher struct {
 	limiter *policy.RateLimiter
 	// scrubber takes credentials out of everything that leaves the daemon
 	// or is stored: results, logs, errors, audited arguments.
-	scrubber *policy.Scrubber
+	scrubber *scrub.Scrubber
 	// secretsKey decrypts stored secrets; a rotation swaps it (rotate.go).
 	// Never logged.
 	secretsKey *secretsKey
@@ -133,13 +134,13 @@ type pendingCall struct {
 	dryRun  bool // an unsaved definition (tools test)
 	// scrub is the call's scrubber: the daemon's plus the values of the
 	// secrets the call uses. Nil until those are known.
-	scrub *policy.Scrubber
+	scrub *scrub.Scrubber
 	// jsSecrets are the declared secrets a JavaScript call is given.
 	jsSecrets map[string]string
 }
 
 // scrubber returns the scrubber for call's results, errors and record.
-func (d *Dispatcher) scrubberOf(call *pendingCall) *policy.Scrubber {
+func (d *Dispatcher) scrubberOf(call *pendingCall) *scrub.Scrubber {
 	if call.scrub != nil {
 		return call.scrub
 	}
@@ -273,11 +274,11 @@ func (d *Dispatcher) secretsFor(ctx context.Context, call *pendingCall, res *cat
 	if call.dryRun {
 		dryRunBy = call.caller.Type
 	}
-	lookup, scrub, docs, err := d.callSecrets(ctx, res, dryRunBy)
+	lookup, scr, docs, err := d.callSecrets(ctx, res, dryRunBy)
 	if err != nil {
 		return nil, err
 	}
-	call.scrub = scrub
+	call.scrub = scr
 	call.jsSecrets = docs
 	return lookup, nil
 }
@@ -315,7 +316,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	}
 	// Rendered with the real values, so every check a call meets applies;
 	// what is shown has each value redacted.
-	secrets, scrub, _, err := d.callSecrets(ctx, res, "")
+	secrets, scr, _, err := d.callSecrets(ctx, res, "")
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +324,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	case executors.KindShell:
 		sh, err := d.renderShell(res, m, secrets)
 		if err != nil {
-			return nil, redactError(scrub, err)
+			return nil, redactError(scr, err)
 		}
 		mode := policy.ShellModeShell
 		if sh.Argv != nil {
@@ -333,19 +334,19 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	case executors.KindHTTP:
 		h, err := d.renderHTTP(res, m, secrets)
 		if err != nil {
-			return nil, redactError(scrub, err)
+			return nil, redactError(scr, err)
 		}
 		out.HTTP = &policy.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
 	}
-	if scrub != nil {
-		redactRendering(scrub, out)
+	if scr != nil {
+		redactRendering(scr, out)
 	}
 	return out, nil
 }
 
 // redactError scrubs err with s, the scrubber of a rendering that used
 // secrets; with none (s nil) err is returned as it was.
-func redactError(s *policy.Scrubber, err error) error {
+func redactError(s *scrub.Scrubber, err error) error {
 	if s == nil {
 		return err
 	}
@@ -354,7 +355,7 @@ func redactError(s *policy.Scrubber, err error) error {
 
 // redactRendering scrubs a rendering that used secrets, so what is shown
 // has each secret value redacted.
-func redactRendering(s *policy.Scrubber, r *Rendering) {
+func redactRendering(s *scrub.Scrubber, r *Rendering) {
 	if sh := r.Shell; sh != nil {
 		for i, a := range sh.Argv {
 			sh.Argv[i] = s.Scrub(a)
@@ -468,12 +469,12 @@ func (d *Dispatcher) refuse(ctx context.Context, call *pendingCall, err error) e
 // cannot be recorded is not reported as done.
 func (d *Dispatcher) finish(ctx context.Context, call *pendingCall, outcome string, out *executors.Result, callErr error) error {
 	now := time.Now()
-	scrub := d.scrubberOf(call)
-	callErr = scrubError(scrub, callErr)
+	scr := d.scrubberOf(call)
+	callErr = scrubError(scr, callErr)
 	e := &store.Execution{
 		ID: call.id, Tool: call.tool, Version: call.version,
 		CallerID: call.caller.ID, CallerType: call.caller.Type, Worker: call.caller.Worker,
-		Arguments: scrubJSON(scrub, call.args), Outcome: outcome, Duration: now.Sub(call.started),
+		Arguments: scrubJSON(scr, call.args), Outcome: outcome, Duration: now.Sub(call.started),
 		StartedAt: call.started, FinishedAt: now,
 	}
 	if out != nil {

@@ -6,13 +6,13 @@ import (
 	"errors"
 
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 )
 
 // scrubJSON scrubs credentials out of a JSON document. Scrubbing the text
 // whole lets rules see a key beside its value ("password": "…"); if that
 // ever left the JSON invalid, each string is scrubbed on its own instead.
-func scrubJSON(s *policy.Scrubber, raw json.RawMessage) json.RawMessage {
+func scrubJSON(s *scrub.Scrubber, raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return raw
 	}
@@ -33,7 +33,7 @@ func scrubJSON(s *policy.Scrubber, raw json.RawMessage) json.RawMessage {
 	return b
 }
 
-func scrubValue(s *policy.Scrubber, v any) any {
+func scrubValue(s *scrub.Scrubber, v any) any {
 	switch t := v.(type) {
 	case string:
 		return s.Scrub(t)
@@ -52,7 +52,7 @@ func scrubValue(s *policy.Scrubber, v any) any {
 }
 
 // scrubResult scrubs everything a call returns: value, logs, error text.
-func scrubResult(s *policy.Scrubber, r *executors.Result) {
+func scrubResult(s *scrub.Scrubber, r *executors.Result) {
 	r.Value = scrubJSON(s, r.Value)
 	r.Error = s.Scrub(r.Error)
 	for i := range r.Logs {
@@ -61,7 +61,7 @@ func scrubResult(s *policy.Scrubber, r *executors.Result) {
 }
 
 // scrubError keeps err's code and limit and scrubs its message.
-func scrubError(s *policy.Scrubber, err error) error {
+func scrubError(s *scrub.Scrubber, err error) error {
 	if err == nil {
 		return nil
 	}

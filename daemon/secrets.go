@@ -12,7 +12,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -164,7 +164,7 @@ func templateSecrets(res *catalog.Resolved) []string {
 // scrubber is nil: the daemon's serves. dryRunBy names the caller type of a dry run
 // of an unsaved definition ("" otherwise): an llm's dry run may use no
 // secret, since such a definition was never approved.
-func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dryRunBy string) (func(string) (string, error), *policy.Scrubber, map[string]string, error) {
+func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dryRunBy string) (func(string) (string, error), *scrub.Scrubber, map[string]string, error) {
 	names := templateSecrets(res)
 	if len(names) == 0 {
 		return noSecrets, nil, nil, nil

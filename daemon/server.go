@@ -20,6 +20,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -77,7 +78,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	if err != nil {
 		return nil, err
 	}
-	scrubber, err := policy.NewScrubber(nil, nil)
+	scrubber, err := scrub.New(nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("credential scrubber: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 )
 
 // maxScrubInput bounds what `policy scrub` reads from stdin.
@@ -37,7 +37,7 @@ lockfile hashes pass untouched. Nothing else is changed; no daemon is needed.`,
 }
 
 func runPolicyScrub(_ context.Context, a *app) error {
-	s, err := policy.NewScrubber(nil, nil)
+	s, err := scrub.New(nil, nil)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package policy
+package scrub
 
 import (
 	"encoding/base64"
@@ -10,7 +10,7 @@ import (
 
 func newTestScrubber(t testing.TB, known map[string]string) *Scrubber {
 	t.Helper()
-	s, err := NewScrubber(known, nil)
+	s, err := New(known, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,21 +141,21 @@ func TestScrubKnownForms(t *testing.T) {
 }
 
 func TestScrubExtraRules(t *testing.T) {
-	s, err := NewScrubber(nil, []ScrubRule{{Kind: "acme", Pattern: `acme_([0-9a-z]{12})`, SecretGroup: 1, Keywords: []string{"acme_"}, MinEntropy: 2}})
+	s, err := New(nil, []Rule{{Kind: "acme", Pattern: `acme_([0-9a-z]{12})`, SecretGroup: 1, Keywords: []string{"acme_"}, MinEntropy: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Scrub("k=ACME_x acme_a1b2c3d4e5f6"); got != "k=ACME_x acme_[REDACTED:acme]" {
 		t.Errorf("got %q", got)
 	}
-	for _, bad := range []ScrubRule{
+	for _, bad := range []Rule{
 		{Kind: "x", Pattern: `(`},
 		{Kind: "x", Pattern: `a`, SecretGroup: 1},
 		{Pattern: `a`},
 		{Kind: "x", Pattern: `a`, Keywords: []string{""}},
 	} {
-		if _, err := NewScrubber(nil, []ScrubRule{bad}); err == nil {
-			t.Errorf("NewScrubber(%+v): want error", bad)
+		if _, err := New(nil, []Rule{bad}); err == nil {
+			t.Errorf("New(%+v): want error", bad)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package policy
+package scrub
 
 import (
 	"encoding/base64"
@@ -19,7 +19,7 @@ func FuzzScrub(f *testing.F) {
 	f.Add("dGMta25vd24tc2VjcmV0LTE= 74632d6b6e6f776e2d7365637265742d31", "tc-known-secret-1")
 	f.Add("ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8ghp_a1B2", "ghp_a1B2c3")
 	f.Fuzz(func(t *testing.T, text, secret string) {
-		s, err := NewScrubber(map[string]string{"K": secret}, nil)
+		s, err := New(map[string]string{"K": secret}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

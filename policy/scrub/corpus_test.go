@@ -1,4 +1,4 @@
-package policy
+package scrub
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 func TestScrubCorpus(t *testing.T) {
 	s := newTestScrubber(t, nil)
 
-	files, err := filepath.Glob("testdata/scrub/secrets/*.txt")
+	files, err := filepath.Glob("testdata/secrets/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no secret corpus: %v", err)
 	}
@@ -37,7 +37,7 @@ func TestScrubCorpus(t *testing.T) {
 		t.Errorf("recall %.1f%% < 95%%", 100*recall)
 	}
 
-	benign, err := filepath.Glob("testdata/scrub/benign/*.txt")
+	benign, err := filepath.Glob("testdata/benign/*.txt")
 	if err != nil || len(benign) == 0 {
 		t.Fatalf("no benign corpus: %v", err)
 	}

@@ -1,4 +1,4 @@
-package policy
+package scrub
 
 import (
 	"encoding/base64"
@@ -8,7 +8,7 @@ import (
 
 // scrubBuiltin is a built-in rule with the refinements extra rules lack.
 type scrubBuiltin struct {
-	rule      ScrubRule
+	rule      Rule
 	back      int // how far before its keyword a match can begin; default 1
 	multiline bool
 	at        func(text string, ks, ke int) []int
@@ -17,7 +17,7 @@ type scrubBuiltin struct {
 
 // prefixRule builds a rule for a token recognised by its own prefix.
 func prefixRule(kind, pattern string, minEntropy float64, keywords ...string) scrubBuiltin {
-	return scrubBuiltin{rule: ScrubRule{Kind: kind, Pattern: pattern, SecretGroup: 1, Keywords: keywords, MinEntropy: minEntropy}}
+	return scrubBuiltin{rule: Rule{Kind: kind, Pattern: pattern, SecretGroup: 1, Keywords: keywords, MinEntropy: minEntropy}}
 }
 
 // contextRule builds a rule for a secret recognised by nearby context.
@@ -93,12 +93,12 @@ var scrubBuiltins = []scrubBuiltin{
 	{
 		// The body is redacted, up to the END line or, in a key cut short
 		// (head, truncated output), as far as it looks like base64.
-		rule: ScrubRule{Kind: "private-key", Pattern: `-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----((?s:.*?))-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`,
+		rule: Rule{Kind: "private-key", Pattern: `-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----((?s:.*?))-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----`,
 			SecretGroup: 1, Keywords: []string{"private key"}},
 		at: pemAt,
 	},
 	{
-		rule: ScrubRule{Kind: "url-password", Pattern: `(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,100}:([^\s:/@"'<>]{1,200})@[a-z0-9.\-\[_]`,
+		rule: Rule{Kind: "url-password", Pattern: `(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,100}:([^\s:/@"'<>]{1,200})@[a-z0-9.\-\[_]`,
 			SecretGroup: 1, Keywords: []string{"://"}},
 		at:    urlPasswordAt,
 		valid: func(_ string, _ []int, s string) bool { return !placeholder(s) },

@@ -1,4 +1,4 @@
-package policy
+package scrub
 
 // Credential scrubbing: tool output passes through a Scrubber before an
 // agent or a user sees it. Two sources of secrets are covered:
@@ -24,8 +24,8 @@ import (
 	"sync"
 )
 
-// ScrubRule describes one credential shape.
-type ScrubRule struct {
+// Rule describes one credential shape.
+type Rule struct {
 	Kind        string   // shown in the marker: "[REDACTED:Kind]"
 	Pattern     string   // RE2 syntax
 	SecretGroup int      // capture group holding the secret; 0 = whole match
@@ -44,9 +44,9 @@ type Scrubber struct {
 	ac      *acMatcher
 }
 
-// scrubRule is a compiled ScrubRule plus the refinements built-in rules use.
+// scrubRule is a compiled Rule plus the refinements built-in rules use.
 type scrubRule struct {
-	ScrubRule
+	Rule
 	re *regexp.Regexp
 	// builtin rules' windows start back bytes before the keyword instead
 	// of at the start of its line.
@@ -69,10 +69,10 @@ const (
 	maxPasses      = 3
 )
 
-// NewScrubber returns a Scrubber with the built-in rules, the extra rules,
+// New returns a Scrubber with the built-in rules, the extra rules,
 // and the known secret values (name → value). Values shorter than 6 bytes
 // are ignored: they would redact ordinary text.
-func NewScrubber(known map[string]string, extra []ScrubRule) (*Scrubber, error) {
+func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	base, err := builtinScrubRules()
 	if err != nil {
 		return nil, err
@@ -398,7 +398,7 @@ func entropy(s string) float64 {
 	return h
 }
 
-func compileScrubRule(r ScrubRule) (*scrubRule, error) {
+func compileScrubRule(r Rule) (*scrubRule, error) {
 	if r.Kind == "" {
 		return nil, fmt.Errorf("empty kind")
 	}
@@ -414,7 +414,7 @@ func compileScrubRule(r ScrubRule) (*scrubRule, error) {
 			return nil, fmt.Errorf("empty keyword")
 		}
 	}
-	return &scrubRule{ScrubRule: r, re: re}, nil
+	return &scrubRule{Rule: r, re: re}, nil
 }
 
 var builtinScrubRules = sync.OnceValues(func() ([]*scrubRule, error) {

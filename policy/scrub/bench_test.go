@@ -1,4 +1,4 @@
-package policy
+package scrub
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 // benchCorpus concatenates testdata files until the text is about 1 MiB.
 func benchCorpus(b *testing.B, dir string) string {
 	b.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata/scrub", dir, "*.txt"))
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no corpus in %s: %v", dir, err)
 	}
@@ -28,7 +28,7 @@ func benchCorpus(b *testing.B, dir string) string {
 }
 
 func benchScrub(b *testing.B, text string) {
-	s, err := NewScrubber(map[string]string{
+	s, err := New(map[string]string{
 		"OPENAI_API_KEY": "sk-proj-bench0000000000000000000000000000",
 		"GITHUB_TOKEN":   "ghp_bench000000000000000000000000000000",
 		"DB_PASSWORD":    "bench-db-password",

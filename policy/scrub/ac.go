@@ -1,4 +1,4 @@
-package policy
+package scrub
 
 // acMatcher is an Aho-Corasick automaton over ASCII-case-folded literals,
 // compiled to a DFA over byte classes so that scanning costs one table
