@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,6 +211,10 @@ func (d *Daemon) Prewarm(ctx context.Context) {
 // new connections are refused, calls in flight finish (up to the shutdown
 // timeout), executors are stopped and the database is checkpointed.
 func (d *Daemon) Serve(ctx context.Context) error {
+	// Start-up parses configs and rule sets (gitleaks' among them) into
+	// garbage the runtime would hand back to the OS only minutes later;
+	// an idle daemon should not hold it.
+	debug.FreeOSMemory()
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(d.ln) }()
 	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version)

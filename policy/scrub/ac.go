@@ -8,9 +8,10 @@ type acMatcher struct {
 	nc    int32      // number of classes
 	// trans maps row+class to the next state's row (state*nc); the row is
 	// stored as ^row when a literal ends in that state.
-	trans []int32
-	out   [][]int32 // literal ids ending in each state, suffix links included
-	lens  []int     // literal lengths, by id
+	trans  []int32
+	out    [][]int32 // literal ids ending in each state, suffix links included
+	lens   []int     // literal lengths, by id
+	maxLen int       // the longest literal
 }
 
 func foldByte(c byte) byte {
@@ -49,6 +50,7 @@ func newACMatcher(lits []string) *acMatcher {
 	newState() // root
 	for id, p := range lits {
 		m.lens[id] = len(p)
+		m.maxLen = max(m.maxLen, len(p))
 		if p == "" {
 			continue
 		}
@@ -100,12 +102,68 @@ func newACMatcher(lits []string) *acMatcher {
 	return m
 }
 
+// splitScanMin is the text length from which scan walks two halves at
+// once. One walk is a chain of dependent loads, a table lookup per byte;
+// two independent chains keep the CPU busy while each waits on memory.
+const splitScanMin = 4 << 10
+
 // scan calls fn(end, id) for every occurrence of every literal, in order
 // of end position; end is exclusive.
 func (m *acMatcher) scan(text string, fn func(end int, id int32)) {
+	if len(text) < splitScanMin || len(text) < 4*m.maxLen {
+		m.scanRange(text, 0, len(text), fn)
+		return
+	}
+	// The second walk starts maxLen-1 bytes before the middle, so it is in
+	// the right state by then, and reports only what ends after it. Its
+	// matches wait in a buffer to keep the order of end positions.
+	mid := len(text) / 2
+	trans, class, nc := m.trans, &m.class, m.nc
+	var later []acHit
+	r1, r2 := int32(0), int32(0)
+	i, j := 0, mid-(m.maxLen-1)
+	for ; j < mid; j++ {
+		r2 = trans[r2+int32(class[text[j]])]
+		if r2 < 0 {
+			r2 = ^r2
+		}
+	}
+	for ; i < mid; i, j = i+1, j+1 {
+		r1 = trans[r1+int32(class[text[i]])]
+		r2 = trans[r2+int32(class[text[j]])]
+		if r1 < 0 {
+			r1 = ^r1
+			for _, id := range m.out[r1/nc] {
+				fn(i+1, id)
+			}
+		}
+		if r2 < 0 {
+			r2 = ^r2
+			for _, id := range m.out[r2/nc] {
+				later = append(later, acHit{j + 1, id})
+			}
+		}
+	}
+	for _, h := range later {
+		fn(h.end, h.id)
+	}
+	m.scanFrom(text, j, r2, fn)
+}
+
+type acHit struct {
+	end int
+	id  int32
+}
+
+// scanRange scans text[from:to] starting at the root.
+func (m *acMatcher) scanRange(text string, from, to int, fn func(end int, id int32)) {
+	m.scanFrom(text[:to], from, 0, fn)
+}
+
+// scanFrom scans text[from:] from the state whose row is row.
+func (m *acMatcher) scanFrom(text string, from int, row int32, fn func(end int, id int32)) {
 	trans, class := m.trans, &m.class
-	row := int32(0)
-	for i := 0; i < len(text); i++ {
+	for i := from; i < len(text); i++ {
 		row = trans[row+int32(class[text[i]])]
 		if row < 0 {
 			row = ^row

@@ -8,7 +8,7 @@ import (
 )
 
 // benchCorpus concatenates testdata files until the text is about 1 MiB.
-func benchCorpus(b *testing.B, dir string) string {
+func benchCorpus(b testing.TB, dir string) string {
 	b.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
 	if err != nil || len(files) == 0 {

@@ -185,12 +185,7 @@ func secretKeyName(key string) bool {
 }
 
 func lastIndex(b []byte, s string) int {
-	for i := len(b) - len(s); i >= 0; i-- {
-		if string(b[i:i+len(s)]) == s {
-			return i
-		}
-	}
-	return -1
+	return strings.LastIndex(string(b), s)
 }
 
 // genericKeywords are the words that make a key name a secret's name.

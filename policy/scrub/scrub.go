@@ -42,6 +42,7 @@ type Scrubber struct {
 	kwList  []string // keyword literals, the automaton's first nkw ids
 	known   []string // automaton id-nkw → marker of the known value
 	ac      *acMatcher
+	gl      *gitleaksRules // kwRules entries ri < 0 refer to its rules
 }
 
 // scrubRule is a compiled Rule plus the refinements built-in rules use.
@@ -85,7 +86,11 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 		}
 		rules = append(rules, cr)
 	}
-	s := &Scrubber{rules: rules}
+	gl, err := loadGitleaks()
+	if err != nil {
+		return nil, err
+	}
+	s := &Scrubber{rules: rules, gl: gl}
 	kwID := map[string]int{}
 	var kws []string
 	for ri, r := range rules {
@@ -107,6 +112,18 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 			}
 		}
 	}
+	for ki, k := range gl.keywords {
+		id, ok := kwID[k]
+		if !ok {
+			id = len(kws)
+			kwID[k] = id
+			kws = append(kws, k)
+			s.kwRules = append(s.kwRules, nil)
+		}
+		for _, gi := range gl.kwRules[ki] {
+			s.kwRules[id] = append(s.kwRules[id], glRuleRef(gi))
+		}
+	}
 	// One more keyword finds markers of earlier passes.
 	kws = append(kws, strings.ToLower(markerPrefix))
 	s.kwRules = append(s.kwRules, nil)
@@ -117,7 +134,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 // WithKnown returns a copy of s that shares its rules but redacts the
 // given known values instead of s's.
 func (s *Scrubber) WithKnown(known map[string]string) *Scrubber {
-	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always}
+	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always, gl: s.gl}
 	return c.build(s.kwList, known)
 }
 
@@ -219,6 +236,7 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 		spans   []scrubSpan
 		markers []scrubWindow
 		wins    map[int][]scrubWindow
+		glWins  []glWindow
 	)
 	s.ac.scan(text, func(end int, id int32) {
 		if int(id) >= s.nkw {
@@ -234,10 +252,13 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			return
 		}
 		for _, ri := range s.kwRules[id] {
-			r := s.rules[ri]
-			if r.at != nil {
-				spans = r.findAt(text, start, end, ri, spans)
-				continue
+			var r *scrubRule
+			if ri >= 0 {
+				r = s.rules[ri]
+				if r.at != nil {
+					spans = r.findAt(text, start, end, ri, spans)
+					continue
+				}
 			}
 			if wins == nil {
 				wins = map[int][]scrubWindow{}
@@ -246,7 +267,12 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			if n := len(ws); n > 0 && start < ws[n-1].hi && end <= ws[n-1].hi {
 				continue // already covered
 			}
-			w := r.window(text, start, end)
+			var w scrubWindow
+			if r != nil {
+				w = r.window(text, start, end)
+			} else {
+				w = gitleaksWindow(text, start, end)
+			}
 			if n := len(ws); n > 0 && w.lo <= ws[n-1].hi {
 				ws[n-1].lo = min(ws[n-1].lo, w.lo)
 				ws[n-1].hi = max(ws[n-1].hi, w.hi)
@@ -260,18 +286,28 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 		spans = s.rules[ri].find(text, scrubWindow{0, len(text)}, ri, spans)
 	}
 	for ri, ws := range wins {
+		if ri < 0 {
+			for _, w := range ws {
+				glWins = append(glWins, glWindow{w, -ri - 1})
+			}
+			continue
+		}
 		for _, w := range ws {
 			spans = s.rules[ri].find(text, w, ri, spans)
 		}
 	}
+	spans = s.gitleaksSpans(text, glWins, spans)
 	if len(spans) == 0 {
 		return text, false
 	}
-	// Spans lying inside a marker come from earlier passes.
+	// Spans lying inside a marker come from earlier passes; gitleaks spans
+	// must not touch one at all.
 	if len(markers) > 0 {
 		spans = slices.DeleteFunc(spans, func(sp scrubSpan) bool {
+			own := sp.prio < len(s.rules)
 			for _, m := range markers {
-				if m.lo <= sp.start && sp.end <= m.hi {
+				if m.lo <= sp.start && sp.end <= m.hi ||
+					!own && sp.start < m.hi && m.lo < sp.end {
 					return true
 				}
 			}
