@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -50,6 +51,12 @@ type Dispatcher struct {
 	networkShellTools []string
 	// approvals holds the callers waiting on a person's decision.
 	approvals *approvalQueue
+	// egress puts HTTP tools' secrets into their requests, so that the
+	// executor only ever holds stand-in tokens (egress.go).
+	egress *egress.Proxy
+	// observe, when set (tests only), sees each request as the executor
+	// gets it.
+	observe func(*executors.Request)
 }
 
 // Audit outcomes.
@@ -137,6 +144,9 @@ type pendingCall struct {
 	scrub *scrub.Scrubber
 	// jsSecrets are the declared secrets a JavaScript call is given.
 	jsSecrets map[string]string
+	// egress is an HTTP call's request as rendered with stand-in tokens for
+	// its secrets; nil when it uses none (or one the proxy cannot place).
+	egress *executors.HTTPCall
 }
 
 // scrubber returns the scrubber for call's results, errors and record.
@@ -164,7 +174,13 @@ func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Re
 		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeRateLimited, Err: err})
 	}
 	defer release()
+	if call.egress != nil {
+		defer d.grantEgress(call, req)()
+	}
 	key := host.NewKey(def.Kind, def.Isolation, req.Permissions)
+	if d.observe != nil {
+		d.observe(req)
+	}
 	out, err := d.pool.Execute(ctx, key, req)
 	if out != nil {
 		scrubResult(d.scrubberOf(call), out)
@@ -262,6 +278,7 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 		if req.HTTP.MaxResponseBytes <= 0 {
 			req.HTTP.MaxResponseBytes = req.Limits.OutputBytes
 		}
+		call.egress = d.renderForEgress(res, args, secrets, h)
 	default:
 		return nil, executors.Errorf(executors.CodeInvalidDefinition, "unknown kind %q", def.Kind)
 	}

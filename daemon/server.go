@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -117,8 +118,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
 		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: newSecretsKey(secretsKey), profiles: newCallerProfiles(cfg.Profiles), limiter: policy.NewRateLimiter(cfg.RateLimitConfig()), guards: policy.NewNetGuardCache(64)}
 	d.disp.approvals = newApprovalQueue(cfg.Approvals.Timeout)
+	if d.disp.egress, err = egress.Listen(d.disp.guards, log); err != nil {
+		d.pool.Close()
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
+		d.disp.egress.Close()
 		d.pool.Close()
 		st.Close()
 		os.RemoveAll(d.sandboxState)
@@ -247,6 +255,7 @@ func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		d.ln.Close()
 		d.pool.Close()
+		d.disp.egress.Close()
 		d.closeErr = d.store.Close()
 		os.Remove(d.cfg.Socket)
 		if d.sandboxState != "" {

@@ -35,6 +35,9 @@ func requestToProto(r *Request) *proto.ExecuteRequest {
 			AllowedDomains: r.HTTP.AllowedDomains, AllowPrivateHosts: r.HTTP.AllowPrivateHosts,
 			MaxResponseBytes: r.HTTP.MaxResponseBytes,
 		}
+		if e := r.HTTP.Egress; e != nil {
+			out.Http.EgressAddr, out.Http.EgressToken = e.Addr, e.Token
+		}
 	}
 	return out
 }
@@ -70,6 +73,9 @@ func requestFromProto(in *proto.ExecuteRequest) *Request {
 			Method: h.GetMethod(), URL: h.GetUrl(), Headers: h.GetHeaders(), Body: h.GetBody(),
 			AllowedDomains: h.GetAllowedDomains(), AllowPrivateHosts: h.GetAllowPrivateHosts(),
 			MaxResponseBytes: h.GetMaxResponseBytes(),
+		}
+		if h.GetEgressAddr() != "" {
+			r.HTTP.Egress = &Egress{Addr: h.GetEgressAddr(), Token: h.GetEgressToken()}
 		}
 	}
 	return r

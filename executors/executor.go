@@ -110,6 +110,26 @@ type HTTPCall struct {
 	// (local development only; empty by default).
 	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
 	MaxResponseBytes  int64    `json:"max_response_bytes"`
+	// Egress, when set, is the daemon's egress proxy the request goes
+	// through: the daemon puts the call's secrets in there, so the URL,
+	// headers and body here hold stand-in tokens instead.
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// The egress proxy's protocol: an executor sends each request of the call
+// to Egress.Addr in absolute form with the token in EgressTokenHeader. A
+// response the proxy made itself (the guard refused, the API could not be
+// reached) carries EgressErrorHeader: "<code>: <message>", where code is
+// policy_denied or unreachable.
+const (
+	EgressTokenHeader = "Toolcage-Egress-Token"
+	EgressErrorHeader = "Toolcage-Egress-Error"
+)
+
+// Egress names the daemon's egress proxy for one call.
+type Egress struct {
+	Addr  string `json:"addr"`  // host:port on the loopback interface
+	Token string `json:"token"` // the call's grant; worthless after the call
 }
 
 // LogLine is one captured console or log line.

@@ -173,7 +173,13 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	hreq.URL = u // the URL the guard checked, parsed the same way
 	hreq.Header = header
 
-	resp, err := entry.Client.Do(hreq)
+	client := entry.Client
+	if call.Egress != nil {
+		// The daemon's proxy dials and guards the address; the URL and
+		// every redirect are still checked here first.
+		client = &http.Client{Transport: &egressTransport{egress: *call.Egress}, CheckRedirect: entry.Guard.CheckRedirect}
+	}
+	resp, err := client.Do(hreq)
 	if err != nil {
 		return e.failed(ctx, callCtx, err, method, u, timeout)
 	}

@@ -368,6 +368,8 @@ type HTTPCall struct {
 	AllowedDomains    []string               `protobuf:"bytes,5,rep,name=allowed_domains,json=allowedDomains,proto3" json:"allowed_domains,omitempty"`
 	AllowPrivateHosts []string               `protobuf:"bytes,6,rep,name=allow_private_hosts,json=allowPrivateHosts,proto3" json:"allow_private_hosts,omitempty"`
 	MaxResponseBytes  int64                  `protobuf:"varint,7,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	EgressAddr        string                 `protobuf:"bytes,8,opt,name=egress_addr,json=egressAddr,proto3" json:"egress_addr,omitempty"`
+	EgressToken       string                 `protobuf:"bytes,9,opt,name=egress_token,json=egressToken,proto3" json:"egress_token,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -449,6 +451,20 @@ func (x *HTTPCall) GetMaxResponseBytes() int64 {
 		return x.MaxResponseBytes
 	}
 	return 0
+}
+
+func (x *HTTPCall) GetEgressAddr() string {
+	if x != nil {
+		return x.EgressAddr
+	}
+	return ""
+}
+
+func (x *HTTPCall) GetEgressToken() string {
+	if x != nil {
+		return x.EgressToken
+	}
+	return ""
 }
 
 type ExecuteRequest struct {
@@ -818,7 +834,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x03dir\x18\x04 \x01(\tR\x03dir\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd2\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\x03\n" +
 	"\bHTTPCall\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12E\n" +
@@ -826,7 +842,10 @@ const file_executor_proto_rawDesc = "" +
 	"\x04body\x18\x04 \x01(\fR\x04body\x12'\n" +
 	"\x0fallowed_domains\x18\x05 \x03(\tR\x0eallowedDomains\x12.\n" +
 	"\x13allow_private_hosts\x18\x06 \x03(\tR\x11allowPrivateHosts\x12,\n" +
-	"\x12max_response_bytes\x18\a \x01(\x03R\x10maxResponseBytes\x1a:\n" +
+	"\x12max_response_bytes\x18\a \x01(\x03R\x10maxResponseBytes\x12\x1f\n" +
+	"\vegress_addr\x18\b \x01(\tR\n" +
+	"egressAddr\x12!\n" +
+	"\fegress_token\x18\t \x01(\tR\vegressToken\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa6\x03\n" +

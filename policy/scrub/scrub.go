@@ -15,6 +15,7 @@ package scrub
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -179,7 +180,19 @@ func knownForms(v string) []string {
 		url.QueryEscape(v),
 		url.PathEscape(v),
 		hex.EncodeToString(b), // upper case is matched by case folding
+		jsonString(v, true),   // inside a JSON string, as Go writes it
+		jsonString(v, false),  // ... and as most other encoders do
 	}
+}
+
+// jsonString is v escaped for the inside of a JSON string.
+func jsonString(v string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	enc.Encode(v)
+	s := strings.TrimSuffix(b.String(), "\n")
+	return s[1 : len(s)-1]
 }
 
 func markerName(n string) string {

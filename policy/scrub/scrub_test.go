@@ -172,3 +172,18 @@ func TestScrubIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// A known value is found where JSON output escaped it, as Go's encoder
+// (\u0026 for &) and as other encoders (only \" and \\) write it.
+func TestScrubKnownJSONForms(t *testing.T) {
+	const v = `s3c+r/e=t&Zq8<vK2>"x\y`
+	s := newTestScrubber(t, map[string]string{"k": v})
+	for _, text := range []string{
+		`{"echo":"s3c+r/e=t\u0026Zq8\u003cvK2\u003e\"x\\y"}`,
+		`{"echo":"s3c+r/e=t&Zq8<vK2>\"x\\y"}`,
+	} {
+		if out := s.Scrub(text); out != `{"echo":"[REDACTED:secret:k]"}` {
+			t.Errorf("Scrub(%s) = %s", text, out)
+		}
+	}
+}
