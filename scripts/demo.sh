@@ -21,8 +21,9 @@ cleanup() {
 trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "starting the stub weather API on localhost:18089"
-"$root/$bin/stubserver" -addr 127.0.0.1:18089 &
+weather_key=demo-wx-key-Q7r2Lm9Xw4Kp
+step "starting the stub weather API on localhost:18089 (it wants an API key, and echoes it)"
+"$root/$bin/stubserver" -addr 127.0.0.1:18089 -api-key "$weather_key" &
 stub_pid=$!
 
 step "starting the daemon (socket $TOOLCAGE_SOCKET)"
@@ -30,6 +31,10 @@ step "starting the daemon (socket $TOOLCAGE_SOCKET)"
 daemon_pid=$!
 for _ in $(seq 100); do "$tc" health >/dev/null 2>&1 && break; sleep 0.05; done
 "$tc" health
+
+step "storing the weather API key as a secret (read from stdin, encrypted at rest)"
+printf %s "$weather_key" | "$tc" secrets set weather_api_key
+"$tc" secrets list
 
 step "creating the example tools"
 for f in "$root"/examples/tools/*.yaml; do "$tc" tools create -f "$f"; done
@@ -50,7 +55,7 @@ step "shell: what dns_lookup would run for a hostile argument (one argv element,
 step "the deny rules see through wrappers (no daemon needed)"
 "$tc" policy shell -- env busybox sh -c 'rm -rf /' || echo "(exit status $?: refused by policy)"
 
-step "HTTP: weather (URL built from the template, checked by the network guard)"
+step "HTTP: weather (URL built from the template, checked by the network guard; the daemon's egress proxy adds the key, and the API's echo of it is redacted)"
 "$tc" call weather --arg city="Buenos Aires" --arg days=2
 
 step "ad-hoc sandboxed code"

@@ -1,0 +1,30 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Every example tool definition parses and compiles, so `make demo` and
+// the README never show one that the daemon would refuse.
+func TestExampleTools(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "tools", "*.yaml"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v (%d files)", err, len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def, err := Parse(data)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if _, err := Compile(&Tool{Def: def}); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
