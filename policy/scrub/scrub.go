@@ -44,6 +44,9 @@ type Scrubber struct {
 	known   []string // automaton id-nkw → marker of the known value
 	ac      *acMatcher
 	gl      *gitleaksRules // kwRules entries ri < 0 refer to its rules
+	// unanchored makes built-in rules search their whole windows, as they
+	// did before anchoring; tests compare the two.
+	unanchored bool
 }
 
 // scrubRule is a compiled Rule plus the refinements built-in rules use.
@@ -59,6 +62,12 @@ type scrubRule struct {
 	// at, when set, replaces the regexp: it parses the text around a
 	// keyword at [ks, ke) and returns submatch indexes like the regexp's.
 	at func(text string, ks, ke int) []int
+	// anchored, for built-in regexp rules, is re tried only at the window's
+	// first back+1 positions. A built-in rule's match begins at most back
+	// bytes before its keyword, so one anchored attempt per keyword finds
+	// what an unanchored search of the rest of the line would, without
+	// walking that rest.
+	anchored *regexp.Regexp
 }
 
 const (
@@ -272,6 +281,10 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 					spans = r.findAt(text, start, end, ri, spans)
 					continue
 				}
+				if r.anchored != nil && !s.unanchored {
+					spans = r.findAnchored(text, start, end, ri, spans)
+					continue
+				}
 			}
 			if wins == nil {
 				wins = map[int][]scrubWindow{}
@@ -403,6 +416,16 @@ func (r *scrubRule) find(text string, w scrubWindow, ri int, spans []scrubSpan) 
 	return spans
 }
 
+// findAnchored tries the rule once at the keyword at [ks, ke).
+func (r *scrubRule) findAnchored(text string, ks, ke, ri int, spans []scrubSpan) []scrubSpan {
+	w := r.window(text, ks, ke)
+	sub := text[w.lo:w.hi]
+	if loc := r.anchored.FindStringSubmatchIndex(sub); loc != nil {
+		spans = r.accept(sub, loc, w.lo, ri, spans)
+	}
+	return spans
+}
+
 func (r *scrubRule) findAt(text string, ks, ke, ri int, spans []scrubSpan) []scrubSpan {
 	if loc := r.at(text, ks, ke); loc != nil {
 		spans = r.accept(text, loc, 0, ri, spans)
@@ -475,6 +498,15 @@ var builtinScrubRules = sync.OnceValues(func() ([]*scrubRule, error) {
 		}
 		cr.builtin, cr.back = true, max(1, b.back)
 		cr.multiline, cr.valid, cr.at = b.multiline, b.valid, b.at
+		if cr.at == nil {
+			// The same pattern, tried only at the starts a keyword hit
+			// allows: up to back bytes before the keyword.
+			anch, err := regexp.Compile(fmt.Sprintf(`^(?s:.){0,%d}?(?:%s)`, cr.back, b.rule.Pattern))
+			if err != nil {
+				return nil, fmt.Errorf("built-in scrub rule %s: %w", b.rule.Kind, err)
+			}
+			cr.anchored = anch
+		}
 		out = append(out, cr)
 	}
 	return out, nil

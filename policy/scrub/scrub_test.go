@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -186,4 +188,57 @@ func TestScrubKnownJSONForms(t *testing.T) {
 			t.Errorf("Scrub(%s) = %s", text, out)
 		}
 	}
+}
+
+// Built-in rules tried once per keyword (anchored) redact exactly what a
+// search of their whole windows does.
+func TestScrubAnchoredSameAsWindowed(t *testing.T) {
+	anch := newTestScrubber(t, nil)
+	win := newTestScrubber(t, nil)
+	win.unanchored = true
+	files, _ := filepath.Glob("testdata/*/*.txt")
+	if len(files) < 10 {
+		t.Fatalf("corpus: %d files", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		// Also with every line twice on one line, so keywords repeat
+		// within a window.
+		var doubled strings.Builder
+		for l := range strings.Lines(text) {
+			l = strings.TrimSuffix(l, "\n")
+			doubled.WriteString(l + " " + l + "\n")
+		}
+		for _, in := range []string{text, doubled.String()} {
+			if a, w := anch.Scrub(in), win.Scrub(in); a != w {
+				t.Errorf("%s: anchored and windowed differ:\n%s\n----\n%s", f, a, w)
+			}
+		}
+	}
+}
+
+// FuzzScrubAnchored checks that anchoring loses nothing: what anchored
+// rules leave, a search of whole windows finds nothing in. (Anchored may
+// find more: a window search resumes after each match, so it misses a
+// candidate that starts inside a rejected one.)
+func FuzzScrubAnchored(f *testing.F) {
+	f.Add("Authorization: Bearer aB3dE5gH7jK9mN1pQ2 bearer x bearer Zz9Yy8Xx7Ww6Vv5U")
+	f.Add("mysql -u root -pS3cr3tPass mysql -pX; sshpass -p hunter22 ssh h")
+	f.Add("sk-proj-a1B2c3D4e5F6g7H8i9J0k1L2m3N4 sk-sk-a1B2c3D4e5F6g7H8i9J0k1L2")
+	anch, err := New(nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	win, _ := New(nil, nil)
+	win.unanchored = true
+	f.Fuzz(func(t *testing.T, text string) {
+		a := anch.Scrub(text)
+		if w := win.Scrub(a); w != a {
+			t.Fatalf("a window search finds more in what anchored rules left of %q:\n%q\n%q", text, a, w)
+		}
+	})
 }
