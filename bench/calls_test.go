@@ -162,6 +162,13 @@ func BenchmarkHTTPCall(b *testing.B) {
 	if r := callTool(b, d.client, "local_get", noArgs); !strings.Contains(string(r.Result), "ok") {
 		b.Fatalf("local_get returned %s", r.Result)
 	}
+	// The same call with an API key, which the egress proxy puts in.
+	key := "bench-key-Q7r2Lm9Xw4Kp"
+	if err := d.client.Do(context.Background(), "PUT", "/v1/secrets/bench_key", api.SecretValue{Value: &key}, nil); err != nil {
+		b.Fatal(err)
+	}
+	createTool(b, d.client, fmt.Sprintf(`{"name":"local_get_key","description":"GET a local server with a key","kind":"http",
+	 "secrets":["bench_key"],"http":{"method":"GET","url":%q,"headers":{"X-Api-Key":"{{secret.bench_key}}"},"allowed_domains":["localhost"]}}`, url))
 	direct := func() {
 		resp, err := http.Get(url)
 		if err != nil {
@@ -175,26 +182,28 @@ func BenchmarkHTTPCall(b *testing.B) {
 	}
 	for range 20 {
 		callTool(b, d.client, "local_get", noArgs)
+		callTool(b, d.client, "local_get_key", noArgs)
 		direct()
 	}
-	var tLat, dLat []time.Duration
+	var tLat, kLat, dLat []time.Duration
 	i := 0
 	for b.Loop() {
-		call := func() { tLat = append(tLat, timed(func() { callTool(b, d.client, "local_get", noArgs) })) }
-		get := func() { dLat = append(dLat, timed(direct)) }
-		if i%2 == 0 {
-			call()
-			get()
-		} else {
-			get()
-			call()
+		steps := []func(){
+			func() { tLat = append(tLat, timed(func() { callTool(b, d.client, "local_get", noArgs) })) },
+			func() { kLat = append(kLat, timed(func() { callTool(b, d.client, "local_get_key", noArgs) })) },
+			func() { dLat = append(dLat, timed(direct)) },
+		}
+		for j := range steps { // rotate the order, so no step always goes first
+			steps[(i+j)%len(steps)]()
 		}
 		i++
 	}
-	t, g := median(tLat), median(dLat)
+	t, k, g := median(tLat), median(kLat), median(dLat)
 	b.ReportMetric(us(t), "p50-µs")
 	b.ReportMetric(us(g), "direct-p50-µs")
 	b.ReportMetric(ms(t-g), "vs-direct-ms")
+	b.ReportMetric(us(k), "egress-p50-µs")
+	b.ReportMetric(ms(k-t), "egress-added-ms")
 }
 
 // BenchmarkJSCallSandbox: the trivial JS tool of BenchmarkJSCallLatency on

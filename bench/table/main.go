@@ -38,6 +38,8 @@ var targets = []target{
 	{"HTTPCall", "HTTP tool call, local server (p50)", "p50-µs", "—", nil},
 	{"HTTPCall", "http.Get from Go, direct (p50)", "direct-p50-µs", "—", nil},
 	{"HTTPCall", "HTTP tool call − direct http.Get (p50)", "vs-direct-ms", "≤ 0.5 ms", func(v float64) bool { return v <= 0.5 }},
+	{"HTTPCall", "HTTP tool call with a secret, via the egress proxy (p50)", "egress-p50-µs", "—", nil},
+	{"HTTPCall", "HTTP tool call: added by the egress proxy (p50)", "egress-added-ms", "—", nil},
 	{"ShellRuleCheck", "shell deny rules, 100-byte command", "µs/check", "≤ 20 µs", func(v float64) bool { return v <= 20 }},
 	{"URLGuardCheck", "URL guard check", "µs/check", "≤ 20 µs", func(v float64) bool { return v <= 20 }},
 	{"ScrubClean", "scrubber throughput, clean text", "MB/s", "≥ 200 MB/s", func(v float64) bool { return v >= 200 }},

@@ -37,12 +37,16 @@ type Rule struct {
 // Scrubber redacts secrets from text. It is safe for concurrent use.
 type Scrubber struct {
 	rules   []*scrubRule
-	nkw     int      // automaton ids below nkw are keywords
+	nkw     int      // keywords in ac; the last one finds markers of earlier passes
 	kwRules [][]int  // keyword id → rule indexes
 	always  []int    // rules with no keywords
 	kwList  []string // keyword literals, the automaton's first nkw ids
-	known   []string // automaton id-nkw → marker of the known value
 	ac      *acMatcher
+	// The known values have an automaton of their own, so that a call's
+	// scrubber (WithKnown) shares the big keyword automaton and builds
+	// only this small one.
+	known   []string // knownAC id → marker of the known value
+	knownAC *acMatcher
 	gl      *gitleaksRules // kwRules entries ri < 0 refer to its rules
 	// unanchored makes built-in rules search their whole windows, as they
 	// did before anchoring; tests compare the two.
@@ -144,14 +148,21 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 // WithKnown returns a copy of s that shares its rules but redacts the
 // given known values instead of s's.
 func (s *Scrubber) WithKnown(known map[string]string) *Scrubber {
-	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always, gl: s.gl}
-	return c.build(s.kwList, known)
+	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always, gl: s.gl,
+		kwList: s.kwList, ac: s.ac}
+	return c.withKnown(known)
 }
 
 func (s *Scrubber) build(kws []string, known map[string]string) *Scrubber {
-	lits := slices.Clone(kws)
 	s.kwList = kws
-	s.known = nil
+	s.ac = newACMatcher(kws)
+	return s.withKnown(known)
+}
+
+// withKnown builds s's automaton of known values.
+func (s *Scrubber) withKnown(known map[string]string) *Scrubber {
+	var lits []string
+	s.known, s.knownAC = nil, nil
 	names := make([]string, 0, len(known))
 	for n := range known {
 		names = append(names, n)
@@ -170,7 +181,9 @@ func (s *Scrubber) build(kws []string, known map[string]string) *Scrubber {
 			s.known = append(s.known, marker)
 		}
 	}
-	s.ac = newACMatcher(lits)
+	if len(lits) > 0 {
+		s.knownAC = newACMatcher(lits)
+	}
 	return s
 }
 
@@ -260,12 +273,12 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 		wins    map[int][]scrubWindow
 		glWins  []glWindow
 	)
+	if s.knownAC != nil {
+		s.knownAC.scan(text, func(end int, id int32) {
+			spans = append(spans, scrubSpan{end - s.knownAC.lens[id], end, -1, s.known[id]})
+		})
+	}
 	s.ac.scan(text, func(end int, id int32) {
-		if int(id) >= s.nkw {
-			k := int(id) - s.nkw
-			spans = append(spans, scrubSpan{end - s.ac.lens[id], end, -1, s.known[k]})
-			return
-		}
 		start := end - s.ac.lens[id]
 		if int(id) == s.nkw-1 {
 			if w, ok := markerAt(text, start); ok {
