@@ -20,6 +20,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/sandbox"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/scrub"
 )
 
 // Config is the daemon configuration; see configs/toolcage.yaml.
@@ -37,6 +38,31 @@ type Config struct {
 	RateLimits      RateLimits      `mapstructure:"rate_limits"`
 	Secrets         SecretsConfig   `mapstructure:"secrets"`
 	Profiles        ProfilesConfig  `mapstructure:"profiles"`
+	Scrub           ScrubConfig     `mapstructure:"scrub"`
+}
+
+// ScrubConfig adds credential formats of one's own to the scrubber's
+// built-in and gitleaks rules.
+type ScrubConfig struct {
+	Rules []ScrubRuleConfig `mapstructure:"rules"`
+}
+
+// ScrubRuleConfig is one extra credential format (see scrub.Rule).
+type ScrubRuleConfig struct {
+	Kind        string   `mapstructure:"kind"`
+	Pattern     string   `mapstructure:"pattern"`
+	SecretGroup int      `mapstructure:"secret_group"`
+	Keywords    []string `mapstructure:"keywords"`
+	MinEntropy  float64  `mapstructure:"min_entropy"`
+}
+
+// ScrubRules converts the extra rules for scrub.New.
+func (c *Config) ScrubRules() []scrub.Rule {
+	out := make([]scrub.Rule, 0, len(c.Scrub.Rules))
+	for _, r := range c.Scrub.Rules {
+		out = append(out, scrub.Rule{Kind: r.Kind, Pattern: r.Pattern, SecretGroup: r.SecretGroup, Keywords: r.Keywords, MinEntropy: r.MinEntropy})
+	}
+	return out
 }
 
 // SecretsConfig sets where the key that encrypts stored secrets lives.
@@ -193,6 +219,11 @@ func (c *Config) finish() error {
 	var errs []error
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown_timeout must be positive"))
+	}
+	for i, r := range c.ScrubRules() {
+		if err := scrub.CheckRule(r); err != nil {
+			errs = append(errs, fmt.Errorf("scrub.rules[%d]: %w", i, err))
+		}
 	}
 	if c.Approvals.Timeout <= 0 {
 		errs = append(errs, errors.New("approvals.timeout must be positive"))

@@ -80,7 +80,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	if err != nil {
 		return nil, err
 	}
-	scrubber, err := scrub.New(nil, nil)
+	scrubber, err := scrub.New(nil, cfg.ScrubRules())
 	if err != nil {
 		return nil, fmt.Errorf("credential scrubber: %w", err)
 	}

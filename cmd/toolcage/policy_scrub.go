@@ -17,27 +17,36 @@ func policyScrubCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scrub",
 		Usage: "remove credentials from text on stdin, as the daemon does with tool output",
-		UsageText: `toolcage policy scrub < FILE
+		UsageText: `toolcage policy scrub [--config FILE] < FILE
 
 Examples:
    env | toolcage policy scrub
-   kubectl logs pod/api | toolcage policy scrub > api.log`,
+   kubectl logs pod/api | toolcage policy scrub > api.log
+   toolcage policy scrub --config /etc/toolcage/toolcage.yaml < build.log`,
 		Description: `Reads stdin and writes it to stdout with every credential the daemon's rules
 recognise replaced by [REDACTED:kind]: provider keys (AWS, GitHub, GitLab, Slack,
 Stripe, OpenAI, Anthropic, Google, ...), JWTs, PEM private keys, URLs with
-passwords, Authorization headers and password=/token: pairs. Git SHAs, UUIDs and
-lockfile hashes pass untouched. Nothing else is changed; no daemon is needed.`,
+passwords, Authorization headers and password=/token: pairs, and the 200-odd
+formats of gitleaks' rule set. Git SHAs, UUIDs and lockfile hashes pass
+untouched. Nothing else is changed; no daemon is needed.
+
+With --config, the extra rules of the daemon's config (scrub.rules) apply too.`,
+		Flags: []cli.Flag{configFlag()},
 		Action: func(cCtx *cli.Context) error {
 			if err := noArgs(cCtx); err != nil {
 				return err
 			}
-			return runPolicyScrub(cCtx.Context, appOf(cCtx))
+			return runPolicyScrub(cCtx.Context, appOf(cCtx), cCtx.String("config"))
 		},
 	}
 }
 
-func runPolicyScrub(_ context.Context, a *app) error {
-	s, err := scrub.New(nil, nil)
+func runPolicyScrub(_ context.Context, a *app, configFile string) error {
+	cfg, err := loadPolicyConfig(configFile)
+	if err != nil {
+		return err
+	}
+	s, err := scrub.New(nil, cfg.ScrubRules())
 	if err != nil {
 		return err
 	}

@@ -483,9 +483,20 @@ func entropy(s string) float64 {
 	return h
 }
 
+// CheckRule reports what is wrong with an extra rule, as New would.
+func CheckRule(r Rule) error {
+	_, err := compileScrubRule(r)
+	return err
+}
+
 func compileScrubRule(r Rule) (*scrubRule, error) {
 	if r.Kind == "" {
 		return nil, fmt.Errorf("empty kind")
+	}
+	for i := 0; i < len(r.Kind); i++ {
+		if !isMarkerByte(r.Kind[i]) || r.Kind[i] == ':' {
+			return nil, fmt.Errorf("kind %q: use letters, digits, '_', '-' and '.' only", r.Kind)
+		}
 	}
 	re, err := regexp.Compile(r.Pattern)
 	if err != nil {

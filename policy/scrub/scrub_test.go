@@ -242,3 +242,23 @@ func FuzzScrubAnchored(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckRule(t *testing.T) {
+	for _, tc := range []struct {
+		r  Rule
+		ok bool
+	}{
+		{Rule{Kind: "acme-token", Pattern: `acme_[a-z]{8}`, Keywords: []string{"acme_"}}, true},
+		{Rule{Kind: "", Pattern: `x`}, false},
+		{Rule{Kind: "a b", Pattern: `x`}, false},
+		{Rule{Kind: "a]b", Pattern: `x`}, false},
+		{Rule{Kind: "gitleaks:x", Pattern: `x`}, false},
+		{Rule{Kind: "k", Pattern: `(`}, false},
+		{Rule{Kind: "k", Pattern: `(x)`, SecretGroup: 2}, false},
+		{Rule{Kind: "k", Pattern: `x`, Keywords: []string{""}}, false},
+	} {
+		if err := CheckRule(tc.r); (err == nil) != tc.ok {
+			t.Errorf("CheckRule(%+v) = %v, want ok=%v", tc.r, err, tc.ok)
+		}
+	}
+}
