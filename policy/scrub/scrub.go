@@ -107,26 +107,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	s := &Scrubber{rules: rules, gl: gl}
 	kwID := map[string]int{}
 	var kws []string
-	for ri, r := range rules {
-		if len(r.Keywords) == 0 {
-			s.always = append(s.always, ri)
-			continue
-		}
-		for _, k := range r.Keywords {
-			k = strings.ToLower(k)
-			id, ok := kwID[k]
-			if !ok {
-				id = len(kws)
-				kwID[k] = id
-				kws = append(kws, k)
-				s.kwRules = append(s.kwRules, nil)
-			}
-			if !slices.Contains(s.kwRules[id], ri) {
-				s.kwRules[id] = append(s.kwRules[id], ri)
-			}
-		}
-	}
-	for ki, k := range gl.keywords {
+	keywordID := func(k string) int {
 		id, ok := kwID[k]
 		if !ok {
 			id = len(kws)
@@ -134,6 +115,22 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 			kws = append(kws, k)
 			s.kwRules = append(s.kwRules, nil)
 		}
+		return id
+	}
+	for ri, r := range rules {
+		if len(r.Keywords) == 0 {
+			s.always = append(s.always, ri)
+			continue
+		}
+		for _, k := range r.Keywords {
+			id := keywordID(strings.ToLower(k))
+			if !slices.Contains(s.kwRules[id], ri) {
+				s.kwRules[id] = append(s.kwRules[id], ri)
+			}
+		}
+	}
+	for ki, k := range gl.keywords {
+		id := keywordID(k)
 		for _, gi := range gl.kwRules[ki] {
 			s.kwRules[id] = append(s.kwRules[id], glRuleRef(gi))
 		}
