@@ -344,10 +344,14 @@ func (l *launcher) handle(cmd string) reply {
 // killStrays kills every process in the sandbox but pid 1 and the
 // executor, and waits until they are gone. Anything a stray forks between
 // two passes is found by the next one; a process killed cannot fork.
+// Zombies whose parent is pid 1 are waited for too, for a moment: pid 1's
+// reaper collects them, and until then they hold a pid of the next call's.
 func (l *launcher) killStrays() error {
-	deadline := time.Now().Add(3 * time.Second)
+	start := time.Now()
+	deadline := start.Add(3 * time.Second)
+	zombieWait := start.Add(2 * time.Second)
 	for {
-		live := 0
+		live, zombies := 0, 0
 		ents, err := os.ReadDir("/proc")
 		if err != nil {
 			return err
@@ -357,16 +361,24 @@ func (l *launcher) killStrays() error {
 			if err != nil || pid == 1 || pid == l.exec {
 				continue
 			}
-			if state, _ := procState(pid); state == 'Z' || state == 0 {
+			state, ppid := procState(pid)
+			if state == 0 {
+				continue // gone
+			}
+			if state == 'Z' {
+				if ppid == 1 {
+					zombies++
+				}
 				continue // dead; its parent (or pid 1) reaps it
 			}
 			unix.Kill(pid, unix.SIGKILL)
 			live++
 		}
-		if live == 0 {
+		now := time.Now()
+		if live == 0 && (zombies == 0 || now.After(zombieWait)) {
 			return nil
 		}
-		if time.Now().After(deadline) {
+		if now.After(deadline) {
 			return fmt.Errorf("%d stray processes survive SIGKILL", live)
 		}
 		time.Sleep(time.Millisecond)
