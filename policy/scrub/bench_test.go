@@ -27,12 +27,8 @@ func benchCorpus(b testing.TB, dir string) string {
 	return sb.String()
 }
 
-func benchScrub(b *testing.B, text string) {
-	s, err := New(map[string]string{
-		"OPENAI_API_KEY": "sk-proj-bench0000000000000000000000000000",
-		"GITHUB_TOKEN":   "ghp_bench000000000000000000000000000000",
-		"DB_PASSWORD":    "bench-db-password",
-	}, nil)
+func benchScrub(b *testing.B, text string, known map[string]string) {
+	s, err := New(known, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,5 +39,25 @@ func benchScrub(b *testing.B, text string) {
 	}
 }
 
-func BenchmarkScrubClean(b *testing.B)       { benchScrub(b, benchCorpus(b, "benign")) }
-func BenchmarkScrubSecretLaden(b *testing.B) { benchScrub(b, benchCorpus(b, "secrets")) }
+// benchKnown are the values of a call that uses three secrets.
+var benchKnown = map[string]string{
+	"OPENAI_API_KEY": "sk-proj-bench0000000000000000000000000000",
+	"GITHUB_TOKEN":   "ghp_bench000000000000000000000000000000",
+	"DB_PASSWORD":    "bench-db-password",
+}
+
+func BenchmarkScrubClean(b *testing.B)       { benchScrub(b, benchCorpus(b, "benign"), nil) }
+func BenchmarkScrubCleanKnown(b *testing.B)  { benchScrub(b, benchCorpus(b, "benign"), benchKnown) }
+func BenchmarkScrubSecretLaden(b *testing.B) { benchScrub(b, benchCorpus(b, "secrets"), nil) }
+
+// BenchmarkWithKnown: deriving a call's scrubber from the daemon's.
+func BenchmarkWithKnown(b *testing.B) {
+	s, err := New(nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.WithKnown(benchKnown)
+	}
+}

@@ -1,6 +1,7 @@
 package scrub
 
 import (
+	"bytes"
 	"encoding/base64"
 	"regexp"
 	"strings"
@@ -169,8 +170,8 @@ func secretKeyName(key string) bool {
 		}
 	}
 	end := -1
-	for _, kw := range genericKeywords {
-		if i := lastIndex(k, kw); i >= 0 && i+len(kw) > end {
+	for _, kw := range genericKeywordBytes {
+		if i := bytes.LastIndex(k, kw); i >= 0 && i+len(kw) > end {
 			end = i + len(kw)
 		}
 	}
@@ -184,12 +185,18 @@ func secretKeyName(key string) bool {
 	return false
 }
 
-func lastIndex(b []byte, s string) int {
-	return strings.LastIndex(string(b), s)
-}
-
 // genericKeywords are the words that make a key name a secret's name.
 var genericKeywords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey", "authkey", "privatekey", "credentials", "credential"}
+
+// genericKeywordBytes is genericKeywords for searching bytes without a
+// conversion per search.
+var genericKeywordBytes = func() [][]byte {
+	out := make([][]byte, len(genericKeywords))
+	for i, k := range genericKeywords {
+		out[i] = []byte(k)
+	}
+	return out
+}()
 
 // validGeneric accepts key=value pairs whose key names a secret (DB_PASSWORD,
 // client_secret, apiKey, X-Api-Key) rather than something about one
