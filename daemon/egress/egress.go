@@ -159,16 +159,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := p.outgoing(r, body, g, first)
 	if err != nil {
-		fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
 		return
 	}
 	entry, err := p.guards.Get(g.Real.AllowedDomains, g.Real.AllowPrivateHosts)
 	if err != nil {
-		fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
 		return
 	}
 	if _, err := entry.Guard.CheckURL(out.URL.String()); err != nil {
-		fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
 		return
 	}
 	ctx, cancel := context.WithDeadline(r.Context(), g.Deadline)
@@ -181,14 +181,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var nd *policy.NetDeniedError
 		if errors.As(err, &nd) {
-			fail(w, http.StatusForbidden, executors.CodePolicyDenied, nd.Reason)
+			g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, nd.Reason)
 			return
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		fail(w, http.StatusBadGateway, "unreachable", g.Redact([]byte(err.Error())))
+		g.fail(w, http.StatusBadGateway, "unreachable", err.Error())
 		return
 	}
 	defer resp.Body.Close()
@@ -257,7 +257,7 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, g *grant) {
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil && int64(len(data)) <= limit {
-		fail(w, http.StatusBadGateway, "unreachable", g.Redact([]byte(err.Error())))
+		g.fail(w, http.StatusBadGateway, "unreachable", err.Error())
 		return
 	}
 	data = g.Redact(data)
@@ -281,9 +281,15 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, g *grant) {
 
 // fail answers with the proxy's own error, which the executor tells from
 // the API's by the error header.
-func fail[M string | []byte](w http.ResponseWriter, status int, code executors.Code, msg M) {
-	w.Header().Set(executors.EgressErrorHeader, string(code)+": "+sanitize(string(msg)))
+func fail(w http.ResponseWriter, status int, code executors.Code, msg string) {
+	w.Header().Set(executors.EgressErrorHeader, string(code)+": "+sanitize(msg))
 	w.WriteHeader(status)
+}
+
+// fail is fail with the grant's secret values redacted from msg: an error
+// about the real request (a refused URL, a failed dial) may quote them.
+func (g *grant) fail(w http.ResponseWriter, status int, code executors.Code, msg string) {
+	fail(w, status, code, string(g.Redact([]byte(msg))))
 }
 
 // sanitize keeps an error message fit for a header value.

@@ -236,3 +236,23 @@ func TestNewTokenIsEscapeProof(t *testing.T) {
 		t.Fatalf("token %q changes when escaped", a)
 	}
 }
+
+// The proxy's own errors about the real request never quote its secret.
+func TestProxyErrorsAreRedacted(t *testing.T) {
+	var s seen
+	srv := upstream(t, &s)
+	p := newProxy(t)
+	g := grantFor(srv, "/echo")
+	g.Real.AllowedDomains = []string{"api.example.com"} // the real URL's host is not on it
+	g.Real.URL = strings.Replace(g.Real.URL, "/echo", "/echo/"+secret, 1)
+	token, revoke := p.Add(g)
+	defer revoke()
+	resp := send(t, p, token, g.Rendered)
+	if e := egressErr(resp); resp.StatusCode != 403 || !strings.HasPrefix(e, "policy_denied:") || strings.Contains(e, secret) ||
+		!strings.Contains(e, "[REDACTED]") {
+		t.Fatalf("%d %q", resp.StatusCode, e)
+	}
+	if s.n != 0 {
+		t.Fatal("the API was reached")
+	}
+}
