@@ -49,6 +49,11 @@ type glRule struct {
 	secretGroup int
 	entropy     float64
 	allow       []*config.Allowlist
+	// lit, when set, is the case-sensitive literal every match begins
+	// with, and each of the rule's keywords is a prefix of it ignoring
+	// case: a keyword found in another case ("sk" in "task" for "SK…")
+	// cannot begin a match, and its window is not searched.
+	lit string
 }
 
 // gitleaksRules is the loaded rule set, shared by every Scrubber.
@@ -150,6 +155,7 @@ func newGitleaksRules(cfg config.Config) *gitleaksRules {
 			secretGroup: r.SecretGroup,
 			entropy:     r.Entropy,
 			allow:       r.Allowlists,
+			lit:         keywordLiteral(r.Regex, r.Keywords),
 		})
 		for _, k := range r.Keywords {
 			kwSet[strings.ToLower(k)] = true
@@ -169,6 +175,21 @@ func newGitleaksRules(cfg config.Config) *gitleaksRules {
 		}
 	}
 	return g
+}
+
+// keywordLiteral is re's literal prefix if every keyword is a prefix of it
+// ignoring case, else "".
+func keywordLiteral(re *regexp.Regexp, keywords []string) string {
+	lit, _ := re.LiteralPrefix()
+	if lit == "" {
+		return ""
+	}
+	for _, k := range keywords {
+		if len(k) > len(lit) || !strings.EqualFold(lit[:len(k)], k) {
+			return ""
+		}
+	}
+	return lit
 }
 
 // A kwRules entry ri < 0 of a Scrubber stands for gitleaks rule -ri-1.

@@ -350,3 +350,37 @@ func secretSpans(re *regexp.Regexp, group int, text string) [][2]int {
 	}
 	return out
 }
+
+// A rule whose matches begin with a case-sensitive literal skips keyword
+// hits in another case, and still finds its secrets.
+func TestGitleaksKeywordLiteral(t *testing.T) {
+	g, err := loadGitleaks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range g.rules {
+		if r.lit != "" {
+			n++
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d rules with a keyword literal", n)
+	}
+	if keywordLiteral(regexp.MustCompile(`SK[0-9a-f]{32}`), []string{"sk"}) != "SK" ||
+		keywordLiteral(regexp.MustCompile(`SK[0-9a-f]{32}`), []string{"sk", "api"}) != "" ||
+		keywordLiteral(regexp.MustCompile(`(?i)sk[0-9a-f]{32}`), []string{"sk"}) != "" {
+		t.Error("keywordLiteral")
+	}
+	s := newTestScrubber(t, nil)
+	const key = "SK3f9a1c7e5b2d8f4a6c0e9b1d7f3a5c8e"
+	for _, text := range []string{
+		"ask the task runner: " + key + " is the key\n",
+		key + "\n",
+		"disk " + strings.Repeat("x", 600) + " " + key + "\n",
+	} {
+		if out := s.Scrub(text); strings.Contains(out, key) {
+			t.Errorf("key survives in %q", out)
+		}
+	}
+}

@@ -169,12 +169,7 @@ func secretKeyName(key string) bool {
 			k = append(k, foldByte(c))
 		}
 	}
-	end := -1
-	for _, kw := range genericKeywordBytes {
-		if i := bytes.LastIndex(k, kw); i >= 0 && i+len(kw) > end {
-			end = i + len(kw)
-		}
-	}
+	end := lastKeywordEnd(k)
 	if end < 0 {
 		return false
 	}
@@ -188,15 +183,28 @@ func secretKeyName(key string) bool {
 // genericKeywords are the words that make a key name a secret's name.
 var genericKeywords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey", "authkey", "privatekey", "credentials", "credential"}
 
-// genericKeywordBytes is genericKeywords for searching bytes without a
-// conversion per search.
-var genericKeywordBytes = func() [][]byte {
-	out := make([][]byte, len(genericKeywords))
-	for i, k := range genericKeywords {
-		out[i] = []byte(k)
+// genericKeywordsByLast lists genericKeywords by their last byte.
+var genericKeywordsByLast = func() (t [256][][]byte) {
+	for _, k := range genericKeywords {
+		c := k[len(k)-1]
+		t[c] = append(t[c], []byte(k))
 	}
-	return out
+	return t
 }()
+
+// lastKeywordEnd is the largest end of an occurrence of a generic keyword
+// in k, or -1: walking back from the end, the first position where one of
+// the keywords ending in that byte ends.
+func lastKeywordEnd(k []byte) int {
+	for e := len(k); e > 0; e-- {
+		for _, kw := range genericKeywordsByLast[k[e-1]] {
+			if bytes.HasSuffix(k[:e], kw) {
+				return e
+			}
+		}
+	}
+	return -1
+}
 
 // validGeneric accepts key=value pairs whose key names a secret (DB_PASSWORD,
 // client_secret, apiKey, X-Api-Key) rather than something about one

@@ -285,7 +285,11 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 		}
 		for _, ri := range s.kwRules[id] {
 			var r *scrubRule
-			if ri >= 0 {
+			if ri < 0 {
+				if lit := s.gl.rules[-ri-1].lit; lit != "" && text[start:end] != lit[:end-start] {
+					continue
+				}
+			} else {
 				r = s.rules[ri]
 				if r.at != nil {
 					spans = r.findAt(text, start, end, ri, spans)

@@ -262,3 +262,22 @@ func TestCheckRule(t *testing.T) {
 		}
 	}
 }
+
+// lastKeywordEnd agrees with the plain definition: the largest end of a
+// last occurrence of any generic keyword.
+func FuzzLastKeywordEnd(f *testing.F) {
+	for _, s := range []string{"dbpassword", "maxtokens", "secrettokenkey", "apikeyvalue", "credentialsfile", "pwdx", "", "tokentoken"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, k string) {
+		want := -1
+		for _, kw := range genericKeywords {
+			if i := strings.LastIndex(k, kw); i >= 0 && i+len(kw) > want {
+				want = i + len(kw)
+			}
+		}
+		if got := lastKeywordEnd([]byte(k)); got != want {
+			t.Fatalf("lastKeywordEnd(%q) = %d, want %d", k, got, want)
+		}
+	})
+}
