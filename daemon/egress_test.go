@@ -108,6 +108,10 @@ func TestEgressKeepsSecretsOutOfExecutor(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(resp.Header.Get(executors.EgressErrorHeader), "policy_denied:") {
 		t.Fatalf("stale token: %d %q", resp.StatusCode, resp.Header.Get(executors.EgressErrorHeader))
 	}
+
+	// Nothing on disk holds the value either.
+	td.stop()
+	noPlaintext(t, td.cfg.DataDir, secret)
 }
 
 // A tool without secrets talks to the API directly, as before.
