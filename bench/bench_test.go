@@ -79,7 +79,13 @@ func startDaemon(tb testing.TB) *daemonProc {
 		tb.Fatal(err)
 	}
 	sock := filepath.Join(dir, "s.sock")
-	cmd := exec.Command(filepath.Join(bin, "toolcage"), "--socket", sock, "daemon", "--data-dir", filepath.Join(dir, "data"), "--log-level", "error")
+	args := []string{"--socket", sock, "daemon", "--data-dir", filepath.Join(dir, "data"), "--log-level", "error"}
+	// TOOLCAGE_BENCH_PROFILE=DIR writes each benchmark daemon's CPU profile
+	// there, named for the benchmark.
+	if pd := os.Getenv("TOOLCAGE_BENCH_PROFILE"); pd != "" {
+		args = append(args, "--cpu-profile", filepath.Join(pd, strings.ReplaceAll(tb.Name(), "/", "_")+".daemon.pprof"))
+	}
+	cmd := exec.Command(filepath.Join(bin, "toolcage"), args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -31,6 +32,7 @@ TOOLCAGE_DATA_DIR, TOOLCAGE_EXECUTOR_PATH, TOOLCAGE_LOG_LEVEL, ...), then flags.
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the database (default ~/.local/share/toolcage or /var/lib/toolcage)"},
 			&cli.StringFlag{Name: "executor", Usage: "`PATH` of toolcage-executor (default: next to this binary)"},
 			&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a CPU profile of the daemon to `FILE` until it stops (for `go tool pprof`)"},
 		},
 		Action: runDaemon,
 	}
@@ -55,6 +57,13 @@ func runDaemon(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("Error: %v", err), 2)
 	}
 	log := newLogger(cfg.Log)
+	if f := c.String("cpu-profile"); f != "" {
+		stopProfile, err := startCPUProfile(f)
+		if err != nil {
+			return cli.Exit(fmt.Sprintf("Error: %v", err), 1)
+		}
+		defer stopProfile()
+	}
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	d, err := daemon.New(ctx, cfg, log)
@@ -66,6 +75,23 @@ func runDaemon(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("Error: %v", err), 1)
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process into file until the returned
+// function is called.
+func startCPUProfile(file string) (func(), error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func newLogger(c daemon.LogConfig) *slog.Logger {
