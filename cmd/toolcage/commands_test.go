@@ -1133,11 +1133,13 @@ func TestDaemonCommand(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	sock := filepath.Join(sockDir, "d.sock")
 	data := t.TempDir()
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
 
 	// start runs the daemon until stop sends it sig.
 	start := func() (stop func(sig os.Signal) result) {
 		var out, errb syncBuffer
-		cmd := cliProcess(&out, &errb, "--socket", sock, "daemon", "--data-dir", data, "--executor", executorPath, "--log-level", "error")
+		cmd := cliProcess(&out, &errb, "--socket", sock, "daemon", "--data-dir", data, "--executor", executorPath, "--log-level", "error",
+			"--cpu-profile", profile)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -1210,6 +1212,10 @@ func TestDaemonCommand(t *testing.T) {
 	}
 	if r := stop(os.Interrupt); r.code != exitOK {
 		t.Errorf("daemon stopped by SIGINT with %v", r)
+	}
+	// --cpu-profile left a (gzipped) pprof profile.
+	if b, err := os.ReadFile(profile); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("cpu profile: %v (%d bytes)", err, len(b))
 	}
 
 	// A bad configuration is a usage error, before anything starts.
