@@ -71,37 +71,7 @@ type daemonProc struct {
 }
 
 // startDaemon runs `toolcage daemon` as its own process.
-func startDaemon(tb testing.TB) *daemonProc {
-	tb.Helper()
-	bin := binDir(tb)
-	dir, err := os.MkdirTemp("", "tcb")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sock := filepath.Join(dir, "s.sock")
-	args := []string{"--socket", sock, "daemon", "--data-dir", filepath.Join(dir, "data"), "--log-level", "error"}
-	// TOOLCAGE_BENCH_PROFILE=DIR writes each benchmark daemon's CPU profile
-	// there, named for the benchmark.
-	if pd := os.Getenv("TOOLCAGE_BENCH_PROFILE"); pd != "" {
-		args = append(args, "--cpu-profile", filepath.Join(pd, strings.ReplaceAll(tb.Name(), "/", "_")+".daemon.pprof"))
-	}
-	cmd := exec.Command(filepath.Join(bin, "toolcage"), args...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	d := &daemonProc{cmd: cmd, client: api.NewClient(sock), dir: dir}
-	tb.Cleanup(d.stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if d.client.Do(context.Background(), "GET", "/v1/health", nil, nil) == nil {
-			return d
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	tb.Fatal("daemon did not come up")
-	return nil
-}
+func startDaemon(tb testing.TB) *daemonProc { return startDaemonEnv(tb) }
 
 func (d *daemonProc) stop() {
 	d.cmd.Process.Signal(os.Interrupt)
@@ -206,7 +176,13 @@ func BenchmarkJSCallThroughputC16(b *testing.B) { benchThroughput(b, 16) }
 // the go-plugin handshake.
 func BenchmarkExecutorColdStart(b *testing.B) {
 	exe := filepath.Join(binDir(b), "toolcage-executor")
-	p := host.NewPool(host.PoolConfig{Runners: map[string]host.Runner{"process": &host.ProcessRunner{Path: exe}}})
+	benchColdStart(b, &host.ProcessRunner{Path: exe})
+}
+
+// benchColdStart reports the median time r takes to start a JS executor
+// and complete the handshake.
+func benchColdStart(b *testing.B, r host.Runner) {
+	p := host.NewPool(host.PoolConfig{Runners: map[string]host.Runner{"process": r}})
 	defer p.Close()
 	key := host.NewKey(executors.KindJS, "process", nil)
 	var lat []time.Duration

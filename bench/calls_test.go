@@ -35,7 +35,14 @@ func startDaemonEnv(tb testing.TB, env ...string) *daemonProc {
 		tb.Fatal(err)
 	}
 	sock := filepath.Join(dir, "s.sock")
-	cmd := exec.Command(filepath.Join(bin, "toolcage"), "--socket", sock, "daemon", "--data-dir", filepath.Join(dir, "data"), "--log-level", "error")
+	args := []string{"--socket", sock, "daemon", "--data-dir", filepath.Join(dir, "data"), "--log-level", "error"}
+	// TOOLCAGE_BENCH_PROFILE=DIR writes each benchmark daemon's CPU profile
+	// there, named for the benchmark and its settings.
+	if pd := os.Getenv("TOOLCAGE_BENCH_PROFILE"); pd != "" {
+		name := strings.Join(append([]string{tb.Name()}, env...), "-")
+		args = append(args, "--cpu-profile", filepath.Join(pd, strings.ReplaceAll(name, "/", "_")+".daemon.pprof"))
+	}
+	cmd := exec.Command(filepath.Join(bin, "toolcage"), args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon"
-	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 )
 
@@ -42,18 +40,7 @@ func BenchmarkSandboxedExecutorColdStart(b *testing.B) {
 	if err := r.Check().Meets(r.Config.Require); err != nil {
 		b.Fatalf("no sandbox here: %v", err)
 	}
-	p := host.NewPool(host.PoolConfig{Runners: map[string]host.Runner{"process": r}})
-	defer p.Close()
-	key := host.NewKey(executors.KindJS, "process", nil)
-	var lat []time.Duration
-	for b.Loop() {
-		t := time.Now()
-		if err := p.StartOne(context.Background(), key); err != nil {
-			b.Fatal(err)
-		}
-		lat = append(lat, time.Since(t))
-	}
-	b.ReportMetric(float64(median(lat).Microseconds())/1000, "p50-ms")
+	benchColdStart(b, r)
 }
 
 // BenchmarkSandboxedExecutorIdleRSS: resident memory of each idle,

@@ -129,11 +129,8 @@ func waitsForApproval(ctx context.Context) bool {
 
 // callAsk runs a call of an `approval: ask` tool once a person allows it.
 func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalog.Resolved) (*api.CallResponse, error) {
-	if len(bytes.TrimSpace(call.args)) == 0 || string(bytes.TrimSpace(call.args)) == "null" {
-		call.args = json.RawMessage("{}")
-	}
-	if err := res.Schema.Validate(call.args); err != nil {
-		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
+	if err := d.validArgs(ctx, call, res); err != nil {
+		return nil, err
 	}
 	// Rendered first: a call policy refuses never reaches a person, and
 	// what the person sees is what would run.
@@ -150,7 +147,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 		return nil, d.refuse(ctx, call, err)
 	}
 	if always {
-		return d.run(ctx, call, res)
+		return d.execute(ctx, call, res, req)
 	}
 	q := d.approvals
 	scr := d.scrubberOf(call)
@@ -213,6 +210,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 			return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeApprovalDenied,
 				"tool %q changed to version %d while approval %s (version %d) waited; call again", call.tool, cur.Tool.Version, a.ID, call.version))
 		}
+		// Built again: a secret may have been rotated while the call waited.
 		return d.run(ctx, call, res)
 	case store.ApprovalExpired:
 		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeApprovalDenied,

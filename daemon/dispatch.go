@@ -59,12 +59,12 @@ type Dispatcher struct {
 	observe func(*executors.Request)
 }
 
-// Audit outcomes.
+// Audit outcomes: the store's, which counts a tool's uses by them.
 const (
-	outcomeOK      = "ok"
-	outcomeError   = "error"
-	outcomeFailed  = "failed"
-	outcomeRefused = "refused"
+	outcomeOK      = store.OutcomeOK
+	outcomeError   = store.OutcomeError
+	outcomeFailed  = store.OutcomeFailed
+	outcomeRefused = store.OutcomeRefused
 )
 
 // adHocTool names ad-hoc JavaScript runs in the audit log; the colon keeps
@@ -157,18 +157,33 @@ func (d *Dispatcher) scrubberOf(call *pendingCall) *scrub.Scrubber {
 	return d.scrubber
 }
 
-func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Resolved) (*api.CallResponse, error) {
-	def := res.Tool.Def
+// validArgs makes empty arguments {} and checks them against the tool's
+// schema, recording a refusal.
+func (d *Dispatcher) validArgs(ctx context.Context, call *pendingCall, res *catalog.Resolved) error {
 	if len(bytes.TrimSpace(call.args)) == 0 || string(bytes.TrimSpace(call.args)) == "null" {
 		call.args = json.RawMessage("{}")
 	}
 	if err := res.Schema.Validate(call.args); err != nil {
-		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
+		return d.refuse(ctx, call, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
+	}
+	return nil
+}
+
+func (d *Dispatcher) run(ctx context.Context, call *pendingCall, res *catalog.Resolved) (*api.CallResponse, error) {
+	if err := d.validArgs(ctx, call, res); err != nil {
+		return nil, err
 	}
 	req, err := d.request(ctx, call, res)
 	if err != nil {
 		return nil, d.refuse(ctx, call, err)
 	}
+	return d.execute(ctx, call, res, req)
+}
+
+// execute runs a call whose arguments are valid and whose request is
+// built: rate limits, the executor, scrubbing, the audit record.
+func (d *Dispatcher) execute(ctx context.Context, call *pendingCall, res *catalog.Resolved, req *executors.Request) (*api.CallResponse, error) {
+	def := res.Tool.Def
 	release, err := d.limiter.Allow(call.caller.ID, call.tool, time.Now())
 	if err != nil {
 		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeRateLimited, Err: err})
@@ -246,11 +261,7 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 			return nil, executors.Errorf(executors.CodePolicyDenied,
 				"shell tool %q holds the network permission, which the config must grant by name (sandbox.network_shell_tools): a shell command's sockets pass no network guard", def.Name)
 		}
-		args, err := decodeArgs(call.args)
-		if err != nil {
-			return nil, err
-		}
-		secrets, err := d.secretsFor(ctx, call, res)
+		args, secrets, err := d.argsAndSecrets(ctx, call, res)
 		if err != nil {
 			return nil, err
 		}
@@ -261,11 +272,7 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 		req.Shell = sh
 		fillLimits(&req.Limits, d.shellLimits)
 	case executors.KindHTTP:
-		args, err := decodeArgs(call.args)
-		if err != nil {
-			return nil, err
-		}
-		secrets, err := d.secretsFor(ctx, call, res)
+		args, secrets, err := d.argsAndSecrets(ctx, call, res)
 		if err != nil {
 			return nil, err
 		}
@@ -283,6 +290,20 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 		return nil, executors.Errorf(executors.CodeInvalidDefinition, "unknown kind %q", def.Kind)
 	}
 	return req, nil
+}
+
+// argsAndSecrets decodes a templated call's arguments and resolves its
+// secrets.
+func (d *Dispatcher) argsAndSecrets(ctx context.Context, call *pendingCall, res *catalog.Resolved) (map[string]any, func(string) (string, error), error) {
+	args, err := decodeArgs(call.args)
+	if err != nil {
+		return nil, nil, err
+	}
+	secrets, err := d.secretsFor(ctx, call, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	return args, secrets, nil
 }
 
 // secretsFor resolves the secrets call uses and sets its scrubber.

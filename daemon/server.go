@@ -266,9 +266,6 @@ func (d *Daemon) Close() error {
 	return d.closeErr
 }
 
-// Handler returns the API handler (for in-process tests).
-func (d *Daemon) Handler() http.Handler { return d.srv.Handler }
-
 // listenSocket binds the API socket: its directory 0700, the socket 0600. A
 // stale socket from a crashed daemon is removed; a live one is an error.
 func listenSocket(path string) (net.Listener, error) {

@@ -20,9 +20,6 @@ const (
 	KindHTTP  Kind = "http"
 )
 
-// Kinds lists every kind, in a stable order.
-var Kinds = []Kind{KindJS, KindShell, KindHTTP}
-
 // Valid reports whether k is a known kind.
 func (k Kind) Valid() bool {
 	switch k {

@@ -249,29 +249,13 @@ func (l *RateLimiter) Allow(caller, tool string, now time.Time) (release func(),
 	var avail [3]float64
 	scopes := [3]string{ScopeCallerTool, ScopeTool, ScopeCaller}
 	if pairLim.limited() {
-		k := pairKey{caller, tool}
-		b := l.pairs[k]
-		if b == nil {
-			b = newBucket(pairLim, now)
-			l.pairs[k] = b
-		}
-		bs[0] = b
+		bs[0] = bucketIn(l.pairs, pairKey{caller, tool}, pairLim, now)
 	}
 	if toolLim.limited() {
-		b := l.tools[tool]
-		if b == nil {
-			b = newBucket(toolLim, now)
-			l.tools[tool] = b
-		}
-		bs[1] = b
+		bs[1] = bucketIn(l.tools, tool, toolLim, now)
 	}
 	if callerLim.limited() {
-		b := l.callers[caller]
-		if b == nil {
-			b = newBucket(callerLim, now)
-			l.callers[caller] = b
-		}
-		bs[2] = b
+		bs[2] = bucketIn(l.callers, caller, callerLim, now)
 	}
 
 	var refused *RateLimitedError
@@ -352,4 +336,14 @@ func (l *RateLimiter) bucketCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.pairs) + len(l.tools) + len(l.callers)
+}
+
+// bucketIn returns m's bucket for k, made full on first use.
+func bucketIn[K comparable](m map[K]*bucket, k K, lim RateLimit, now time.Time) *bucket {
+	b := m[k]
+	if b == nil {
+		b = newBucket(lim, now)
+		m[k] = b
+	}
+	return b
 }

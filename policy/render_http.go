@@ -719,71 +719,47 @@ func (c *CompiledHTTP) Render(args map[string]any, secrets func(string) (string,
 
 // Vars returns every argument the template uses, each once: the URL's,
 // then the params', headers' and body's, in that order.
-func (c *CompiledHTTP) Vars() []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(t *Template) {
-		for _, v := range t.Vars() {
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-		}
-	}
-	add(c.url.t)
-	for _, p := range c.params {
-		add(p.value)
-	}
-	for _, h := range c.headers {
-		add(h.value)
-	}
-	if c.body != nil {
-		add(c.body.t)
-	}
-	return out
-}
+func (c *CompiledHTTP) Vars() []string { return uniqueNames(c.all(), (*Template).Vars) }
 
 // Required returns the arguments a call must give: those of the URL's path
 // and of the headers, each once, in that order.
 func (c *CompiledHTTP) Required() []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(t *Template) {
-		for _, v := range t.Vars() {
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-		}
-	}
-	add(c.url.path)
+	ts := []*Template{c.url.path}
 	for _, h := range c.headers {
-		add(h.value)
+		ts = append(ts, h.value)
 	}
-	return out
+	return uniqueNames(ts, (*Template).Vars)
 }
 
 // Secrets returns every secret the template uses, each once.
-func (c *CompiledHTTP) Secrets() []string {
+func (c *CompiledHTTP) Secrets() []string { return uniqueNames(c.all(), (*Template).Secrets) }
+
+// all lists the request's templates: URL, params, headers, body.
+func (c *CompiledHTTP) all() []*Template {
+	ts := []*Template{c.url.t}
+	for _, p := range c.params {
+		ts = append(ts, p.value)
+	}
+	for _, h := range c.headers {
+		ts = append(ts, h.value)
+	}
+	if c.body != nil {
+		ts = append(ts, c.body.t)
+	}
+	return ts
+}
+
+// uniqueNames joins the names of each template, each once, in order.
+func uniqueNames(ts []*Template, names func(*Template) []string) []string {
 	var out []string
 	seen := map[string]bool{}
-	add := func(t *Template) {
-		for _, v := range t.Secrets() {
+	for _, t := range ts {
+		for _, v := range names(t) {
 			if !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
 		}
-	}
-	add(c.url.t)
-	for _, p := range c.params {
-		add(p.value)
-	}
-	for _, h := range c.headers {
-		add(h.value)
-	}
-	if c.body != nil {
-		add(c.body.t)
 	}
 	return out
 }

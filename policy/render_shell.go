@@ -26,6 +26,7 @@ package policy
 // would shift the others into different roles.
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -78,7 +79,6 @@ type CompiledShell struct {
 // starts the word or follows a literal "=").
 type tshCheck struct {
 	pieces   []tshPiece
-	dash     bool
 	fileRule bool
 	// anyPos: the word holds an unquoted brace or glob character; bash's
 	// brace expansion ({,x}) can make any value start a word.
@@ -119,7 +119,7 @@ func CompileShell(command string) (*CompiledShell, error) {
 	for _, cmd := range l.b.cmds {
 		for _, w := range cmd.words {
 			if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
-				c.checks = append(c.checks, tshCheck{pieces: tshNormPieces(w.pieces), dash: true, fileRule: w.fileRule, anyPos: w.glob})
+				c.checks = append(c.checks, tshCheck{pieces: tshNormPieces(w.pieces), fileRule: w.fileRule, anyPos: w.glob})
 			}
 		}
 	}
@@ -166,7 +166,7 @@ func tshArgvMode(t *Template, l *tshLexer) ([][]tshPiece, bool) {
 	argv := make([][]tshPiece, len(toks))
 	for i, tok := range toks {
 		pieces, ok := tshSentPieces(tok)
-		if !ok || !tshSamePieces(pieces, tshNormPieces(words[i].pieces)) {
+		if !ok || !slices.Equal(pieces, tshNormPieces(words[i].pieces)) {
 			return nil, false
 		}
 		argv[i] = pieces
@@ -221,18 +221,6 @@ func tshNormPieces(ps []tshPiece) []tshPiece {
 		}
 	}
 	return out
-}
-
-func tshSamePieces(a, b []tshPiece) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Mode reports how the template runs: ShellModeArgv or ShellModeShell.
@@ -308,7 +296,7 @@ func (c *CompiledShell) checkWord(w tshCheck, vals []string, opts ShellOptions) 
 		if v == "" {
 			continue // the next piece starts where this one would have
 		}
-		if atStart && v[0] == '-' && w.dash && !ph.Secret && !opts.AllowDash[ph.Name] {
+		if atStart && v[0] == '-' && !ph.Secret && !opts.AllowDash[ph.Name] {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"-\" where the command would read it as an option; the parameter must allow a leading \"-\" (or the template must put \"--\" before it)"}
 		}
 		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.fileRule && !ph.Secret {

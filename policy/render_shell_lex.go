@@ -120,9 +120,8 @@ type tshLexer struct {
 	nesting int   // expansions being read, for tshMaxNesting
 	err     error // a deferred error from endWord
 
-	needShell  bool   // only a shell understands this template
-	shellWhy   string // the first reason, for tests and errors
-	arithPos   int    // offset of the first bash arithmetic construct, or -1
+	needShell  bool // only a shell understands this template
+	arithPos   int  // offset of the first bash arithmetic construct, or -1
 	arithWhat  string
 	definePos  int // offset of the first function definition or alias, or -1
 	defineWhat string
@@ -160,12 +159,8 @@ func (l *tshLexer) errAt(off int, format string, args ...any) *TemplateError {
 	return tmplErrorAt(l.t.src, off, format, args...)
 }
 
-// shell notes that the template needs a shell, and why.
-func (l *tshLexer) shell(why string) {
-	if !l.needShell {
-		l.needShell, l.shellWhy = true, why
-	}
-}
+// shell notes that the template needs a shell; why says so at the call.
+func (l *tshLexer) shell(why string) { l.needShell = true }
 
 // arith notes a bash construct that evaluates text as an arithmetic
 // expression. Bash evaluates array subscripts inside such expressions, and

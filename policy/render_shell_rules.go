@@ -36,6 +36,7 @@ package policy
 // below cover the common programs, not every program.
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -608,7 +609,7 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 		case strings.HasPrefix(lit, "--"):
 			opt, _, hasEq := strings.Cut(lit[2:], "=")
 			switch {
-			case tshIn(p.codeLong, opt):
+			case slices.Contains(p.codeLong, opt):
 				programGiven = true
 				if hasEq {
 					j++
@@ -621,7 +622,7 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 				}
 				j += 2
 				continue
-			case tshIn(p.progLong, opt):
+			case slices.Contains(p.progLong, opt):
 				programGiven = true
 				if !hasEq {
 					if j+1 < len(args) && l.scriptTainted(args[j+1]) {
@@ -629,7 +630,7 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 					}
 					j++
 				}
-			case tshIn(p.argLong, opt) && !hasEq:
+			case slices.Contains(p.argLong, opt) && !hasEq:
 				j++
 			}
 			j++
@@ -679,15 +680,6 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 		first = len(args)
 	}
 	return first, programGiven, codeFlag, stdin, nil
-}
-
-func tshIn(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // xargsData marks what xargs fills in from its input, which an argument

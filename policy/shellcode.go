@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,13 +18,12 @@ type shInterpSpec struct {
 	value    string   // short options whose value is separate
 	longCode []string // long options whose value is code
 	longVal  []string
-	stopCode bool // code ends option parsing (python -c)
 	module   string
 	progArg  bool // the first operand is the program (awk)
 }
 
 var shInterpSpecs = map[string]shInterpSpec{
-	"python":      {code: "c", value: "WXQ", module: "m", stopCode: true},
+	"python":      {code: "c", value: "WXQ", module: "m"},
 	"perl":        {code: "eE"},
 	"ruby":        {code: "e", value: "rICEFK"},
 	"js":          {code: "ep", value: "r", longCode: []string{"eval", "print"}, longVal: []string{"require", "import", "input-type", "loader"}},
@@ -57,14 +58,14 @@ func (w *shWalker) runInterp(seg *shSeg, lang string, sc *shScope, stdin *shData
 		if strings.HasPrefix(a, "--") {
 			name, val, hasEq := strings.Cut(a[2:], "=")
 			switch {
-			case shContains(spec.longCode, name):
+			case slices.Contains(spec.longCode, name):
 				if hasEq {
 					code = append(code, shArg{e: val, p: val, origins: args[i].origins})
 				} else if i+1 < len(args) {
 					i++
 					code = append(code, args[i])
 				}
-			case shContains(spec.longVal, name) && !hasEq:
+			case slices.Contains(spec.longVal, name) && !hasEq:
 				i++
 			}
 			i++
@@ -173,7 +174,7 @@ func (w *shWalker) analyseCode(lang, interp, code string, depth int) {
 		return
 	}
 	text := interp + " " + code
-	w.addSeg(&shSeg{kind: segCode, name: interp, lang: lang, code: code, text: text})
+	w.addSeg(&shSeg{kind: segCode, name: interp, code: code, text: text})
 	lits, lists, ticks := shCodeLiterals(code, lang)
 	scope := &shScope{depth: depth + 1}
 	for _, t := range ticks {
@@ -214,15 +215,14 @@ func (w *shWalker) walkScriptLenient(src string, sc *shScope) {
 		w.failParse("too_deep", "commands are nested more than 8 levels deep")
 		return
 	}
-	work := w.work
-	l, err := shParse(src, sc.depth, &work)
+	l, err := shParseLenient(src, sc.depth, &w.work)
 	if err != nil {
-		if err.Rule == "too_deep" || err.Rule == "too_complex" {
-			w.err = err
-		}
+		w.err = err
 		return
 	}
-	w.work = work
+	if l == nil {
+		return
+	}
 	// What may or may not run is judged by the rules only: a name that is
 	// unknown here is no finding.
 	w.defWalk++
@@ -231,11 +231,11 @@ func (w *shWalker) walkScriptLenient(src string, sc *shScope) {
 }
 
 // shShellsOut matches the functions interpreters run commands with.
-var shShellsOut = mustShRegexp(`(?i)\b(system|popen|popen[234]|exec[a-z]*|spawn[a-z]*|check_call|check_output|getoutput|getstatusoutput|call|run|subprocess|shell_exec|passthru|proc_open|pcntl_exec|child_process|execsync|execfile|spawnsync|io\.popen|open3|pty|os\.execute|runtime|processbuilder|qx|getline|%x|syscall)\b|\|\s*"|\$\(|` + "`")
+var shShellsOut = regexp.MustCompile(`(?i)\b(system|popen|popen[234]|exec[a-z]*|spawn[a-z]*|check_call|check_output|getoutput|getstatusoutput|call|run|subprocess|shell_exec|passthru|proc_open|pcntl_exec|child_process|execsync|execfile|spawnsync|io\.popen|open3|pty|os\.execute|runtime|processbuilder|qx|getline|%x|syscall)\b|\|\s*"|\$\(|` + "`")
 
 // shPipesToShell matches code that opens a pipe into a shell: awk's
 // print | "sh", perl's open(F, "|sh"), python's popen("sh", "w").
-var shPipesToShell = mustShRegexp(`\|\s*&?\s*["'](/bin/|/usr/bin/)?(ba|da|z|k|a|mk)?sh\b|open\s*\(\s*\w*\s*,?\s*["']\s*\|\s*(/bin/)?(ba|da|z|k)?sh|popen\s*\(\s*["'](/bin/)?(ba|da|z|k)?sh["']\s*,\s*["']w`)
+var shPipesToShell = regexp.MustCompile(`\|\s*&?\s*["'](/bin/|/usr/bin/)?(ba|da|z|k|a|mk)?sh\b|open\s*\(\s*\w*\s*,?\s*["']\s*\|\s*(/bin/)?(ba|da|z|k)?sh|popen\s*\(\s*["'](/bin/)?(ba|da|z|k)?sh["']\s*,\s*["']w`)
 
 // shLooksBase64 decodes s when it is long base64 that decodes to text.
 func shLooksBase64(s string) (string, bool) {
@@ -289,9 +289,16 @@ func shCodeLiterals(code, lang string) (lits []string, lists [][]string, ticks [
 			// perl qx{...}/qx(...), ruby %x(...)
 			if (lang == "perl" && strings.HasPrefix(code[i:], "qx") || lang == "ruby" && strings.HasPrefix(code[i:], "%x")) && i+2 < len(code) {
 				open := code[i+2]
-				close := map[byte]byte{'{': '}', '(': ')', '[': ']', '<': '>'}[open]
-				if close == 0 {
-					close = open
+				close := open
+				switch open {
+				case '{':
+					close = '}'
+				case '(':
+					close = ')'
+				case '[':
+					close = ']'
+				case '<':
+					close = '>'
 				}
 				if end := strings.IndexByte(code[i+3:], close); end >= 0 {
 					ticks = append(ticks, code[i+3:i+3+end])

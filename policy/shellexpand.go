@@ -1279,7 +1279,7 @@ func (a *shArith) expr(minPrec int) int64 {
 			break
 		}
 		op := a.src[a.pos]
-		prec := map[byte]int{'+': 1, '-': 1, '*': 2, '/': 2, '%': 2}[op]
+		prec := arithPrec(op)
 		if prec == 0 || prec < minPrec {
 			break
 		}
@@ -1368,5 +1368,16 @@ func (a *shArith) unary() int64 {
 		return v
 	}
 	a.ok = false
+	return 0
+}
+
+// arithPrec is a binary arithmetic operator's precedence, 0 for none.
+func arithPrec(op byte) int {
+	switch op {
+	case '+', '-':
+		return 1
+	case '*', '/', '%':
+		return 2
+	}
 	return 0
 }

@@ -145,7 +145,13 @@ func shDecodeANSIC(s string) string {
 				b.WriteString("\\c")
 			}
 		case 'x', 'u', 'U':
-			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			max := 2 // \xHH
+			switch c {
+			case 'u':
+				max = 4
+			case 'U':
+				max = 8
+			}
 			v, n := shHexPrefix(s[i+1:], max)
 			if n == 0 {
 				b.WriteByte('\\')

@@ -333,8 +333,6 @@ type shGroupFile struct {
 
 var shNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
-func mustShRegexp(s string) *regexp.Regexp { return regexp.MustCompile(s) }
-
 // LoadShellRules parses and compiles a rules file (YAML or JSON). Errors
 // name the group and rule at fault.
 func LoadShellRules(yamlData []byte) (*ShellRules, error) {

@@ -1290,11 +1290,17 @@ func (p *shParser) readBacktick(b *partsBuilder, inner bool) {
 }
 
 func (p *shParser) readProcSub(b *partsBuilder) {
-	start := p.pos
 	kind := partProcIn
 	if p.src[p.pos] == '>' {
 		kind = partProcOut
 	}
+	p.readParenSub(b, kind, false, "unterminated process substitution")
+}
+
+// readParenSub reads a two-byte opener ("$(", "<(", ">("), a command list
+// and its ")" as one part of kind.
+func (p *shParser) readParenSub(b *partsBuilder, kind shPartKind, quoted bool, unterminated string) {
+	start := p.pos
 	p.pos += 2
 	if !p.enter() {
 		return
@@ -1305,11 +1311,11 @@ func (p *shParser) readProcSub(b *partsBuilder) {
 		return
 	}
 	if p.eof() || p.src[p.pos] != ')' {
-		p.fail("unbalanced", "unterminated process substitution")
+		p.fail("unbalanced", unterminated)
 		return
 	}
 	p.pos++
-	b.part(shPart{kind: kind, text: p.src[start:p.pos], sub: sub})
+	b.part(shPart{kind: kind, quoted: quoted, text: p.src[start:p.pos], sub: sub})
 }
 
 func (p *shParser) readArray(b *partsBuilder) {
@@ -1441,22 +1447,7 @@ func (p *shParser) readDollar(b *partsBuilder, inner bool, mode int) {
 }
 
 func (p *shParser) readCmdSub(b *partsBuilder, inner bool) {
-	start := p.pos
-	p.pos += 2
-	if !p.enter() {
-		return
-	}
-	sub := p.parseList(termParen)
-	p.leave()
-	if p.err != nil {
-		return
-	}
-	if p.eof() || p.src[p.pos] != ')' {
-		p.fail("unbalanced", "unterminated $(")
-		return
-	}
-	p.pos++
-	b.part(shPart{kind: partCmdSub, quoted: inner, text: p.src[start:p.pos], sub: sub})
+	p.readParenSub(b, partCmdSub, inner, "unterminated $(")
 }
 
 // readBraceParam reads ${...}.

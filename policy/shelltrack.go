@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -420,12 +421,12 @@ func (w *shWalker) optionPayloads(seg *shSeg, args []shArg, sc *shScope, stdin *
 }
 
 // shGitCommandKey matches git configuration keys whose value is a command.
-var shGitCommandKey = mustShRegexp(`(^|\.)(pager|sshcommand|editor|askpass|program|external|helper|cmd|driver|clean|smudge|process|packobjectshook|fsmonitor|textconv|command)$|^pager\.`)
+var shGitCommandKey = regexp.MustCompile(`(^|\.)(pager|sshcommand|editor|askpass|program|external|helper|cmd|driver|clean|smudge|process|packobjectshook|fsmonitor|textconv|command)$|^pager\.`)
 
 // shSedExec finds GNU sed's e command; shSedSubstExec its s///e flag.
 var (
-	shSedExec      = mustShRegexp(`(?m)(?:^|[;{}\n])\s*(?:\d+|\$|/[^/]*/)?\s*e\s+([^;\n}]+)`)
-	shSedSubstExec = mustShRegexp(`(^|[;{\n])\s*(\d+|\$|/[^/]*/)?\s*s/([^/\\]|\\.)*/([^/\\]|\\.)*/[gpiImM0-9w]*e`)
+	shSedExec      = regexp.MustCompile(`(?m)(?:^|[;{}\n])\s*(?:\d+|\$|/[^/]*/)?\s*e\s+([^;\n}]+)`)
+	shSedSubstExec = regexp.MustCompile(`(^|[;{\n])\s*(\d+|\$|/[^/]*/)?\s*s/([^/\\]|\\.)*/([^/\\]|\\.)*/[gpiImM0-9w]*e`)
 )
 
 // shCronCommand returns the command part of a crontab line.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -376,7 +377,7 @@ func shQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return ShellQuote(s)
 }
 
 // shArgData is an argument taken as shell text or code.
@@ -529,7 +530,7 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 		if strings.HasPrefix(a, "--") && len(a) > 2 {
 			name, val, hasEq := strings.Cut(a[2:], "=")
 			switch {
-			case shContains(ws.longPay, name):
+			case slices.Contains(ws.longPay, name):
 				if !hasEq && i+1 < len(args) {
 					i++
 					u.payload = shArgData(args[i])
@@ -537,13 +538,13 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 					u.payload = &shData{texts: []string{val}, origins: args[i].origins}
 				}
 				return u
-			case shContains(ws.longSplit, name):
+			case slices.Contains(ws.longSplit, name):
 				if !hasEq && i+1 < len(args) {
 					i++
 					val = args[i].p
 				}
 				prefix = append(prefix, shLiteralArgs(strings.Fields(val))...)
-			case shContains(ws.longVal, name), ws.unknownV && !shContains(ws.longFlag, name):
+			case slices.Contains(ws.longVal, name), ws.unknownV && !slices.Contains(ws.longFlag, name):
 				if !hasEq {
 					i++
 				}
@@ -616,7 +617,7 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 		u.payload = shArgData(rest[1])
 		return u
 	}
-	if len(rest) > 1 && strings.HasPrefix(rest[0].e, "--") && shContains(ws.longPay, strings.TrimPrefix(rest[0].e, "--")) {
+	if len(rest) > 1 && strings.HasPrefix(rest[0].e, "--") && slices.Contains(ws.longPay, strings.TrimPrefix(rest[0].e, "--")) {
 		u.payload = shArgData(rest[1])
 		return u
 	}
@@ -632,15 +633,6 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 	}
 	u.inner = rest
 	return u
-}
-
-func shContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func shIsAssignText(s string) bool {

@@ -33,7 +33,6 @@ type shSeg struct {
 	redirs  []shRedirT
 	text    string // assignments, command, arguments, redirections: for messages
 	cmdText string // command, arguments, redirections: for regex rules
-	lang    string // segCode: interpreter family
 	code    string
 	rule    string // segFinding
 	desc    string
@@ -695,7 +694,7 @@ func shRedirText(rs []shRedirT) string {
 }
 
 // execRedirs records what exec's input redirections make the shell read.
-func (w *shWalker) execRedirs(rs []*shRedir, exp []shRedirT, in *shData, sc *shScope) {
+func (w *shWalker) execRedirs(rs []*shRedir, in *shData, sc *shScope) {
 	for _, r := range rs {
 		if r.op != "<" && r.op != "<>" && r.op != "<<" && r.op != "<<<" && r.op != "<<-" {
 			continue
@@ -768,7 +767,7 @@ func (w *shWalker) walkSimple(c *shCmd, sc *shScope, stdin *shData, pc pipeCtx) 
 	if len(variants) > 0 && len(variants[0]) == 1 && variants[0][0].e == "exec" {
 		// exec with only redirections changes the shell's own descriptors
 		// for every command after it.
-		w.execRedirs(c.redirs, redirs, in, sc)
+		w.execRedirs(c.redirs, in, sc)
 	}
 	var res stageResult
 	for i, args := range variants {

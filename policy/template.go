@@ -159,26 +159,9 @@ func tmplParsePlaceholder(inner string) (Placeholder, bool) {
 		inner = inner[1:]
 	case strings.HasPrefix(inner, "secret."):
 		name := inner[len("secret."):]
-		return Placeholder{Name: name, Secret: true}, tmplIsName(name)
+		return Placeholder{Name: name, Secret: true}, shIsName(name)
 	}
-	return Placeholder{Name: inner}, tmplIsName(inner)
-}
-
-// tmplIsName reports whether s matches ^[A-Za-z_][A-Za-z0-9_]*$.
-func tmplIsName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return Placeholder{Name: inner}, shIsName(inner)
 }
 
 // tmplShow quotes s for an error message, shortened.

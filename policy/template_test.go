@@ -297,7 +297,7 @@ func FuzzParseTemplate(f *testing.F) {
 		// Names are unique and valid.
 		seen := map[string]bool{}
 		for _, v := range tpl.Vars() {
-			if seen[v] || !tmplIsName(v) {
+			if seen[v] || !shIsName(v) {
 				t.Fatalf("Vars() = %q", tpl.Vars())
 			}
 			seen[v] = true

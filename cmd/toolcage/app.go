@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/api"
 )
 
@@ -108,7 +109,7 @@ approval, rate limited, tool not active).`,
 				Name:    "socket",
 				Usage:   "daemon socket `PATH`",
 				EnvVars: []string{"TOOLCAGE_SOCKET"},
-				Value:   defaultSocketPath(),
+				Value:   daemon.DefaultSocketPath(),
 			},
 			jsonFlag(),
 			&cli.StringFlag{

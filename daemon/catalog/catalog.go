@@ -12,18 +12,18 @@ import (
 	"github.com/toolcage/toolcage/store"
 )
 
-// Tool statuses.
+// Tool statuses, as the store keeps them.
 const (
-	StatusActive          = "active"
-	StatusDisabled        = "disabled"
-	StatusPendingApproval = "pending_approval"
-	StatusRejected        = "rejected"
+	StatusActive          = store.StatusActive
+	StatusDisabled        = store.StatusDisabled
+	StatusPendingApproval = store.StatusPendingApproval
+	StatusRejected        = store.StatusRejected
 )
 
-// Creators.
+// Creators, as the store keeps them.
 const (
-	CreatedByUser = "user"
-	CreatedByLLM  = "llm"
+	CreatedByUser = store.CreatorUser
+	CreatedByLLM  = store.CreatorLLM
 )
 
 // Tool is a stored tool: its definition and catalog state.

@@ -58,18 +58,6 @@ type SandboxRunner struct {
 	live map[string]*sandboxProc
 }
 
-// AfterCaller is implemented by runners whose executors must be brought
-// back to a clean state between calls. The pool calls AfterCall after every
-// call an executor survived; a non-nil error means the executor must be
-// retired instead of reused (an executors.Error with code limit_exceeded
-// when the call broke a sandbox limit).
-type AfterCaller interface {
-	AfterCall(ctx context.Context, c *plugin.Client) error
-}
-
-// Name implements Runner.
-func (r *SandboxRunner) Name() string { return "process" }
-
 // configFor is the sandbox configuration for key.
 func (r *SandboxRunner) configFor(key Key) sandbox.Config {
 	cfg := r.Config
@@ -176,12 +164,6 @@ func (r *SandboxRunner) AfterCall(ctx context.Context, c *plugin.Client) error {
 		return executors.LimitError(limit, "%s", le.Msg)
 	}
 	return err
-}
-
-// Check starts one sandbox with this runner's configuration and reports
-// what it really got (for `toolcage sandbox check`).
-func (r *SandboxRunner) Check() sandbox.Report {
-	return sandbox.ProbeWith(r.Path, r.Config)
 }
 
 func (r *SandboxRunner) register(p *sandboxProc) {

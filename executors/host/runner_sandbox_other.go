@@ -22,15 +22,6 @@ type SandboxRunner struct {
 	StateDir        string
 }
 
-// AfterCaller is implemented by runners whose executors must be brought
-// back to a clean state between calls; see the Linux file.
-type AfterCaller interface {
-	AfterCall(ctx context.Context, c *plugin.Client) error
-}
-
-// Name implements Runner.
-func (r *SandboxRunner) Name() string { return "process" }
-
 // ClientConfig implements Runner; it always fails here.
 func (r *SandboxRunner) ClientConfig(context.Context, Key) (*plugin.ClientConfig, error) {
 	return nil, &executors.Error{Code: executors.CodeUnavailable, Op: "start sandboxed executor", Err: sandbox.ErrUnsupported}
@@ -40,9 +31,6 @@ func (r *SandboxRunner) ClientConfig(context.Context, Key) (*plugin.ClientConfig
 func (r *SandboxRunner) AfterCall(context.Context, *plugin.Client) error {
 	return sandbox.ErrUnsupported
 }
-
-// Check reports that there is no sandbox here.
-func (r *SandboxRunner) Check() sandbox.Report { return sandbox.ProbeWith(r.Path, r.Config) }
 
 // Interface guards.
 var (

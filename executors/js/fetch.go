@@ -283,7 +283,7 @@ func (f *fetcher) fetchThrow(format string, args ...any) {
 // goroutine.
 func (f *fetcher) newRequest(fc goja.FunctionCall) (*http.Request, *http.Client) {
 	js := f.r.c.req.JS
-	entry, err := fetchGuards.Get(js.AllowedDomains, js.AllowPrivateHosts)
+	entry, err := f.r.c.guards.Get(js.AllowedDomains, js.AllowPrivateHosts)
 	if err != nil {
 		f.fetchThrow("%v", err)
 	}
@@ -646,7 +646,3 @@ func (f *fetcher) readBodyOnce(fc goja.FunctionCall, what string, convert func(s
 	must(resolve(v))
 	return rt.ToValue(p)
 }
-
-// fetchGuards keeps a guard and connection pool per allowlist, shared by
-// the calls this executor runs one after another.
-var fetchGuards = policy.NewNetGuardCache(fetchGuardCacheSize)

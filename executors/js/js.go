@@ -55,6 +55,9 @@ type Config struct {
 type Executor struct {
 	cfg   Config
 	cache *programCache
+	// guards keeps a network guard and connection pool per fetch
+	// allowlist, shared by the calls this executor runs one after another.
+	guards *policy.NetGuardCache
 
 	// skipCodeCheck turns off the static check so that tests can prove
 	// the runtime guards on their own. Never set outside tests.
@@ -72,7 +75,7 @@ func New(cfg Config) *Executor {
 	if cfg.OutputBytes <= 0 {
 		cfg.OutputBytes = DefaultOutputBytes
 	}
-	return &Executor{cfg: cfg, cache: newProgramCache(programCacheBytes)}
+	return &Executor{cfg: cfg, cache: newProgramCache(programCacheBytes), guards: policy.NewNetGuardCache(fetchGuardCacheSize)}
 }
 
 // Execute runs req.JS.Code with req.Args.
@@ -107,6 +110,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 		return nil, err
 	}
 	c := newCall(req, lim)
+	c.guards = e.guards
 	running = make(chan struct{})
 	res, err := c.supervise(ctx, e.cache, running)
 	c.mem.done(c.stopReason() != nil)

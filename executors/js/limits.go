@@ -62,6 +62,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/policy"
 )
 
 const (
@@ -85,10 +86,11 @@ const (
 // call is the state of one Execute call, shared by the VM goroutine and
 // the supervisor.
 type call struct {
-	req *executors.Request
-	lim executors.Limits
-	mem *memWatch
-	out output // VM goroutine only, then read by the supervisor after done
+	req    *executors.Request
+	lim    executors.Limits
+	guards *policy.NetGuardCache // fetch's, the executor's
+	mem    *memWatch
+	out    output // VM goroutine only, then read by the supervisor after done
 
 	mu      sync.Mutex
 	rt      *goja.Runtime

@@ -111,7 +111,7 @@ const splitScanMin = 4 << 10
 // of end position; end is exclusive.
 func (m *acMatcher) scan(text string, fn func(end int, id int32)) {
 	if len(text) < splitScanMin || len(text) < 4*m.maxLen {
-		m.scanRange(text, 0, len(text), fn)
+		m.scanFrom(text, 0, 0, fn)
 		return
 	}
 	// The second walk starts maxLen-1 bytes before the middle, so it is in
@@ -153,11 +153,6 @@ func (m *acMatcher) scan(text string, fn func(end int, id int32)) {
 type acHit struct {
 	end int
 	id  int32
-}
-
-// scanRange scans text[from:to] starting at the root.
-func (m *acMatcher) scanRange(text string, from, to int, fn func(end int, id int32)) {
-	m.scanFrom(text[:to], from, 0, fn)
 }
 
 // scanFrom scans text[from:] from the state whose row is row.

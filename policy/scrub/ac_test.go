@@ -18,7 +18,7 @@ func acAll(m *acMatcher, text string, split bool) []acMatch {
 	if split {
 		m.scan(text, fn)
 	} else {
-		m.scanRange(text, 0, len(text), fn)
+		m.scanFrom(text, 0, 0, fn)
 	}
 	return out
 }
