@@ -20,11 +20,11 @@ import (
 	"github.com/toolcage/toolcage/policy"
 )
 
-// Approval modes.
+// Approval modes: policy.Approval decides what each means for a call.
 const (
-	ApprovalPreApproved = "preApproved"
-	ApprovalAsk         = "ask"
-	ApprovalBlocked     = "blocked"
+	ApprovalPreApproved = policy.ApprovalPreApproved
+	ApprovalAsk         = policy.ApprovalAsk
+	ApprovalBlocked     = policy.ApprovalBlocked
 )
 
 // Isolation modes.
@@ -348,6 +348,13 @@ func (d *Definition) HasPermission(p string) bool {
 		}
 	}
 	return false
+}
+
+// AdHocJS is the definition ad-hoc JavaScript runs under: a js tool with
+// no parameters.
+func AdHocJS(code string, lim Limits) *Definition {
+	return &Definition{Name: "adhoc", Description: "ad-hoc code", Kind: executors.KindJS,
+		JS: &JSSpec{Code: code}, Limits: &lim}
 }
 
 // ExecutorLimits converts the written limits; zero fields mean "default".
