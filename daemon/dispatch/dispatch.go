@@ -17,6 +17,9 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/egress"
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/daemon/kind/builtin"
+	"github.com/toolcage/toolcage/daemon/kind/js"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -48,6 +51,8 @@ type Config struct {
 	// ApprovalTimeout is how long a caller waits for a person's decision
 	// (2 minutes when zero).
 	ApprovalTimeout time.Duration
+	// Kinds are the tool kinds calls are built by (builtin.Kinds() when nil).
+	Kinds *kind.Registry
 	// Limits are each kind's default limits, for what a tool leaves unset.
 	Limits map[executors.Kind]executors.Limits
 	// ShellRules are the shell deny rules.
@@ -80,6 +85,7 @@ type Metrics interface {
 // Dispatcher takes one call from a resolved tool to an audit record.
 type Dispatcher struct {
 	cfg       Config
+	env       kind.Env
 	log       *slog.Logger
 	now       func() time.Time
 	approvals *approvalQueue
@@ -103,6 +109,11 @@ func New(cfg Config) *Dispatcher {
 	if d.cfg.Limiter == nil {
 		d.cfg.Limiter = policy.NewRateLimiter(policy.RateLimitConfig{})
 	}
+	if d.cfg.Kinds == nil {
+		d.cfg.Kinds = builtin.Kinds()
+	}
+	d.env = kind.Env{ShellRules: cfg.ShellRules, Guards: d.cfg.Guards, AllowPrivateHosts: cfg.AllowPrivateHosts,
+		NetworkShellTools: cfg.NetworkShellTools, StandIns: cfg.Egress != nil, NewToken: egress.NewToken}
 	return d
 }
 
@@ -207,7 +218,7 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 
 // AdHocJS runs code that is not stored, like a tool with no parameters.
 func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller executors.Caller) (*Outcome, error) {
-	def := catalog.AdHocJS(code, lim)
+	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: js.Kind{}.Name(), Spec: js.New(code), Limits: &lim}
 	c := &call{id: newCallID(), tool: AdHocTool, caller: caller, args: args, started: d.now()}
 	if err := catalog.Check(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)

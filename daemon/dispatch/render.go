@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/scrub"
@@ -35,31 +36,31 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 		return nil, err
 	}
 	out := &Rendering{Tool: name, Version: res.Tool.Version, Kind: def.Kind}
-	if def.Kind != executors.KindShell && def.Kind != executors.KindHTTP {
+	tpl, ok := res.Compiled.(kind.Templated)
+	if !ok {
 		return nil, executors.Errorf(executors.CodeInvalidRequest, "%s tools have no template to render", def.Kind)
 	}
 	// Rendered with the real values, so every check a call meets applies;
 	// what is shown has each value redacted.
-	s, err := d.callSecrets(ctx, res, "")
+	tool := def.KindTool()
+	s, err := d.callSecrets(ctx, res, tool, "")
 	if err != nil {
 		return nil, err
 	}
-	switch def.Kind {
-	case executors.KindShell:
-		sh, err := d.renderShell(res, m, s.lookup)
-		if err != nil {
-			return nil, redactError(s.scrub, err)
-		}
+	env := d.env
+	env.Preview = true
+	req := &executors.Request{Permissions: def.Permissions}
+	if _, err := tpl.Build(ctx, &kind.Call{Env: &env, Tool: tool, Args: m, AllowDash: res.Schema.AllowDash, Secret: s.lookup}, req); err != nil {
+		return nil, redactError(s.scrub, err)
+	}
+	if sh := req.Shell; sh != nil {
 		mode := policy.ShellModeShell
 		if sh.Argv != nil {
 			mode = policy.ShellModeArgv
 		}
 		out.Shell = &policy.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
-	case executors.KindHTTP:
-		h, err := d.renderHTTP(res, m, s.lookup)
-		if err != nil {
-			return nil, redactError(s.scrub, err)
-		}
+	}
+	if h := req.HTTP; h != nil {
 		out.HTTP = &policy.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
 	}
 	if s.scrub != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
@@ -35,39 +36,6 @@ type SecretEnvelope struct {
 // serviceKeyField is the field of a service secret that {{secret.NAME}} is.
 const serviceKeyField = "api_key"
 
-// templateSecrets lists the secrets a resolved tool's templates use, each
-// once, in order.
-func templateSecrets(res *catalog.Resolved) []string {
-	if res.Tool.Def.Kind == executors.KindJS {
-		// JavaScript reaches its secrets through utils, by name: it is given
-		// every secret its definition lists.
-		return slices.Clone(res.Tool.Def.Secrets)
-	}
-	var out []string
-	add := func(names []string) {
-		for _, n := range names {
-			if !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-	}
-	if res.Shell != nil {
-		add(res.Shell.Template().Secrets())
-	}
-	envKeys := make([]string, 0, len(res.Env))
-	for k := range res.Env {
-		envKeys = append(envKeys, k)
-	}
-	slices.Sort(envKeys)
-	for _, k := range envKeys {
-		add(res.Env[k].Secrets())
-	}
-	if res.HTTP != nil {
-		add(res.HTTP.Secrets())
-	}
-	return out
-}
-
 // callSecrets is what a call gets of its secrets.
 type callSecrets struct {
 	// lookup is what the renderers take for {{secret.NAME}}.
@@ -79,18 +47,17 @@ type callSecrets struct {
 	docs map[string]string
 }
 
-// callSecrets decrypts every secret res's templates use, after checking
+// callSecrets decrypts every secret the call of res uses, after checking
 // each is listed in the definition. dryRunBy names the caller type of a
 // dry run of an unsaved definition ("" otherwise): an llm's dry run may
 // use no secret, since such a definition was never approved.
-func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dryRunBy string) (callSecrets, error) {
-	names := templateSecrets(res)
+func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, tool kind.Tool, dryRunBy string) (callSecrets, error) {
+	names, envelopes := res.Compiled.Secrets(tool)
 	if len(names) == 0 {
 		return callSecrets{lookup: noSecrets}, nil
 	}
-	isJS := res.Tool.Def.Kind == executors.KindJS
 	var docs map[string]string
-	if isJS {
+	if envelopes {
 		docs = make(map[string]string, len(names))
 	}
 	def := res.Tool.Def
@@ -121,7 +88,7 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 		}
 		var env SecretEnvelope
 		err = json.Unmarshal(raw, &env)
-		if isJS && err == nil {
+		if envelopes && err == nil {
 			docs[n] = string(raw)
 		}
 		clear(raw)
@@ -152,8 +119,8 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 				}
 			}
 			v, ok := env.Service.Fields[serviceKeyField]
-			if !ok && isJS {
-				continue // JavaScript reads its fields through utils.
+			if !ok && envelopes {
+				continue // The call reads the fields from the envelope.
 			}
 			if !ok {
 				return callSecrets{}, executors.Errorf(executors.CodeInvalidRequest,

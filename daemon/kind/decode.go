@@ -1,0 +1,37 @@
+package kind
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/policy"
+)
+
+// DecodeStrict decodes a block into v: unknown fields are errors, and so
+// is anything after the object.
+func DecodeStrict(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the object")
+	}
+	return nil
+}
+
+// RenderError maps a template error to its code: a missing argument is
+// the caller's mistake, a refused value (option injection, NUL) a policy
+// matter.
+func RenderError(err error) error {
+	var miss *policy.MissingArgumentError
+	if errors.As(err, &miss) {
+		return &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+	}
+	return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+}
