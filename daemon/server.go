@@ -132,10 +132,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
-	d.ln = ln
+	d.ln = limitListener(ln, cfg.API.MaxConnections)
 	d.srv = &http.Server{
-		Handler:           d.routes(),
+		Handler:           bodyDeadline(d.routes(), cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.API.IdleTimeout,
 		ConnContext:       d.connContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
