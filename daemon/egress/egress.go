@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
 )
@@ -145,30 +146,30 @@ const maxRequestBody = 8 << 20
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g, first, err := p.take(r.Header.Get(executors.EgressTokenHeader))
 	if err != nil {
-		fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	if !r.URL.IsAbs() {
-		fail(w, http.StatusBadRequest, executors.CodeInvalidRequest, "the request must name an absolute URL")
+		fail(w, http.StatusBadRequest, errdefs.InvalidRequest, "the request must name an absolute URL")
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
 	if err != nil || len(body) > maxRequestBody {
-		fail(w, http.StatusBadRequest, executors.CodeInvalidRequest, "the request body is unreadable or too large")
+		fail(w, http.StatusBadRequest, errdefs.InvalidRequest, "the request body is unreadable or too large")
 		return
 	}
 	out, err := p.outgoing(r, body, g, first)
 	if err != nil {
-		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	entry, err := p.guards.Get(g.Real.AllowedDomains, g.Real.AllowPrivateHosts)
 	if err != nil {
-		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	if _, err := entry.Guard.CheckURL(out.URL.String()); err != nil {
-		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	ctx, cancel := context.WithDeadline(r.Context(), g.Deadline)
@@ -181,7 +182,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var nd *policy.NetDeniedError
 		if errors.As(err, &nd) {
-			g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, nd.Reason)
+			g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, nd.Reason)
 			return
 		}
 		var ue *url.Error
@@ -281,14 +282,14 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, g *grant) {
 
 // fail answers with the proxy's own error, which the executor tells from
 // the API's by the error header.
-func fail(w http.ResponseWriter, status int, code executors.Code, msg string) {
+func fail(w http.ResponseWriter, status int, code errdefs.Code, msg string) {
 	w.Header().Set(executors.EgressErrorHeader, string(code)+": "+sanitize(msg))
 	w.WriteHeader(status)
 }
 
 // fail is fail with the grant's secret values redacted from msg: an error
 // about the real request (a refused URL, a failed dial) may quote them.
-func (g *grant) fail(w http.ResponseWriter, status int, code executors.Code, msg string) {
+func (g *grant) fail(w http.ResponseWriter, status int, code errdefs.Code, msg string) {
 	fail(w, status, code, string(g.Redact([]byte(msg))))
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
 )
@@ -59,7 +60,7 @@ func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // would have met: a guard refusal stays one.
 func egressError(req *http.Request, e string) error {
 	code, msg, _ := strings.Cut(e, ": ")
-	if code == string(executors.CodePolicyDenied) {
+	if code == string(errdefs.PolicyDenied) {
 		return &policy.NetDeniedError{URL: policy.RedactURL(req.URL.String()), Reason: msg}
 	}
 	return errors.New(e)

@@ -94,7 +94,7 @@ import (
 	"github.com/dop251/goja"
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 )
 
@@ -227,7 +227,7 @@ func (f *fetcher) stopped() error {
 	}
 	// ctx ends only after the stop is recorded, or once Execute has
 	// returned and nobody reads this.
-	return executors.Errorf(executors.CodeUnavailable, "js: call stopped")
+	return errdefs.Errorf(errdefs.Unavailable, "js: call stopped")
 }
 
 // fetch is the global fetch. It never throws: every failure rejects the
@@ -238,7 +238,7 @@ func (f *fetcher) fetch(fc goja.FunctionCall) goja.Value {
 	p, resolve, reject := rt.NewPromise()
 	f.count++
 	if f.count > f.max {
-		f.r.c.stop(executors.LimitError(executors.LimitRequests, "js: fetch called more than %d times, the call's request limit", f.max))
+		f.r.c.stop(errdefs.LimitError(errdefs.LimitRequests, "js: fetch called more than %d times, the call's request limit", f.max))
 		return rt.ToValue(p) // the call is stopped at the next instruction
 	}
 	var req *http.Request
@@ -427,7 +427,7 @@ func (f *fetcher) roundTrip(client *http.Client, req *http.Request) *fetchResult
 	defer resp.Body.Close()
 	body, err := readFetchBody(resp, req.Method, f.maxBody)
 	if err != nil {
-		var xe *executors.Error
+		var xe *errdefs.Error
 		if errors.As(err, &xe) {
 			f.r.c.stop(xe)
 		}
@@ -462,7 +462,7 @@ func readFetchBody(resp *http.Response, method string, maxBody int64) (string, e
 		return "", nil
 	}
 	if resp.ContentLength > maxBody {
-		return "", executors.LimitError(executors.LimitOutput,
+		return "", errdefs.LimitError(errdefs.LimitOutput,
 			"js: fetch response body is %d bytes (Content-Length), over the %d-byte output limit", resp.ContentLength, maxBody)
 	}
 	var sb strings.Builder
@@ -471,7 +471,7 @@ func readFetchBody(resp *http.Response, method string, maxBody int64) (string, e
 	}
 	n, err := io.Copy(&sb, io.LimitReader(resp.Body, maxBody+1))
 	if n > maxBody {
-		return "", executors.LimitError(executors.LimitOutput, "js: fetch response body is over the %d-byte output limit", maxBody)
+		return "", errdefs.LimitError(errdefs.LimitOutput, "js: fetch response body is over the %d-byte output limit", maxBody)
 	}
 	if err != nil {
 		return "", fmt.Errorf("reading the body: %w", err)
