@@ -19,7 +19,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
@@ -237,7 +237,7 @@ func renderedCall(req *executors.Request, s *scrub.Scrubber) string {
 	case req.Shell != nil:
 		return "sh -c " + compactJSON(s.Scrub(req.Shell.Command))
 	case req.HTTP != nil:
-		return req.HTTP.Method + " " + s.Scrub(policy.RedactURL(req.HTTP.URL))
+		return req.HTTP.Method + " " + s.Scrub(netguard.RedactURL(req.HTTP.URL))
 	case req.JS != nil:
 		sum := sha256.Sum256([]byte(req.JS.Code))
 		return "sha256:" + hex.EncodeToString(sum[:])

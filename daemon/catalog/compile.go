@@ -7,6 +7,8 @@ import (
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/jscheck"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -65,11 +67,11 @@ func fieldError(field string, err error) error {
 func checkKind(def *Definition) error {
 	switch def.Kind {
 	case toolspec.JS:
-		if err := policy.CheckJSCode(def.JS.Code); err != nil {
+		if err := jscheck.CheckJSCode(def.JS.Code); err != nil {
 			return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 		}
 		if len(def.JS.AllowedDomains) > 0 {
-			if _, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: def.JS.AllowedDomains}); err != nil {
+			if _, err := netguard.NewNetGuard(netguard.NetGuardConfig{AllowedDomains: def.JS.AllowedDomains}); err != nil {
 				return invalid(fieldError("js.allowed_domains", err))
 			}
 		}
@@ -90,7 +92,7 @@ func checkKind(def *Definition) error {
 		if err != nil {
 			return invalid(fieldError("http", err))
 		}
-		guard, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: def.HTTP.AllowedDomains})
+		guard, err := netguard.NewNetGuard(netguard.NetGuardConfig{AllowedDomains: def.HTTP.AllowedDomains})
 		if err != nil {
 			return invalid(fieldError("http.allowed_domains", err))
 		}

@@ -15,7 +15,7 @@
 // executor's redirects; they go out as sent, through the same guard.
 //
 // A grant is worth nothing without its token (128 random bits), lives no
-// longer than its call, and serves at most 1+policy.MaxRedirects requests.
+// longer than its call, and serves at most 1+netguard.MaxRedirects requests.
 package egress
 
 import (
@@ -37,7 +37,7 @@ import (
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // Grant is what the proxy needs for one call.
@@ -60,7 +60,7 @@ type grant struct {
 type Proxy struct {
 	ln     net.Listener
 	srv    *http.Server
-	guards *policy.NetGuardCache
+	guards *netguard.NetGuardCache
 	log    *slog.Logger
 
 	mu     sync.Mutex
@@ -69,7 +69,7 @@ type Proxy struct {
 
 // Listen starts a proxy on a fresh port of 127.0.0.1. Its dials go
 // through the guards of guards.
-func Listen(guards *policy.NetGuardCache, log *slog.Logger) (*Proxy, error) {
+func Listen(guards *netguard.NetGuardCache, log *slog.Logger) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
@@ -132,8 +132,8 @@ func (p *Proxy) take(token string) (g *grant, first bool, err error) {
 	if g == nil || time.Now().After(g.Deadline) {
 		return nil, false, errors.New("no such call: the token is unknown or its call has ended")
 	}
-	if g.requests > policy.MaxRedirects {
-		return nil, false, fmt.Errorf("the call has made its %d requests", policy.MaxRedirects+1)
+	if g.requests > netguard.MaxRedirects {
+		return nil, false, fmt.Errorf("the call has made its %d requests", netguard.MaxRedirects+1)
 	}
 	g.requests++
 	return g, g.requests == 1, nil
@@ -180,7 +180,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(out)
 	if err != nil {
-		var nd *policy.NetDeniedError
+		var nd *netguard.NetDeniedError
 		if errors.As(err, &nd) {
 			g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, nd.Reason)
 			return

@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // egressTransport sends every request of a call to the daemon's egress
@@ -61,7 +61,7 @@ func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func egressError(req *http.Request, e string) error {
 	code, msg, _ := strings.Cut(e, ": ")
 	if code == string(errdefs.PolicyDenied) {
-		return &policy.NetDeniedError{URL: policy.RedactURL(req.URL.String()), Reason: msg}
+		return &netguard.NetDeniedError{URL: netguard.RedactURL(req.URL.String()), Reason: msg}
 	}
 	return errors.New(e)
 }

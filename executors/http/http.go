@@ -4,7 +4,7 @@
 // The package lives in executors/http but is named httpexec so that it does
 // not shadow net/http where both are imported.
 //
-// Every request goes through the network guard (policy.NetGuard) built from
+// Every request goes through the network guard (netguard.NetGuard) built from
 // the call's own AllowedDomains and AllowPrivateHosts: the URL is checked
 // before anything is sent, every redirect is checked again, and the dialer
 // checks the address it actually connects to after DNS resolution, so a
@@ -61,7 +61,7 @@
 //   - unavailable: ctx was cancelled.
 //
 // Limits.MemoryBytes and Limits.Requests do not apply: a call is one request
-// plus at most policy.MaxRedirects redirects.
+// plus at most netguard.MaxRedirects redirects.
 package httpexec
 
 import (
@@ -79,7 +79,7 @@ import (
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // Defaults used when Config and the call leave a limit at zero.
@@ -107,7 +107,7 @@ type Config struct {
 // their connection pools are cached per allowlist.
 type Executor struct {
 	cfg    Config
-	guards *policy.NetGuardCache
+	guards *netguard.NetGuardCache
 }
 
 // New returns an executor with cfg's defaults filled in.
@@ -118,7 +118,7 @@ func New(cfg Config) *Executor {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Executor{cfg: cfg, guards: policy.NewNetGuardCache(guardCacheSize)}
+	return &Executor{cfg: cfg, guards: netguard.NewNetGuardCache(guardCacheSize)}
 }
 
 // CloseIdleConnections closes the idle connections of every cached guard.
@@ -239,7 +239,7 @@ func readBody(resp *http.Response, method string, maxBody int64) ([]byte, error)
 // the call's outcome: a guard refusal, a timeout, a cancellation, or else
 // a tool-level failure (the API could not be reached).
 func (e *Executor) failed(parent, callCtx context.Context, err error, method string, u *url.URL, timeout time.Duration) (*executors.Result, error) {
-	var nd *policy.NetDeniedError
+	var nd *netguard.NetDeniedError
 	if errors.As(err, &nd) {
 		return nil, errdefs.Errorf(errdefs.PolicyDenied, "http: %w", nd)
 	}
@@ -256,7 +256,7 @@ func (e *Executor) failed(parent, callCtx context.Context, err error, method str
 	return &executors.Result{
 		Value:   []byte("null"),
 		IsError: true,
-		Error:   fmt.Sprintf("http: %s %s: %v", method, policy.RedactURL(u.String()), err),
+		Error:   fmt.Sprintf("http: %s %s: %v", method, netguard.RedactURL(u.String()), err),
 	}, nil
 }
 
@@ -303,7 +303,7 @@ func requestHeader(in map[string]string, body []byte) (http.Header, error) {
 			return nil, errdefs.Errorf(errdefs.InvalidRequest, "http: header %s has a value with control characters (CR, LF or NUL)", k)
 		}
 		ck := http.CanonicalHeaderKey(k)
-		if policy.RefusedRequestHeader(ck) {
+		if netguard.RefusedRequestHeader(ck) {
 			return nil, errdefs.Errorf(errdefs.PolicyDenied, "http: the %s header cannot be set by a tool", ck)
 		}
 		h[ck] = []string{v}

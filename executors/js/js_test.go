@@ -15,7 +15,7 @@ import (
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/jscheck"
 	"github.com/toolcage/toolcage/principal"
 )
 
@@ -233,7 +233,7 @@ func TestExecuteRequestErrors(t *testing.T) {
 
 func TestPolicyDeniedWrapsCheckError(t *testing.T) {
 	_, err := run(t, true, "const a = 1\nreturn eval('a')", "", executors.Limits{})
-	var ce *policy.CodeCheckError
+	var ce *jscheck.CodeCheckError
 	if !errors.As(err, &ce) || ce.Pattern != "eval(" || ce.Line != 2 {
 		t.Fatalf("err = %v, want a wrapped CodeCheckError for eval( at line 2", err)
 	}

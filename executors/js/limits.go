@@ -63,7 +63,7 @@ import (
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 const (
@@ -89,7 +89,7 @@ const (
 type call struct {
 	req    *executors.Request
 	lim    executors.Limits
-	guards *policy.NetGuardCache // fetch's, the executor's
+	guards *netguard.NetGuardCache // fetch's, the executor's
 	mem    *memWatch
 	out    output // VM goroutine only, then read by the supervisor after done
 

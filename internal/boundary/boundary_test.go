@@ -50,6 +50,10 @@ func TestImportBoundaries(t *testing.T) {
 	}{
 		{pkg: "./daemon/api", need: []string{module + "/errdefs"}, forbid: rpcStack},
 		{pkg: "./daemon/catalog", need: []string{module + "/errdefs", module + "/principal", module + "/toolspec"}, forbid: rpcStack},
+		// executors link only the guards they re-check
+		{pkg: "./cmd/toolcage-executor", need: []string{module + "/policy/netguard", module + "/policy/jscheck"},
+			forbid: []string{module + "/policy", module + "/daemon", module + "/store"},
+			allow:  []string{module + "/policy/netguard", module + "/policy/jscheck"}},
 		{pkg: "./errdefs", need: []string{"errors"}, leaf: true},
 		{pkg: "./principal", need: []string{module + "/principal"}, leaf: true},
 		{pkg: "./toolspec", need: []string{"time"}, leaf: true},

@@ -1,4 +1,4 @@
-package policy
+package netguard
 
 // The network guard: which URLs and which socket addresses an HTTP tool (and
 // later JS fetch) may reach. It is built to make three things impossible for
