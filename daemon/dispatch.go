@@ -39,7 +39,7 @@ type Dispatcher struct {
 	allowPrivateHosts                 []string
 	// guards caches a network guard per allowlist, so a call's URL check
 	// does not rebuild one.
-	guards *netguard.NetGuardCache
+	guards *netguard.Cache
 	// limiter holds the per-call token buckets and concurrency caps.
 	limiter *policy.RateLimiter
 	// scrubber takes credentials out of everything that leaves the daemon
@@ -248,7 +248,7 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 	switch def.Kind {
 	case executors.KindJS:
 		// Checked again here: the stored code may predate a stricter rule.
-		if err := jscheck.CheckJSCode(def.JS.Code); err != nil {
+		if err := jscheck.Check(def.JS.Code); err != nil {
 			return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 		}
 		if _, err := d.secretsFor(ctx, call, res); err != nil {

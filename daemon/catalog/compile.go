@@ -67,11 +67,11 @@ func fieldError(field string, err error) error {
 func checkKind(def *Definition) error {
 	switch def.Kind {
 	case toolspec.JS:
-		if err := jscheck.CheckJSCode(def.JS.Code); err != nil {
+		if err := jscheck.Check(def.JS.Code); err != nil {
 			return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 		}
 		if len(def.JS.AllowedDomains) > 0 {
-			if _, err := netguard.NewNetGuard(netguard.NetGuardConfig{AllowedDomains: def.JS.AllowedDomains}); err != nil {
+			if _, err := netguard.New(netguard.Config{AllowedDomains: def.JS.AllowedDomains}); err != nil {
 				return invalid(fieldError("js.allowed_domains", err))
 			}
 		}
@@ -92,7 +92,7 @@ func checkKind(def *Definition) error {
 		if err != nil {
 			return invalid(fieldError("http", err))
 		}
-		guard, err := netguard.NewNetGuard(netguard.NetGuardConfig{AllowedDomains: def.HTTP.AllowedDomains})
+		guard, err := netguard.New(netguard.Config{AllowedDomains: def.HTTP.AllowedDomains})
 		if err != nil {
 			return invalid(fieldError("http.allowed_domains", err))
 		}

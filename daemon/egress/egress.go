@@ -60,7 +60,7 @@ type grant struct {
 type Proxy struct {
 	ln     net.Listener
 	srv    *http.Server
-	guards *netguard.NetGuardCache
+	guards *netguard.Cache
 	log    *slog.Logger
 
 	mu     sync.Mutex
@@ -69,7 +69,7 @@ type Proxy struct {
 
 // Listen starts a proxy on a fresh port of 127.0.0.1. Its dials go
 // through the guards of guards.
-func Listen(guards *netguard.NetGuardCache, log *slog.Logger) (*Proxy, error) {
+func Listen(guards *netguard.Cache, log *slog.Logger) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
@@ -180,7 +180,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(out)
 	if err != nil {
-		var nd *netguard.NetDeniedError
+		var nd *netguard.DeniedError
 		if errors.As(err, &nd) {
 			g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, nd.Reason)
 			return

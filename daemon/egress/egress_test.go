@@ -47,7 +47,7 @@ func upstream(t *testing.T, s *seen) *httptest.Server {
 }
 
 func newProxy(t *testing.T) *Proxy {
-	p, err := Listen(netguard.NewNetGuardCache(4), slog.New(slog.DiscardHandler))
+	p, err := Listen(netguard.NewCache(4), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func egressError(req *http.Request, e string) error {
 	code, msg, _ := strings.Cut(e, ": ")
 	if code == string(errdefs.PolicyDenied) {
-		return &netguard.NetDeniedError{URL: netguard.RedactURL(req.URL.String()), Reason: msg}
+		return &netguard.DeniedError{URL: netguard.RedactURL(req.URL.String()), Reason: msg}
 	}
 	return errors.New(e)
 }

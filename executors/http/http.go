@@ -4,7 +4,7 @@
 // The package lives in executors/http but is named httpexec so that it does
 // not shadow net/http where both are imported.
 //
-// Every request goes through the network guard (netguard.NetGuard) built from
+// Every request goes through the network guard (netguard.Guard) built from
 // the call's own AllowedDomains and AllowPrivateHosts: the URL is checked
 // before anything is sent, every redirect is checked again, and the dialer
 // checks the address it actually connects to after DNS resolution, so a
@@ -107,7 +107,7 @@ type Config struct {
 // their connection pools are cached per allowlist.
 type Executor struct {
 	cfg    Config
-	guards *netguard.NetGuardCache
+	guards *netguard.Cache
 }
 
 // New returns an executor with cfg's defaults filled in.
@@ -118,7 +118,7 @@ func New(cfg Config) *Executor {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Executor{cfg: cfg, guards: netguard.NewNetGuardCache(guardCacheSize)}
+	return &Executor{cfg: cfg, guards: netguard.NewCache(guardCacheSize)}
 }
 
 // CloseIdleConnections closes the idle connections of every cached guard.
@@ -239,7 +239,7 @@ func readBody(resp *http.Response, method string, maxBody int64) ([]byte, error)
 // the call's outcome: a guard refusal, a timeout, a cancellation, or else
 // a tool-level failure (the API could not be reached).
 func (e *Executor) failed(parent, callCtx context.Context, err error, method string, u *url.URL, timeout time.Duration) (*executors.Result, error) {
-	var nd *netguard.NetDeniedError
+	var nd *netguard.DeniedError
 	if errors.As(err, &nd) {
 		return nil, errdefs.Errorf(errdefs.PolicyDenied, "http: %w", nd)
 	}

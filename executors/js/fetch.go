@@ -62,7 +62,7 @@ package js
 //     stopped (time, memory, ctx) every request in flight is cancelled,
 //     and so is any fetch still in flight when the tool's promise settles.
 //
-// Every request goes through a netguard.NetGuard built from the call's
+// Every request goes through a netguard.Guard built from the call's
 // JS.AllowedDomains and JS.AllowPrivateHosts (see policy/netguard.go): the
 // URL is checked before anything is sent, every redirect is checked again,
 // and the dialer checks the address it connects to after DNS. Environment
@@ -483,7 +483,7 @@ func readFetchBody(resp *http.Response, method string, maxBody int64) (string, e
 // guard's refusal as it words it, or the method, the redacted URL and the
 // cause.
 func fetchFailure(req *http.Request, err error) string {
-	var nd *netguard.NetDeniedError
+	var nd *netguard.DeniedError
 	if errors.As(err, &nd) {
 		return "fetch: " + nd.Error()
 	}

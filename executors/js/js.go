@@ -59,7 +59,7 @@ type Executor struct {
 	cache *programCache
 	// guards keeps a network guard and connection pool per fetch
 	// allowlist, shared by the calls this executor runs one after another.
-	guards *netguard.NetGuardCache
+	guards *netguard.Cache
 
 	// skipCodeCheck turns off the static check so that tests can prove
 	// the runtime guards on their own. Never set outside tests.
@@ -77,7 +77,7 @@ func New(cfg Config) *Executor {
 	if cfg.OutputBytes <= 0 {
 		cfg.OutputBytes = DefaultOutputBytes
 	}
-	return &Executor{cfg: cfg, cache: newProgramCache(programCacheBytes), guards: netguard.NewNetGuardCache(fetchGuardCacheSize)}
+	return &Executor{cfg: cfg, cache: newProgramCache(programCacheBytes), guards: netguard.NewCache(fetchGuardCacheSize)}
 }
 
 // Execute runs req.JS.Code with req.Args.
@@ -96,7 +96,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 		return nil, errdefs.Errorf(errdefs.InvalidRequest, "js: code is %d bytes, over the %d-byte limit", len(code), maxCodeBytes)
 	}
 	if !e.skipCodeCheck {
-		if err := jscheck.CheckJSCode(code); err != nil {
+		if err := jscheck.Check(code); err != nil {
 			return nil, errdefs.Errorf(errdefs.PolicyDenied, "js: %w", err)
 		}
 	}

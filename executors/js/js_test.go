@@ -233,7 +233,7 @@ func TestExecuteRequestErrors(t *testing.T) {
 
 func TestPolicyDeniedWrapsCheckError(t *testing.T) {
 	_, err := run(t, true, "const a = 1\nreturn eval('a')", "", executors.Limits{})
-	var ce *jscheck.CodeCheckError
+	var ce *jscheck.Error
 	if !errors.As(err, &ce) || ce.Pattern != "eval(" || ce.Line != 2 {
 		t.Fatalf("err = %v, want a wrapped CodeCheckError for eval( at line 2", err)
 	}

@@ -89,7 +89,7 @@ const (
 type call struct {
 	req    *executors.Request
 	lim    executors.Limits
-	guards *netguard.NetGuardCache // fetch's, the executor's
+	guards *netguard.Cache // fetch's, the executor's
 	mem    *memWatch
 	out    output // VM goroutine only, then read by the supervisor after done
 
