@@ -17,9 +17,11 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -110,8 +112,8 @@ type approvalError struct {
 func (e *approvalError) Error() string { return e.err.Error() }
 func (e *approvalError) Unwrap() error { return e.err }
 
-func approvalErrorf(id string, code executors.Code, format string, args ...any) error {
-	return &approvalError{id: id, err: executors.Errorf(code, format, args...)}
+func approvalErrorf(id string, code errdefs.Code, format string, args ...any) error {
+	return &approvalError{id: id, err: errdefs.Errorf(code, format, args...)}
 }
 
 type approvalWaitKey struct{}
@@ -140,7 +142,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 	}
 	hash, err := store.ArgsHash(call.args)
 	if err != nil {
-		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
+		return nil, d.refuse(ctx, call, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err})
 	}
 	always, err := d.store.HasAlwaysApproval(ctx, call.tool, call.version, hash)
 	if err != nil {
@@ -170,7 +172,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 	defer q.unregister(a.ID)
 	d.log.Info("call waits for approval", "approval_id", a.ID, "tool", call.tool, "version", call.version, "caller_id", call.caller.ID)
 	if !waitsForApproval(ctx) {
-		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeApprovalRequired,
+		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, errdefs.ApprovalRequired,
 			"tool %q needs a person's approval for each call; approval %s is pending (toolcage approvals allow %s)", call.tool, a.ID, a.ID))
 	}
 	timer := time.NewTimer(q.timeout)
@@ -189,10 +191,10 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 			return nil, d.refuse(ctx, call, err)
 		}
 	case <-ctx.Done():
-		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeApprovalRequired,
+		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, errdefs.ApprovalRequired,
 			"the caller stopped waiting for approval %s; it stays pending", a.ID))
 	case <-q.stopping:
-		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeUnavailable,
+		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, errdefs.Unavailable,
 			"the daemon is stopping; approval %s stays pending, and `toolcage approvals allow %s --always` approves the next identical call", a.ID, a.ID))
 	}
 	switch status {
@@ -204,19 +206,19 @@ func (d *Dispatcher) callAsk(ctx context.Context, call *pendingCall, res *catalo
 		case err != nil:
 			return nil, d.refuse(ctx, call, err)
 		case cur.Tool.Status != catalog.StatusActive:
-			return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeToolNotActive,
+			return nil, d.refuse(ctx, call, approvalErrorf(a.ID, errdefs.ToolNotActive,
 				"tool %q became %s while approval %s waited", call.tool, cur.Tool.Status, a.ID))
 		case cur.Tool.Version != call.version:
-			return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeApprovalDenied,
+			return nil, d.refuse(ctx, call, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 				"tool %q changed to version %d while approval %s (version %d) waited; call again", call.tool, cur.Tool.Version, a.ID, call.version))
 		}
 		// Built again: a secret may have been rotated while the call waited.
 		return d.run(ctx, call, res)
 	case store.ApprovalExpired:
-		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeApprovalDenied,
+		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 			"approval %s for tool %q timed out after %s with no decision", a.ID, call.tool, q.timeout))
 	default:
-		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, executors.CodeApprovalDenied,
+		return nil, d.refuse(ctx, call, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 			"a person denied approval %s for tool %q", a.ID, call.tool))
 	}
 }
@@ -235,7 +237,7 @@ func renderedCall(req *executors.Request, s *scrub.Scrubber) string {
 	case req.Shell != nil:
 		return "sh -c " + compactJSON(s.Scrub(req.Shell.Command))
 	case req.HTTP != nil:
-		return req.HTTP.Method + " " + s.Scrub(policy.RedactURL(req.HTTP.URL))
+		return req.HTTP.Method + " " + s.Scrub(netguard.RedactURL(req.HTTP.URL))
 	case req.JS != nil:
 		sum := sha256.Sum256([]byte(req.JS.Code))
 		return "sha256:" + hex.EncodeToString(sum[:])
@@ -256,10 +258,10 @@ func compactJSON(v any) string {
 func (d *Dispatcher) resolveApprovalID(ctx context.Context, ref string) (string, error) {
 	ref = strings.ToLower(strings.TrimSpace(ref))
 	if len(ref) < minApprovalPrefix {
-		return "", executors.Errorf(executors.CodeInvalidRequest, "approval id %q is too short: give at least %d characters", ref, minApprovalPrefix)
+		return "", errdefs.Errorf(errdefs.InvalidRequest, "approval id %q is too short: give at least %d characters", ref, minApprovalPrefix)
 	}
 	if len(ref) > approvalIDLen || strings.Trim(ref, "abcdefghijklmnopqrstuvwxyz234567") != "" {
-		return "", executors.Errorf(executors.CodeNotFound, "no approval %q", ref)
+		return "", errdefs.Errorf(errdefs.NotFound, "no approval %q", ref)
 	}
 	ids, err := d.store.ApprovalIDsWithPrefix(ctx, ref, 3)
 	if err != nil {
@@ -267,7 +269,7 @@ func (d *Dispatcher) resolveApprovalID(ctx context.Context, ref string) (string,
 	}
 	switch len(ids) {
 	case 0:
-		return "", executors.Errorf(executors.CodeNotFound, "no approval %q", ref)
+		return "", errdefs.Errorf(errdefs.NotFound, "no approval %q", ref)
 	case 1:
 		return ids[0], nil
 	}
@@ -278,18 +280,18 @@ func (d *Dispatcher) resolveApprovalID(ctx context.Context, ref string) (string,
 	if len(ids) > 2 {
 		more = ", …"
 	}
-	return "", executors.Errorf(executors.CodeInvalidRequest, "approval id prefix %q is ambiguous: it matches %s, %s%s; give more characters", ref, ids[0], ids[1], more)
+	return "", errdefs.Errorf(errdefs.InvalidRequest, "approval id prefix %q is ambiguous: it matches %s, %s%s; give more characters", ref, ids[0], ids[1], more)
 }
 
 // DecideApproval allows or denies a pending approval, named by its id or a
 // unique prefix. Only a person (caller type user) decides. always (with
 // allow) approves the same call (tool, version, arguments) from then on.
-func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, always bool, caller executors.Caller) (*store.Approval, error) {
+func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, always bool, caller principal.Caller) (*store.Approval, error) {
 	if caller.Type != catalog.CreatedByUser {
-		return nil, executors.Errorf(executors.CodeForbidden, "only a person (caller type user) may decide approvals, not a %s caller", caller.Type)
+		return nil, errdefs.Errorf(errdefs.Forbidden, "only a person (caller type user) may decide approvals, not a %s caller", caller.Type)
 	}
 	if always && !allow {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "always applies only to allow")
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "always applies only to allow")
 	}
 	id, err := d.resolveApprovalID(ctx, ref)
 	if err != nil {
@@ -302,9 +304,9 @@ func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, alwa
 	a, err := d.store.DecideApproval(ctx, id, status, caller.ID)
 	switch {
 	case errors.Is(err, store.ErrConflict) && a != nil:
-		return nil, executors.Errorf(executors.CodeConflict, "approval %s is already %s", id, a.Status)
+		return nil, errdefs.Errorf(errdefs.Conflict, "approval %s is already %s", id, a.Status)
 	case errors.Is(err, store.ErrNotFound):
-		return nil, executors.Errorf(executors.CodeNotFound, "no approval %q", id)
+		return nil, errdefs.Errorf(errdefs.NotFound, "no approval %q", id)
 	case err != nil:
 		return nil, err
 	}

@@ -14,10 +14,14 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/egress"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/jscheck"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -35,7 +39,7 @@ type Dispatcher struct {
 	allowPrivateHosts                 []string
 	// guards caches a network guard per allowlist, so a call's URL check
 	// does not rebuild one.
-	guards *policy.NetGuardCache
+	guards *netguard.Cache
 	// limiter holds the per-call token buckets and concurrency caps.
 	limiter *policy.RateLimiter
 	// scrubber takes credentials out of everything that leaves the daemon
@@ -79,7 +83,7 @@ func newCallID() string {
 }
 
 // Call runs a stored tool.
-func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage, caller executors.Caller) (*api.CallResponse, error) {
+func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage, caller principal.Caller) (*api.CallResponse, error) {
 	res, err := d.catalog.Resolve(ctx, name)
 	if err != nil {
 		return nil, err
@@ -91,11 +95,11 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 		return nil, d.refuse(ctx, call, err)
 	}
 	if t.Status != catalog.StatusActive {
-		return nil, d.refuse(ctx, call, executors.Errorf(executors.CodeToolNotActive, "tool %q is %s; only active tools run", name, t.Status))
+		return nil, d.refuse(ctx, call, errdefs.Errorf(errdefs.ToolNotActive, "tool %q is %s; only active tools run", name, t.Status))
 	}
 	switch t.Def.Approval {
 	case catalog.ApprovalBlocked:
-		return nil, d.refuse(ctx, call, executors.Errorf(executors.CodePolicyDenied, "tool %q is blocked by its approval setting", name))
+		return nil, d.refuse(ctx, call, errdefs.Errorf(errdefs.PolicyDenied, "tool %q is blocked by its approval setting", name))
 	case catalog.ApprovalAsk:
 		return d.callAsk(ctx, call, res) // approvals.go
 	}
@@ -104,7 +108,7 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 
 // DryRun runs an unsaved definition once. It is audited under
 // "test:<name>" so it never counts as a use of a stored tool.
-func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller executors.Caller) (*api.CallResponse, error) {
+func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller principal.Caller) (*api.CallResponse, error) {
 	if err := catalog.Check(def); err != nil {
 		return nil, err
 	}
@@ -117,7 +121,7 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 }
 
 // AdHocJS runs code that is not stored, like a tool with no parameters.
-func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller executors.Caller) (*api.CallResponse, error) {
+func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller principal.Caller) (*api.CallResponse, error) {
 	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: executors.KindJS,
 		JS: &catalog.JSSpec{Code: code}, Limits: &lim}
 	call := &pendingCall{id: newCallID(), tool: adHocTool, caller: caller, args: args, started: time.Now()}
@@ -135,7 +139,7 @@ type pendingCall struct {
 	id      string
 	tool    string
 	version int
-	caller  executors.Caller
+	caller  principal.Caller
 	args    json.RawMessage
 	started time.Time
 	dryRun  bool // an unsaved definition (tools test)
@@ -164,7 +168,7 @@ func (d *Dispatcher) validArgs(ctx context.Context, call *pendingCall, res *cata
 		call.args = json.RawMessage("{}")
 	}
 	if err := res.Schema.Validate(call.args); err != nil {
-		return d.refuse(ctx, call, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
+		return d.refuse(ctx, call, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err})
 	}
 	return nil
 }
@@ -186,7 +190,7 @@ func (d *Dispatcher) execute(ctx context.Context, call *pendingCall, res *catalo
 	def := res.Tool.Def
 	release, err := d.limiter.Allow(call.caller.ID, call.tool, time.Now())
 	if err != nil {
-		return nil, d.refuse(ctx, call, &executors.Error{Code: executors.CodeRateLimited, Err: err})
+		return nil, d.refuse(ctx, call, &errdefs.Error{Code: errdefs.RateLimited, Err: err})
 	}
 	defer release()
 	if call.egress != nil {
@@ -202,7 +206,7 @@ func (d *Dispatcher) execute(ctx context.Context, call *pendingCall, res *catalo
 	}
 	if err != nil {
 		outcome := outcomeFailed
-		if c := executors.CodeOf(err); c == executors.CodePolicyDenied || c == executors.CodeRateLimited {
+		if c := errdefs.CodeOf(err); c == errdefs.PolicyDenied || c == errdefs.RateLimited {
 			outcome = outcomeRefused
 		}
 		return nil, d.finish(ctx, call, outcome, nil, err)
@@ -214,9 +218,9 @@ func (d *Dispatcher) execute(ctx context.Context, call *pendingCall, res *catalo
 	if err := d.finish(ctx, call, outcome, out, nil); err != nil {
 		return nil, err
 	}
-	logs := out.Logs
-	if logs == nil {
-		logs = []executors.LogLine{}
+	logs := make([]api.LogLine, len(out.Logs))
+	for i, l := range out.Logs {
+		logs[i] = api.LogLine(l)
 	}
 	value := out.Value
 	if len(value) == 0 {
@@ -244,8 +248,8 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 	switch def.Kind {
 	case executors.KindJS:
 		// Checked again here: the stored code may predate a stricter rule.
-		if err := policy.CheckJSCode(def.JS.Code); err != nil {
-			return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		if err := jscheck.Check(def.JS.Code); err != nil {
+			return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 		}
 		if _, err := d.secretsFor(ctx, call, res); err != nil {
 			return nil, err
@@ -258,7 +262,7 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 		fillLimits(&req.Limits, d.jsLimits)
 	case executors.KindShell:
 		if def.HasPermission("network") && !slices.Contains(d.networkShellTools, def.Name) {
-			return nil, executors.Errorf(executors.CodePolicyDenied,
+			return nil, errdefs.Errorf(errdefs.PolicyDenied,
 				"shell tool %q holds the network permission, which the config must grant by name (sandbox.network_shell_tools): a shell command's sockets pass no network guard", def.Name)
 		}
 		args, secrets, err := d.argsAndSecrets(ctx, call, res)
@@ -287,7 +291,7 @@ func (d *Dispatcher) request(ctx context.Context, call *pendingCall, res *catalo
 		}
 		call.egress = d.renderForEgress(res, args, secrets, h)
 	default:
-		return nil, executors.Errorf(executors.CodeInvalidDefinition, "unknown kind %q", def.Kind)
+		return nil, errdefs.Errorf(errdefs.InvalidDefinition, "unknown kind %q", def.Kind)
 	}
 	return req, nil
 }
@@ -342,7 +346,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 		args = json.RawMessage("{}")
 	}
 	if err := res.Schema.Validate(args); err != nil {
-		return nil, &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
 	m, err := decodeArgs(args)
 	if err != nil {
@@ -350,7 +354,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	}
 	out := &Rendering{Tool: name, Version: res.Tool.Version, Kind: def.Kind}
 	if def.Kind != executors.KindShell && def.Kind != executors.KindHTTP {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "%s tools have no template to render", def.Kind)
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "%s tools have no template to render", def.Kind)
 	}
 	// Rendered with the real values, so every check a call meets applies;
 	// what is shown has each value redacted.
@@ -417,7 +421,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
 	return m, nil
 }
@@ -427,9 +431,9 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 func renderError(err error) error {
 	var miss *policy.MissingArgumentError
 	if errors.As(err, &miss) {
-		return &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+		return &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
-	return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+	return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 }
 
 // RenderShell renders a shell tool's command and checks it against the
@@ -445,7 +449,7 @@ func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any, sec
 		err = d.shellRules.CheckCommand(r.Command)
 	}
 	if err != nil {
-		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
 	env := make(map[string]string, len(res.Env))
 	for k, t := range res.Env {
@@ -470,10 +474,10 @@ func (d *Dispatcher) renderHTTP(res *catalog.Resolved, args map[string]any, secr
 	}
 	guard, err := d.guards.Get(spec.AllowedDomains, d.allowPrivateHosts)
 	if err != nil {
-		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
 	if _, err := guard.Guard.CheckURL(r.URL); err != nil {
-		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
 	return &executors.HTTPCall{
 		Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body,
@@ -520,8 +524,8 @@ func (d *Dispatcher) finish(ctx context.Context, call *pendingCall, outcome stri
 		e.Error = out.Error
 	}
 	if callErr != nil {
-		e.ErrorCode = string(executors.CodeOf(callErr))
-		e.Limit = executors.LimitOf(callErr)
+		e.ErrorCode = string(errdefs.CodeOf(callErr))
+		e.Limit = errdefs.LimitOf(callErr)
 		e.Error = callErr.Error()
 	}
 	d.metrics.observe(call.tool, outcome, e.Duration)
@@ -529,7 +533,7 @@ func (d *Dispatcher) finish(ctx context.Context, call *pendingCall, outcome stri
 	if err := d.store.RecordExecution(context.WithoutCancel(ctx), e); err != nil {
 		d.log.Error("recording execution", "call_id", call.id, "err", err)
 		if callErr == nil {
-			return &executors.Error{Code: executors.CodeInternal, Err: errors.New("the call ran but could not be recorded")}
+			return &errdefs.Error{Code: errdefs.Internal, Err: errors.New("the call ran but could not be recorded")}
 		}
 	}
 	if callErr != nil {

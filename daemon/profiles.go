@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/principal"
 )
 
 // Tool profiles: which tools each caller may use at all (policy.Profiles).
@@ -116,7 +117,7 @@ func newCallerProfiles(c ProfilesConfig) *callerProfiles {
 
 // of lists the profiles caller is held to after the global one: mapped by
 // caller id, mapped by worker, asked for in the request.
-func (cp *callerProfiles) of(caller executors.Caller) []string {
+func (cp *callerProfiles) of(caller principal.Caller) []string {
 	var out []string
 	add := func(p string) {
 		if p != "" && !slices.Contains(out, p) {
@@ -143,13 +144,13 @@ func (cp *callerProfiles) known(name string) error {
 	if cp != nil {
 		names = cp.set.Names()
 	}
-	return executors.Errorf(executors.CodeInvalidRequest, "no tool profile named %q (defined: %s)", name, orNone(names))
+	return errdefs.Errorf(errdefs.InvalidRequest, "no tool profile named %q (defined: %s)", name, orNone(names))
 }
 
 // allows decides whether caller may use the tool def describes under its
 // profiles; nil means it may. A Profile the config does not define is
 // invalid_request.
-func (cp *callerProfiles) allows(def *catalog.Definition, caller executors.Caller) error {
+func (cp *callerProfiles) allows(def *catalog.Definition, caller principal.Caller) error {
 	if err := cp.known(caller.Profile); err != nil {
 		return err
 	}
@@ -165,11 +166,11 @@ func (cp *callerProfiles) allows(def *catalog.Definition, caller executors.Calle
 	if ok {
 		return nil
 	}
-	return executors.Errorf(executors.CodePolicyDenied, "tool %q is not in the effective tool set of profile %q: %s", def.Name, by, reason)
+	return errdefs.Errorf(errdefs.PolicyDenied, "tool %q is not in the effective tool set of profile %q: %s", def.Name, by, reason)
 }
 
 // checkProfile refuses a call of a tool outside the caller's profiles.
-func (d *Dispatcher) checkProfile(def *catalog.Definition, caller executors.Caller) error {
+func (d *Dispatcher) checkProfile(def *catalog.Definition, caller principal.Caller) error {
 	return d.profiles.allows(def, caller)
 }
 

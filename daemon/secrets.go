@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
@@ -46,7 +47,7 @@ func (d *Daemon) putSecret(w http.ResponseWriter, r *http.Request) error {
 	}
 	if caller.Type == catalog.CreatedByLLM {
 		// A model reads its own context; secrets come from people.
-		return executors.Errorf(executors.CodeForbidden, "an llm caller may not set secrets")
+		return errdefs.Errorf(errdefs.Forbidden, "an llm caller may not set secrets")
 	}
 	name := r.PathValue("name")
 	var req api.SecretValue
@@ -111,12 +112,12 @@ func (d *Daemon) deleteSecret(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if caller.Type == catalog.CreatedByLLM {
-		return executors.Errorf(executors.CodeForbidden, "an llm caller may not delete secrets")
+		return errdefs.Errorf(errdefs.Forbidden, "an llm caller may not delete secrets")
 	}
 	name := r.PathValue("name")
 	if err := d.store.DeleteSecret(r.Context(), name); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return executors.Errorf(executors.CodeNotFound, "no secret named %q", name)
+			return errdefs.Errorf(errdefs.NotFound, "no secret named %q", name)
 		}
 		return err
 	}
@@ -179,12 +180,12 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 	def := res.Tool.Def
 	for _, n := range names {
 		if !slices.Contains(def.Secrets, n) {
-			return nil, nil, nil, executors.Errorf(executors.CodePolicyDenied,
+			return nil, nil, nil, errdefs.Errorf(errdefs.PolicyDenied,
 				"tool %q uses secret %q, which its definition does not list under secrets:", def.Name, n)
 		}
 	}
 	if dryRunBy == catalog.CreatedByLLM {
-		return nil, nil, nil, executors.Errorf(executors.CodePolicyDenied,
+		return nil, nil, nil, errdefs.Errorf(errdefs.PolicyDenied,
 			"an llm caller's dry run may not use secrets (%s); create the tool and have it approved", strings.Join(names, ", "))
 	}
 	values := make(map[string]string, len(names))
@@ -192,11 +193,11 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 	for _, n := range names {
 		raw, err := d.secretsKey.getSecret(ctx, d.store, n)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil, nil, executors.Errorf(executors.CodeInvalidRequest,
+			return nil, nil, nil, errdefs.Errorf(errdefs.InvalidRequest,
 				"secret %s is not set; run toolcage secrets set %s", n, n)
 		}
 		if errors.Is(err, store.ErrDecrypt) {
-			return nil, nil, nil, executors.Errorf(executors.CodeInternal,
+			return nil, nil, nil, errdefs.Errorf(errdefs.Internal,
 				"secret %s cannot be decrypted: the secrets key file is not the one that stored it", n)
 		}
 		if err != nil {
@@ -239,7 +240,7 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, dry
 				continue // JavaScript reads its fields through utils.
 			}
 			if !ok {
-				return nil, nil, nil, executors.Errorf(executors.CodeInvalidRequest,
+				return nil, nil, nil, errdefs.Errorf(errdefs.InvalidRequest,
 					"secret %s is a service with no %q field, which {{secret.%s}} stands for", n, serviceKeyField, n)
 			}
 			values[n] = v

@@ -22,6 +22,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
 )
@@ -116,7 +117,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	})
 	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
 		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
-		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: newSecretsKey(secretsKey), profiles: newCallerProfiles(cfg.Profiles), limiter: policy.NewRateLimiter(cfg.RateLimitConfig()), guards: policy.NewNetGuardCache(64)}
+		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: newSecretsKey(secretsKey), profiles: newCallerProfiles(cfg.Profiles), limiter: policy.NewRateLimiter(cfg.RateLimitConfig()), guards: netguard.NewCache(64)}
 	d.disp.approvals = newApprovalQueue(cfg.Approvals.Timeout)
 	if d.disp.egress, err = egress.Listen(d.disp.guards, log); err != nil {
 		d.pool.Close()

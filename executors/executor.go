@@ -1,69 +1,44 @@
 // Package executors holds the contract between the daemon and an executor:
-// the request and result types, the Executor interface, the stable error
-// codes, and the go-plugin glue that carries them over gRPC. It says nothing
-// about how an executor process is started; that is executors/host's job.
+// the request and result types, the Executor interface, and the go-plugin
+// glue that carries them over gRPC (the error codes are errdefs'). It says
+// nothing about how an executor process is started; that is executors/host's
+// job.
 package executors
 
 import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Kind names one kind of executor. One executor process serves one kind.
-type Kind string
+type Kind = toolspec.Kind
 
 // The executor kinds.
 const (
-	KindJS    Kind = "js"
-	KindShell Kind = "shell"
-	KindHTTP  Kind = "http"
+	KindJS    = toolspec.JS
+	KindShell = toolspec.Shell
+	KindHTTP  = toolspec.HTTP
 )
 
-// Valid reports whether k is a known kind.
-func (k Kind) Valid() bool {
-	switch k {
-	case KindJS, KindShell, KindHTTP:
-		return true
-	}
-	return false
-}
-
-// Caller says who asked for a call. It travels with every call so that
-// policy, audit and later worker toolsets can tell callers apart.
-type Caller struct {
-	// ID is a stable identity, such as "uid:1000" or an MCP client name.
-	ID string `json:"id"`
-	// Type is "user" or "llm"; it decides lifecycle rules.
-	Type string `json:"type"`
-	// Worker is the worker toolset the call came through, if any.
-	Worker string `json:"worker,omitempty"`
-	// Profile is a tool profile the caller asked to be held to on top of
-	// its configured ones (Toolcage-Profile); the daemon's business only,
-	// never sent to an executor.
-	Profile string `json:"-"`
-}
-
 // Limits bound one call. A zero field means "use the executor's default".
-type Limits struct {
-	Timeout     time.Duration `json:"timeout"`
-	MemoryBytes int64         `json:"memory_bytes"`
-	OutputBytes int64         `json:"output_bytes"`
-	Requests    int           `json:"requests"`
-}
+type Limits = toolspec.Limits
 
 // Request is one call handed to an executor. Exactly one of JS, Shell and
 // HTTP is set, matching Kind. Templates are already rendered and policy has
 // already been applied by the daemon; executors check their guards again.
 type Request struct {
-	CallID      string          `json:"call_id"`
-	Tool        string          `json:"tool"`
-	Version     int             `json:"version"`
-	Caller      Caller          `json:"caller"`
-	Kind        Kind            `json:"kind"`
-	Args        json.RawMessage `json:"args"`
-	Permissions []string        `json:"permissions,omitempty"`
-	Limits      Limits          `json:"limits"`
+	CallID      string           `json:"call_id"`
+	Tool        string           `json:"tool"`
+	Version     int              `json:"version"`
+	Caller      principal.Caller `json:"caller"`
+	Kind        Kind             `json:"kind"`
+	Args        json.RawMessage  `json:"args"`
+	Permissions []string         `json:"permissions,omitempty"`
+	Limits      Limits           `json:"limits"`
 
 	JS    *JSCall    `json:"js,omitempty"`
 	Shell *ShellCall `json:"shell,omitempty"`

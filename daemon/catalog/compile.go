@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/jscheck"
+	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Resolved is a tool ready to be called: its definition with the schema
@@ -37,7 +40,7 @@ func Compile(t *Tool) (*Resolved, error) {
 	}
 	r := &Resolved{Tool: t, Schema: s}
 	switch def.Kind {
-	case executors.KindShell:
+	case toolspec.Shell:
 		if r.Shell, err = policy.CompileShell(def.Shell.Command); err != nil {
 			return nil, invalid(fieldError("shell.command", err))
 		}
@@ -47,7 +50,7 @@ func Compile(t *Tool) (*Resolved, error) {
 				return nil, invalid(fieldError("shell.env."+k, err))
 			}
 		}
-	case executors.KindHTTP:
+	case toolspec.HTTP:
 		if r.HTTP, err = policy.CompileHTTP(HTTPTemplate(def.HTTP)); err != nil {
 			return nil, invalid(fieldError("http", err))
 		}
@@ -63,16 +66,16 @@ func fieldError(field string, err error) error {
 // is stored or run.
 func checkKind(def *Definition) error {
 	switch def.Kind {
-	case executors.KindJS:
-		if err := policy.CheckJSCode(def.JS.Code); err != nil {
-			return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+	case toolspec.JS:
+		if err := jscheck.Check(def.JS.Code); err != nil {
+			return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 		}
 		if len(def.JS.AllowedDomains) > 0 {
-			if _, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: def.JS.AllowedDomains}); err != nil {
+			if _, err := netguard.New(netguard.Config{AllowedDomains: def.JS.AllowedDomains}); err != nil {
 				return invalid(fieldError("js.allowed_domains", err))
 			}
 		}
-	case executors.KindShell:
+	case toolspec.Shell:
 		if err := policy.ValidateShellTemplate(def.Shell.Command); err != nil {
 			return invalid(fieldError("shell.command", err))
 		}
@@ -84,12 +87,12 @@ func checkKind(def *Definition) error {
 				return invalid(fieldError("shell.env."+k, err))
 			}
 		}
-	case executors.KindHTTP:
+	case toolspec.HTTP:
 		c, err := policy.CompileHTTP(HTTPTemplate(def.HTTP))
 		if err != nil {
 			return invalid(fieldError("http", err))
 		}
-		guard, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: def.HTTP.AllowedDomains})
+		guard, err := netguard.New(netguard.Config{AllowedDomains: def.HTTP.AllowedDomains})
 		if err != nil {
 			return invalid(fieldError("http.allowed_domains", err))
 		}

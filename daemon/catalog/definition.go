@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Approval modes.
@@ -54,7 +54,7 @@ const MaxDefinitionBytes = 1 << 20
 type Definition struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
-	Kind        executors.Kind  `json:"kind"`
+	Kind        toolspec.Kind   `json:"kind"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Category    string          `json:"category,omitempty"`
 	Permissions []string        `json:"permissions,omitempty"`
@@ -178,7 +178,7 @@ func (d *Definition) ApplyDefaults() {
 	}
 	if len(bytes.TrimSpace(d.Parameters)) == 0 || string(bytes.TrimSpace(d.Parameters)) == "null" {
 		d.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
-		if d.Kind == executors.KindHTTP && d.HTTP != nil {
+		if d.Kind == toolspec.HTTP && d.HTTP != nil {
 			// An http tool's parameters follow from its {{vars}}.
 			if p, err := policy.GenerateParameters(HTTPTemplate(d.HTTP)); err == nil {
 				d.Parameters = p
@@ -286,24 +286,24 @@ func (d *Definition) Validate() error {
 			add("limits.timeout", "is longer than 24h")
 		}
 	}
-	blocks := map[executors.Kind]bool{executors.KindJS: d.JS != nil, executors.KindShell: d.Shell != nil, executors.KindHTTP: d.HTTP != nil}
+	blocks := map[toolspec.Kind]bool{toolspec.JS: d.JS != nil, toolspec.Shell: d.Shell != nil, toolspec.HTTP: d.HTTP != nil}
 	for k, set := range blocks {
 		if set && k != d.Kind {
 			add(string(k), "block given for a %s tool", d.Kind)
 		}
 	}
 	switch d.Kind {
-	case executors.KindJS:
+	case toolspec.JS:
 		if d.JS == nil || strings.TrimSpace(d.JS.Code) == "" {
 			add("js.code", "is required")
 		} else if d.HasPermission("network") && len(d.JS.AllowedDomains) == 0 {
 			add("js.allowed_domains", "is required with the network permission: name the hosts fetch may reach")
 		}
-	case executors.KindShell:
+	case toolspec.Shell:
 		if d.Shell == nil || strings.TrimSpace(d.Shell.Command) == "" {
 			add("shell.command", "is required")
 		}
-	case executors.KindHTTP:
+	case toolspec.HTTP:
 		if d.HTTP == nil {
 			add("http", "is required")
 			break
@@ -351,11 +351,11 @@ func (d *Definition) HasPermission(p string) bool {
 }
 
 // ExecutorLimits converts the written limits; zero fields mean "default".
-func (d *Definition) ExecutorLimits() executors.Limits {
+func (d *Definition) ExecutorLimits() toolspec.Limits {
 	if d.Limits == nil {
-		return executors.Limits{}
+		return toolspec.Limits{}
 	}
-	return executors.Limits{
+	return toolspec.Limits{
 		Timeout:     time.Duration(d.Limits.Timeout),
 		MemoryBytes: int64(d.Limits.Memory),
 		OutputBytes: int64(d.Limits.Output),

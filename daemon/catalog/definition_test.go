@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Realistic definitions, shared with the fuzz seeds.
@@ -84,7 +84,7 @@ func TestParseValid(t *testing.T) {
 	}{
 		{"js yaml", jsYAML, func(t *testing.T, d *Definition) {
 			eq(t, d.Name, "add_numbers")
-			eq(t, d.Kind, executors.KindJS)
+			eq(t, d.Kind, toolspec.JS)
 			eq(t, d.JS.Code, "return args.a + args.b;\n")
 			eq(t, d.Approval, ApprovalPreApproved) // default
 			eq(t, d.Isolation, IsolationProcess)   // default
@@ -93,7 +93,7 @@ func TestParseValid(t *testing.T) {
 			eq(t, d.Category, "Math")
 		}},
 		{"shell yaml", shellYAML, func(t *testing.T, d *Definition) {
-			eq(t, d.Kind, executors.KindShell)
+			eq(t, d.Kind, toolspec.Shell)
 			eq(t, d.Shell.Command, "dig +short {{.record_type}} {{.domain}}")
 			eq(t, d.Shell.Env["TOKEN"], "{{secret.dns_token}}")
 			eq(t, d.Approval, ApprovalAsk)
