@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // The policy checks every shell and HTTP call passes before it runs, as the
@@ -36,7 +36,7 @@ func BenchmarkShellRuleCheck(b *testing.B) {
 // BenchmarkURLGuardCheck: the network guard's URL check (parse, normalise,
 // allowlist) on a typical API URL, as an HTTP call gets it before dialling.
 func BenchmarkURLGuardCheck(b *testing.B) {
-	g, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: []string{"api.example.com", "*.example.org"}})
+	g, err := netguard.New(netguard.Config{AllowedDomains: []string{"api.example.com", "*.example.org"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,8 +8,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/dispatch"
-
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // TestApprovalAPI covers the wire contract: the approval id on
@@ -23,12 +22,12 @@ func TestApprovalAPI(t *testing.T) {
 
 	err := noWait(c).Do(ctx, "POST", "/v1/tools/ask_js/call", api.CallRequest{Arguments: mustJSON(map[string]any{"n": 1})}, nil)
 	ae := apiErr(t, err)
-	if ae.Code != executors.CodeApprovalRequired || ae.Status != 403 || len(ae.ApprovalID) != dispatch.ApprovalIDLen || ae.CallID == "" {
+	if ae.Code != errdefs.ApprovalRequired || ae.Status != 403 || len(ae.ApprovalID) != dispatch.ApprovalIDLen || ae.CallID == "" {
 		t.Fatalf("no-wait call: %+v", ae)
 	}
 	bad := *c
 	bad.ApprovalWait = "soon"
-	if ae := apiErr(t, bad.Do(ctx, "POST", "/v1/tools/ask_js/call", api.CallRequest{}, nil)); ae.Code != executors.CodeInvalidRequest {
+	if ae := apiErr(t, bad.Do(ctx, "POST", "/v1/tools/ask_js/call", api.CallRequest{}, nil)); ae.Code != errdefs.InvalidRequest {
 		t.Errorf("bad wait header: %+v", ae)
 	}
 
@@ -58,10 +57,10 @@ func TestApprovalAPI(t *testing.T) {
 	if a.ID == ae.ApprovalID || !strings.HasPrefix(a.Rendered, "sha256:") || a.Status != "pending" || string(a.Arguments) != `{"n":21}` {
 		t.Fatalf("approval %+v", a)
 	}
-	if ae := apiErr(t, llm(c).Do(ctx, "POST", "/v1/approvals/"+a.ID+"/allow", api.ApprovalDecision{}, nil)); ae.Code != executors.CodeForbidden || ae.Status != 403 {
+	if ae := apiErr(t, llm(c).Do(ctx, "POST", "/v1/approvals/"+a.ID+"/allow", api.ApprovalDecision{}, nil)); ae.Code != errdefs.Forbidden || ae.Status != 403 {
 		t.Errorf("llm allow: %+v", ae)
 	}
-	if ae := apiErr(t, c.Do(ctx, "GET", "/v1/approvals?status=maybe", nil, nil)); ae.Code != executors.CodeInvalidRequest {
+	if ae := apiErr(t, c.Do(ctx, "GET", "/v1/approvals?status=maybe", nil, nil)); ae.Code != errdefs.InvalidRequest {
 		t.Errorf("bad status: %+v", ae)
 	}
 	var got api.Approval

@@ -29,6 +29,7 @@ type Config struct {
 	DataDir         string          `mapstructure:"data_dir"`
 	Log             LogConfig       `mapstructure:"log"`
 	ShutdownTimeout time.Duration   `mapstructure:"shutdown_timeout"`
+	API             APIConfig       `mapstructure:"api"`
 	Approvals       ApprovalsConfig `mapstructure:"approvals"`
 	Executor        ExecutorConfig  `mapstructure:"executor"`
 	JS              JSConfig        `mapstructure:"js"`
@@ -88,6 +89,17 @@ func (c *Config) RateLimitConfig() policy.RateLimitConfig {
 	r := c.RateLimits
 	return policy.RateLimitConfig{PerCallerTool: r.PerCallerTool, PerTool: r.PerTool, PerCaller: r.PerCaller,
 		Tools: r.Tools, Concurrency: r.Concurrency, ToolConcurrency: r.ToolConcurrency}
+}
+
+// APIConfig bounds what one client can hold of the socket API.
+type APIConfig struct {
+	// BodyTimeout is how long a client may take to send a request body,
+	// counted from the end of its headers.
+	BodyTimeout time.Duration `mapstructure:"body_timeout"`
+	// IdleTimeout closes a keep-alive connection with no request.
+	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
+	// MaxConnections caps open connections; more wait to be accepted.
+	MaxConnections int `mapstructure:"max_connections"`
 }
 
 // SandboxConfig sets the process sandbox.
@@ -224,6 +236,12 @@ func (c *Config) finish() error {
 		if err := scrub.CheckRule(r); err != nil {
 			errs = append(errs, fmt.Errorf("scrub.rules[%d]: %w", i, err))
 		}
+	}
+	if c.API.BodyTimeout <= 0 || c.API.IdleTimeout <= 0 {
+		errs = append(errs, errors.New("api.body_timeout and api.idle_timeout must be positive"))
+	}
+	if c.API.MaxConnections <= 0 {
+		errs = append(errs, errors.New("api.max_connections must be positive"))
 	}
 	if c.Approvals.Timeout <= 0 {
 		errs = append(errs, errors.New("approvals.timeout must be positive"))

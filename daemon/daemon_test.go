@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 const jsTool = `
@@ -35,7 +35,7 @@ js:
   code: return args.a + args.b
 `
 
-func codeOf(err error) executors.Code {
+func codeOf(err error) errdefs.Code {
 	var ae *api.Error
 	if errors.As(err, &ae) {
 		return ae.Code
@@ -43,7 +43,7 @@ func codeOf(err error) executors.Code {
 	if err == nil {
 		return ""
 	}
-	return "not-an-api-error: " + executors.Code(err.Error())
+	return "not-an-api-error: " + errdefs.Code(err.Error())
 }
 
 func apiErr(t *testing.T, err error) *api.Error {
@@ -96,7 +96,7 @@ func TestCatalogLifecycle(t *testing.T) {
 	if tool.Status != "active" || tool.CreatedBy != "user" || tool.Version != 1 {
 		t.Fatalf("created = %+v", tool)
 	}
-	if err := c.Do(ctx, "POST", "/v1/tools", []byte(jsTool), nil); codeOf(err) != executors.CodeConflict {
+	if err := c.Do(ctx, "POST", "/v1/tools", []byte(jsTool), nil); codeOf(err) != errdefs.Conflict {
 		t.Fatalf("duplicate: %v", err)
 	}
 
@@ -127,7 +127,7 @@ func TestCatalogLifecycle(t *testing.T) {
 	if r, err := callTool(c, "adder", map[string]any{"a": 3, "b": 4}); err != nil || string(r.Result) != "7" || r.Version != 4 {
 		t.Fatalf("call after rollback: %v %+v", err, r)
 	}
-	if err := c.Do(ctx, "POST", "/v1/tools/adder/rollback", api.RollbackRequest{Version: 99}, nil); codeOf(err) != executors.CodeInvalidRequest {
+	if err := c.Do(ctx, "POST", "/v1/tools/adder/rollback", api.RollbackRequest{Version: 99}, nil); codeOf(err) != errdefs.InvalidRequest {
 		t.Fatalf("rollback to missing version: %v", err)
 	}
 
@@ -135,10 +135,10 @@ func TestCatalogLifecycle(t *testing.T) {
 	if err := c.Do(ctx, "POST", "/v1/tools/adder/disable", nil, &got); err != nil || got.Status != "disabled" {
 		t.Fatalf("disable: %v %+v", err, got)
 	}
-	if _, err := callTool(c, "adder", map[string]any{"a": 1, "b": 1}); codeOf(err) != executors.CodeToolNotActive {
+	if _, err := callTool(c, "adder", map[string]any{"a": 1, "b": 1}); codeOf(err) != errdefs.ToolNotActive {
 		t.Fatalf("call disabled: %v", err)
 	}
-	if err := c.Do(ctx, "POST", "/v1/tools/adder/approve", nil, nil); codeOf(err) != executors.CodeConflict {
+	if err := c.Do(ctx, "POST", "/v1/tools/adder/approve", nil, nil); codeOf(err) != errdefs.Conflict {
 		t.Fatalf("approve a disabled tool: %v", err)
 	}
 	if err := c.Do(ctx, "POST", "/v1/tools/adder/enable", nil, &got); err != nil || got.Status != "active" {
@@ -151,13 +151,13 @@ func TestCatalogLifecycle(t *testing.T) {
 	if err := llm(c).Do(ctx, "POST", "/v1/tools", []byte(danger), &pending); err != nil || pending.Status != "pending_approval" || pending.CreatedBy != "llm" {
 		t.Fatalf("llm create: %v %+v", err, pending)
 	}
-	if _, err := callTool(c, "llm_tool", map[string]any{"a": 1, "b": 1}); codeOf(err) != executors.CodeToolNotActive {
+	if _, err := callTool(c, "llm_tool", map[string]any{"a": 1, "b": 1}); codeOf(err) != errdefs.ToolNotActive {
 		t.Fatalf("call pending: %v", err)
 	}
-	if err := c.Do(ctx, "POST", "/v1/tools/llm_tool/enable", nil, nil); codeOf(err) != executors.CodeConflict {
+	if err := c.Do(ctx, "POST", "/v1/tools/llm_tool/enable", nil, nil); codeOf(err) != errdefs.Conflict {
 		t.Fatalf("enable pending: %v", err)
 	}
-	if err := llm(c).Do(ctx, "POST", "/v1/tools/llm_tool/approve", nil, nil); codeOf(err) != executors.CodeForbidden {
+	if err := llm(c).Do(ctx, "POST", "/v1/tools/llm_tool/approve", nil, nil); codeOf(err) != errdefs.Forbidden {
 		t.Fatalf("llm approves: %v", err)
 	}
 	if err := c.Do(ctx, "POST", "/v1/tools/llm_tool/approve", nil, &got); err != nil || got.Status != "active" {
@@ -174,7 +174,7 @@ func TestCatalogLifecycle(t *testing.T) {
 	if err := c.Do(ctx, "POST", "/v1/tools/llm_rejected/reject", nil, &got); err != nil || got.Status != "rejected" {
 		t.Fatalf("reject: %v %+v", err, got)
 	}
-	if err := c.Do(ctx, "POST", "/v1/tools/llm_rejected/enable", nil, nil); codeOf(err) != executors.CodeConflict {
+	if err := c.Do(ctx, "POST", "/v1/tools/llm_rejected/enable", nil, nil); codeOf(err) != errdefs.Conflict {
 		t.Fatalf("enable rejected: %v", err)
 	}
 	// An llm changing a tool to hold a dangerous permission sends it back.
@@ -196,10 +196,10 @@ func TestCatalogLifecycle(t *testing.T) {
 	}
 
 	// Deletion: an llm may not delete the user's tool, but may delete its own.
-	if err := llm(c).Do(ctx, "DELETE", "/v1/tools/adder", nil, nil); codeOf(err) != executors.CodeForbidden {
+	if err := llm(c).Do(ctx, "DELETE", "/v1/tools/adder", nil, nil); codeOf(err) != errdefs.Forbidden {
 		t.Fatalf("llm deletes user tool: %v", err)
 	}
-	if err := llm(c).Do(ctx, "PUT", "/v1/tools/adder", []byte(v2), nil); codeOf(err) != executors.CodeForbidden {
+	if err := llm(c).Do(ctx, "PUT", "/v1/tools/adder", []byte(v2), nil); codeOf(err) != errdefs.Forbidden {
 		t.Fatalf("llm changes user tool: %v", err)
 	}
 	if err := llm(c).Do(ctx, "DELETE", "/v1/tools/llm_tool", nil, nil); err != nil {
@@ -208,7 +208,7 @@ func TestCatalogLifecycle(t *testing.T) {
 	if err := c.Do(ctx, "DELETE", "/v1/tools/adder", nil, nil); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if err := c.Do(ctx, "GET", "/v1/tools/adder", nil, nil); codeOf(err) != executors.CodeToolNotFound {
+	if err := c.Do(ctx, "GET", "/v1/tools/adder", nil, nil); codeOf(err) != errdefs.ToolNotFound {
 		t.Fatalf("get deleted: %v", err)
 	}
 	// The audit log outlives the tool.
@@ -234,26 +234,26 @@ func TestAPIErrorCodes(t *testing.T) {
 		method   string
 		path     string
 		body     any
-		wantCode executors.Code
+		wantCode errdefs.Code
 		status   int
 	}{
-		{"unknown route", c, "GET", "/v1/nope", nil, executors.CodeInvalidRequest, 400},
-		{"bad json", c, "POST", "/v1/tools/adder/call", []byte(`{"arguments":`), executors.CodeInvalidRequest, 400},
-		{"unknown field", c, "POST", "/v1/tools/adder/call", []byte(`{"args":{}}`), executors.CodeInvalidRequest, 400},
-		{"invalid definition", c, "POST", "/v1/tools", []byte(`{"name":"Bad Name","kind":"js"}`), executors.CodeInvalidDefinition, 400},
-		{"forbidden js pattern", c, "POST", "/v1/tools", []byte(`{"name":"evil","description":"x","kind":"js","js":{"code":"return eval('1')"}}`), executors.CodePolicyDenied, 403},
-		{"tool not found", c, "POST", "/v1/tools/missing/call", api.CallRequest{}, executors.CodeToolNotFound, 404},
-		{"missing argument", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1})}, executors.CodeInvalidArguments, 400},
-		{"wrong type", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": "1", "b": 2})}, executors.CodeInvalidArguments, 400},
-		{"arguments not an object", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: json.RawMessage(`[1]`)}, executors.CodeInvalidArguments, 400},
-		{"blocked", c, "POST", "/v1/tools/blocked_tool/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1, "b": 2})}, executors.CodePolicyDenied, 403},
-		{"ask", noWait(c), "POST", "/v1/tools/ask_tool/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1, "b": 2})}, executors.CodeApprovalRequired, 403},
-		{"timeout", c, "POST", "/v1/tools/spin/call", api.CallRequest{}, executors.CodeTimeout, 504},
-		{"memory bomb", c, "POST", "/v1/tools/bomb/call", api.CallRequest{}, executors.CodeLimitExceeded, 422},
+		{"unknown route", c, "GET", "/v1/nope", nil, errdefs.InvalidRequest, 400},
+		{"bad json", c, "POST", "/v1/tools/adder/call", []byte(`{"arguments":`), errdefs.InvalidRequest, 400},
+		{"unknown field", c, "POST", "/v1/tools/adder/call", []byte(`{"args":{}}`), errdefs.InvalidRequest, 400},
+		{"invalid definition", c, "POST", "/v1/tools", []byte(`{"name":"Bad Name","kind":"js"}`), errdefs.InvalidDefinition, 400},
+		{"forbidden js pattern", c, "POST", "/v1/tools", []byte(`{"name":"evil","description":"x","kind":"js","js":{"code":"return eval('1')"}}`), errdefs.PolicyDenied, 403},
+		{"tool not found", c, "POST", "/v1/tools/missing/call", api.CallRequest{}, errdefs.ToolNotFound, 404},
+		{"missing argument", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1})}, errdefs.InvalidArguments, 400},
+		{"wrong type", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": "1", "b": 2})}, errdefs.InvalidArguments, 400},
+		{"arguments not an object", c, "POST", "/v1/tools/adder/call", api.CallRequest{Arguments: json.RawMessage(`[1]`)}, errdefs.InvalidArguments, 400},
+		{"blocked", c, "POST", "/v1/tools/blocked_tool/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1, "b": 2})}, errdefs.PolicyDenied, 403},
+		{"ask", noWait(c), "POST", "/v1/tools/ask_tool/call", api.CallRequest{Arguments: mustJSON(map[string]any{"a": 1, "b": 2})}, errdefs.ApprovalRequired, 403},
+		{"timeout", c, "POST", "/v1/tools/spin/call", api.CallRequest{}, errdefs.Timeout, 504},
+		{"memory bomb", c, "POST", "/v1/tools/bomb/call", api.CallRequest{}, errdefs.LimitExceeded, 422},
 		{"bad caller type", &api.Client{}, "POST", "/v1/tools/adder/call", api.CallRequest{}, "", 0},
-		{"rollback bad version", c, "POST", "/v1/tools/adder/rollback", api.RollbackRequest{Version: 0}, executors.CodeInvalidRequest, 400},
-		{"bad limit param", c, "GET", "/v1/tools?limit=-1", nil, executors.CodeInvalidRequest, 400},
-		{"js bad timeout", c, "POST", "/v1/js", api.JSRequest{Code: "return 1", Timeout: "soon"}, executors.CodeInvalidRequest, 400},
+		{"rollback bad version", c, "POST", "/v1/tools/adder/rollback", api.RollbackRequest{Version: 0}, errdefs.InvalidRequest, 400},
+		{"bad limit param", c, "GET", "/v1/tools?limit=-1", nil, errdefs.InvalidRequest, 400},
+		{"js bad timeout", c, "POST", "/v1/js", api.JSRequest{Code: "return 1", Timeout: "soon"}, errdefs.InvalidRequest, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -261,7 +261,7 @@ func TestAPIErrorCodes(t *testing.T) {
 			if tt.name == "bad caller type" {
 				cl = llm(c)
 				cl.CallerType = "robot"
-				tt.wantCode, tt.status = executors.CodeInvalidRequest, 400
+				tt.wantCode, tt.status = errdefs.InvalidRequest, 400
 			}
 			err := cl.Do(context.Background(), tt.method, tt.path, tt.body, nil)
 			ae := apiErr(t, err)
@@ -338,7 +338,7 @@ func TestExecutorKilledMidCall(t *testing.T) {
 	}
 	select {
 	case err := <-errc:
-		if codeOf(err) != executors.CodeExecutorFailed {
+		if codeOf(err) != errdefs.ExecutorFailed {
 			t.Fatalf("killed call: %v, want executor_failed", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -366,7 +366,7 @@ func TestMemoryBombLeavesOthersAlone(t *testing.T) {
 		goodErr = c.Do(ctx, "POST", "/v1/js", api.JSRequest{Code: "let n=0; for (let i=0;i<2e6;i++) n+=i; return n"}, &good)
 	}()
 	wg.Wait()
-	if codeOf(bombErr) != executors.CodeLimitExceeded && codeOf(bombErr) != executors.CodeExecutorFailed {
+	if codeOf(bombErr) != errdefs.LimitExceeded && codeOf(bombErr) != errdefs.ExecutorFailed {
 		t.Fatalf("bomb: %v", bombErr)
 	}
 	if goodErr != nil || string(good.Result) != "1999999000000" {
@@ -388,7 +388,7 @@ func TestSocketModeAndPeerCheck(t *testing.T) {
 		t.Fatalf("socket mode %v, want 0600 socket", st.Mode())
 	}
 	err = td.client.Do(context.Background(), "GET", "/v1/health", nil, nil)
-	if ae := apiErr(t, err); ae.Code != executors.CodeForbidden || ae.Status != 403 {
+	if ae := apiErr(t, err); ae.Code != errdefs.Forbidden || ae.Status != 403 {
 		t.Fatalf("refused peer got %+v", ae)
 	}
 }

@@ -17,8 +17,9 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/dispatch"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -62,7 +63,7 @@ func (d *Daemon) routes() http.Handler {
 	h("POST /v1/approvals/{id}/deny", d.decideApproval(false))
 	h("POST /v1/secrets/rotate", d.rotateSecretsKey)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &executors.Error{Code: executors.CodeInvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
+		writeError(w, &errdefs.Error{Code: errdefs.InvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
 	})
 	return d.checkPeer(mux)
 }
@@ -75,7 +76,7 @@ func (d *Daemon) checkPeer(next http.Handler) http.Handler {
 		p, ok := r.Context().Value(peerKey).(peer)
 		if !ok || p.err != nil || !d.allowUID(p.uid) {
 			d.log.Warn("refused socket peer", "uid", p.uid, "err", p.err)
-			writeError(w, executors.Errorf(executors.CodeForbidden, "peer uid %d may not use this daemon", p.uid))
+			writeError(w, errdefs.Errorf(errdefs.Forbidden, "peer uid %d may not use this daemon", p.uid))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -83,33 +84,33 @@ func (d *Daemon) checkPeer(next http.Handler) http.Handler {
 }
 
 // statusOf maps a stable code to its HTTP status.
-func statusOf(code executors.Code) int {
+func statusOf(code errdefs.Code) int {
 	switch code {
-	case executors.CodeToolNotFound, executors.CodeNotFound:
+	case errdefs.ToolNotFound, errdefs.NotFound:
 		return http.StatusNotFound
-	case executors.CodeInvalidArguments, executors.CodeInvalidDefinition, executors.CodeInvalidRequest:
+	case errdefs.InvalidArguments, errdefs.InvalidDefinition, errdefs.InvalidRequest:
 		return http.StatusBadRequest
-	case executors.CodeConflict, executors.CodeToolNotActive:
+	case errdefs.Conflict, errdefs.ToolNotActive:
 		return http.StatusConflict
-	case executors.CodeForbidden, executors.CodePolicyDenied, executors.CodeApprovalDenied, executors.CodeApprovalRequired:
+	case errdefs.Forbidden, errdefs.PolicyDenied, errdefs.ApprovalDenied, errdefs.ApprovalRequired:
 		return http.StatusForbidden
-	case executors.CodeRateLimited:
+	case errdefs.RateLimited:
 		return http.StatusTooManyRequests
-	case executors.CodeTimeout:
+	case errdefs.Timeout:
 		return http.StatusGatewayTimeout
-	case executors.CodeLimitExceeded:
+	case errdefs.LimitExceeded:
 		return http.StatusUnprocessableEntity
-	case executors.CodeExecutorFailed:
+	case errdefs.ExecutorFailed:
 		return http.StatusBadGateway
-	case executors.CodeUnavailable:
+	case errdefs.Unavailable:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	code := executors.CodeOf(err)
-	detail := api.ErrorDetail{Code: code, Message: err.Error(), Limit: executors.LimitOf(err)}
+	code := errdefs.CodeOf(err)
+	detail := api.ErrorDetail{Code: code, Message: err.Error(), Limit: errdefs.LimitOf(err)}
 	var ce *dispatch.CallError
 	if errors.As(err, &ce) {
 		detail.CallID = ce.CallID
@@ -124,12 +125,12 @@ func writeError(w http.ResponseWriter, err error) {
 			detail.Problems = append(detail.Problems, api.Problem{Field: p.Field, Message: p.Message})
 		}
 	}
-	var ee *executors.Error
-	if code == executors.CodeInternal && !errors.As(err, &ee) {
+	var ee *errdefs.Error
+	if code == errdefs.Internal && !errors.As(err, &ee) {
 		// Unexpected errors keep their detail in the log, not on the wire.
 		detail.Message = "internal error: " + err.Error()
 	}
-	if code == executors.CodeRateLimited {
+	if code == errdefs.RateLimited {
 		retry := time.Second
 		var rle *policy.RateLimitedError
 		if errors.As(err, &rle) && rle.RetryAfter > 0 {
@@ -151,7 +152,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 }
 
 func badRequest(format string, args ...any) error {
-	return executors.Errorf(executors.CodeInvalidRequest, format, args...)
+	return errdefs.Errorf(errdefs.InvalidRequest, format, args...)
 }
 
 // readBody reads a bounded body.
@@ -192,14 +193,14 @@ func readDefinition(r *http.Request) (*catalog.Definition, error) {
 	}
 	def, err := catalog.Parse(b)
 	if err != nil {
-		return nil, &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
 	}
 	return def, nil
 }
 
 // callerOf reads the caller's identity: headers, defaulting to the peer uid.
-func callerOf(r *http.Request) (executors.Caller, error) {
-	c := executors.Caller{
+func callerOf(r *http.Request) (principal.Caller, error) {
+	c := principal.Caller{
 		Type:   r.Header.Get(api.HeaderCallerType),
 		ID:     r.Header.Get(api.HeaderCallerID),
 		Worker: r.Header.Get(api.HeaderWorker),
@@ -385,7 +386,7 @@ func (d *Daemon) patchTool(w http.ResponseWriter, r *http.Request) error {
 	}
 	def, err := catalog.ParseJSON(merged)
 	if err != nil {
-		return &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+		return &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
 	}
 	t, err := d.catalog.Update(r.Context(), name, def, caller)
 	if err != nil {
@@ -406,7 +407,7 @@ func (d *Daemon) deleteTool(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (d *Daemon) lifecycle(fn func(ctx context.Context, name string, caller executors.Caller) (*catalog.Tool, error)) func(http.ResponseWriter, *http.Request) error {
+func (d *Daemon) lifecycle(fn func(ctx context.Context, name string, caller principal.Caller) (*catalog.Tool, error)) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		caller, err := callerOf(r)
 		if err != nil {
@@ -482,7 +483,11 @@ func (d *Daemon) callTool(w http.ResponseWriter, r *http.Request) error {
 
 // callResponse is the wire shape of a call's outcome.
 func callResponse(o *dispatch.Outcome) *api.CallResponse {
-	return &api.CallResponse{CallID: o.CallID, Tool: o.Tool, Version: o.Version, Result: o.Result, Logs: o.Logs,
+	logs := make([]api.LogLine, len(o.Logs))
+	for i, l := range o.Logs {
+		logs[i] = api.LogLine(l)
+	}
+	return &api.CallResponse{CallID: o.CallID, Tool: o.Tool, Version: o.Version, Result: o.Result, Logs: logs,
 		IsError: o.IsError, Error: o.Error, Truncated: o.Truncated,
 		DurationMS: float64(o.Duration) / float64(time.Millisecond)}
 }
@@ -516,7 +521,7 @@ func (d *Daemon) testTool(w http.ResponseWriter, r *http.Request) error {
 	}
 	def, err := catalog.ParseJSON(req.Definition)
 	if err != nil {
-		return &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+		return &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
 	}
 	out, err := d.disp.DryRun(r.Context(), def, req.Arguments, caller)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 type shellResult struct {
@@ -83,17 +83,17 @@ func TestShellTools(t *testing.T) {
 
 	// The deny rules judge the rendered command, wrappers unwrapped.
 	_, err = callTool(c, "clean", map[string]any{"path": "/"})
-	if codeOf(err) != executors.CodePolicyDenied || !strings.Contains(err.Error(), "destructive") {
+	if codeOf(err) != errdefs.PolicyDenied || !strings.Contains(err.Error(), "destructive") {
 		t.Fatalf("rm -rf /: %v", err)
 	}
-	if _, err := callTool(c, "wrapped", nil); codeOf(err) != executors.CodePolicyDenied || !strings.Contains(err.Error(), "system_control") {
+	if _, err := callTool(c, "wrapped", nil); codeOf(err) != errdefs.PolicyDenied || !strings.Contains(err.Error(), "system_control") {
 		t.Fatalf("env busybox sh -c reboot: %v", err)
 	}
 	if r, err := callTool(c, "clean", map[string]any{"path": "/tmp/junk"}); err != nil || r.IsError {
 		t.Fatalf("allowed rm: %v %+v", err, r)
 	}
 	// Option injection is refused.
-	if _, err := callTool(c, "list_dir", map[string]any{"path": "--help"}); codeOf(err) != executors.CodePolicyDenied {
+	if _, err := callTool(c, "list_dir", map[string]any{"path": "--help"}); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("option injection: %v", err)
 	}
 	// Env values are rendered verbatim, and only the declared env exists.
@@ -105,13 +105,13 @@ func TestShellTools(t *testing.T) {
 	if err != nil || !r.IsError || shellOut(t, r).ExitCode != 3 {
 		t.Fatalf("fail: %v %+v", err, r)
 	}
-	if _, err := callTool(c, "slow", nil); codeOf(err) != executors.CodeTimeout {
+	if _, err := callTool(c, "slow", nil); codeOf(err) != errdefs.Timeout {
 		t.Fatalf("slow: %v", err)
 	}
 
 	// A placeholder inside quotes is refused when the tool is created.
 	err = c.Do(context.Background(), "POST", "/v1/tools", []byte(`{"name":"quoted","description":"x","kind":"shell","shell":{"command":"echo \"Hello {{.name}}\""}}`), nil)
-	if codeOf(err) != executors.CodeInvalidDefinition {
+	if codeOf(err) != errdefs.InvalidDefinition {
 		t.Fatalf("quoted placeholder: %v", err)
 	}
 
@@ -123,7 +123,7 @@ func TestShellTools(t *testing.T) {
 	if rend.Shell == nil || rend.Shell.Mode != "argv" || len(rend.Shell.Argv) != 2 || rend.Shell.Argv[1] != "a b; c" {
 		t.Fatalf("render: %+v", rend.Shell)
 	}
-	if err := c.Do(context.Background(), "POST", "/v1/tools/clean/render", api.CallRequest{Arguments: mustJSON(map[string]any{"path": "/etc"})}, nil); codeOf(err) != executors.CodePolicyDenied {
+	if err := c.Do(context.Background(), "POST", "/v1/tools/clean/render", api.CallRequest{Arguments: mustJSON(map[string]any{"path": "/etc"})}, nil); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("render of a denied command: %v", err)
 	}
 }
@@ -166,7 +166,7 @@ func TestHTTPTools(t *testing.T) {
 	if got := lastPath.Load().(string); got != "/forecast/a%2Fb%3Fx=1?days=1%26evil%3D1" {
 		t.Fatalf("server saw %q", got)
 	}
-	if _, err := callTool(td.client, "weather", map[string]any{"days": "1"}); codeOf(err) != executors.CodeInvalidArguments {
+	if _, err := callTool(td.client, "weather", map[string]any{"days": "1"}); codeOf(err) != errdefs.InvalidArguments {
 		t.Fatalf("missing city: %v", err)
 	}
 
@@ -174,7 +174,7 @@ func TestHTTPTools(t *testing.T) {
 	before := hits.Load()
 	td2 := startDaemon(t, "", nil)
 	create(t, td2.client, def)
-	if _, err := callTool(td2.client, "weather", map[string]any{"city": "Paris", "days": "3"}); codeOf(err) != executors.CodePolicyDenied {
+	if _, err := callTool(td2.client, "weather", map[string]any{"city": "Paris", "days": "3"}); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("loopback without permission: %v", err)
 	}
 	if hits.Load() != before {
@@ -182,7 +182,7 @@ func TestHTTPTools(t *testing.T) {
 	}
 	// A URL whose host is not in allowed_domains is refused at creation.
 	bad := strings.Replace(def, `"allowed_domains":["localhost"]`, `"allowed_domains":["api.example.com"]`, 1)
-	if err := td2.client.Do(context.Background(), "POST", "/v1/tools", []byte(strings.Replace(bad, "weather", "weather2", 1)), nil); codeOf(err) != executors.CodeInvalidDefinition {
+	if err := td2.client.Do(context.Background(), "POST", "/v1/tools", []byte(strings.Replace(bad, "weather", "weather2", 1)), nil); codeOf(err) != errdefs.InvalidDefinition {
 		t.Fatalf("host outside the allowlist: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"net"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -10,7 +11,8 @@ import (
 // peerUID returns the uid of the process at the other end of a Unix socket,
 // as the kernel recorded it at connect time (SO_PEERCRED).
 func peerUID(c net.Conn) (uint32, error) {
-	uc, ok := c.(*net.UnixConn)
+	// *net.UnixConn, or the connection limit's wrapper around one.
+	uc, ok := c.(syscall.Conn)
 	if !ok {
 		return 0, errors.New("not a unix socket connection")
 	}

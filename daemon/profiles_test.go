@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -72,11 +72,11 @@ func TestToolProfiles(t *testing.T) {
 	// A caller mapped to a profile denying group:shell: refused, recorded.
 	agent1 := as(c, "agent1", "", "")
 	_, err := callTool(agent1, "say_hi", nil)
-	if ae := apiErr(t, err); ae.Code != executors.CodePolicyDenied || !strings.Contains(ae.Message, `"no_shell"`) ||
+	if ae := apiErr(t, err); ae.Code != errdefs.PolicyDenied || !strings.Contains(ae.Message, `"no_shell"`) ||
 		!strings.Contains(ae.Message, `deny entry "group:shell"`) || ae.CallID == "" {
 		t.Fatalf("agent1 say_hi: %+v", ae)
 	}
-	if _, err := callTool(agent1, "list_root", nil); codeOf(err) != executors.CodePolicyDenied {
+	if _, err := callTool(agent1, "list_root", nil); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("category match ignores case: %v", err)
 	}
 	if r, err := callTool(agent1, "word_count", nil); err != nil || string(r.Result) != "1" {
@@ -86,7 +86,7 @@ func TestToolProfiles(t *testing.T) {
 	if err := c.Do(context.Background(), "GET", "/v1/executions?tool=say_hi", nil, &execs); err != nil {
 		t.Fatal(err)
 	}
-	if len(execs.Executions) != 1 || execs.Executions[0].Outcome != store.OutcomeRefused || execs.Executions[0].ErrorCode != string(executors.CodePolicyDenied) ||
+	if len(execs.Executions) != 1 || execs.Executions[0].Outcome != store.OutcomeRefused || execs.Executions[0].ErrorCode != string(errdefs.PolicyDenied) ||
 		execs.Executions[0].CallerID != "agent1" {
 		t.Fatalf("audit: %+v", execs.Executions)
 	}
@@ -112,13 +112,13 @@ func TestToolProfiles(t *testing.T) {
 	if err := c.Do(context.Background(), "GET", "/v1/tools?profile=add_back&limit=1&offset=1", nil, &l); err != nil || l.Total != 2 || len(l.Tools) != 1 {
 		t.Fatalf("paged: %+v %v", l, err)
 	}
-	if err := c.Do(context.Background(), "GET", "/v1/tools?profile=nope", nil, &l); codeOf(err) != executors.CodeInvalidRequest {
+	if err := c.Do(context.Background(), "GET", "/v1/tools?profile=nope", nil, &l); codeOf(err) != errdefs.InvalidRequest {
 		t.Fatalf("unknown profile: %v", err)
 	}
 
 	// Deny beats allow: a worker mapped to deny_wins (allow *, deny word_count).
 	w := as(c, "someone", "w_counts", "")
-	if _, err := callTool(w, "word_count", nil); codeOf(err) != executors.CodePolicyDenied {
+	if _, err := callTool(w, "word_count", nil); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("deny beats allow: %v", err)
 	}
 	if _, err := callTool(w, "say_hi", nil); err != nil {
@@ -129,18 +129,18 @@ func TestToolProfiles(t *testing.T) {
 	if r, err := callTool(agent2, "say_hi", nil); err != nil || !strings.Contains(string(r.Result), "hi") {
 		t.Fatalf("also_allow: %+v %v", r, err)
 	}
-	if _, err := callTool(agent2, "list_root", nil); codeOf(err) != executors.CodePolicyDenied {
+	if _, err := callTool(agent2, "list_root", nil); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("agent2 list_root: %v", err)
 	}
 	// The header narrows, never widens: agent1 asking for add_back is
 	// still held to no_shell; an unmapped caller can narrow itself.
-	if _, err := callTool(as(c, "agent1", "", "add_back"), "say_hi", nil); codeOf(err) != executors.CodePolicyDenied {
+	if _, err := callTool(as(c, "agent1", "", "add_back"), "say_hi", nil); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("header widened: %v", err)
 	}
-	if _, err := callTool(as(c, "free", "", "no_shell"), "say_hi", nil); codeOf(err) != executors.CodePolicyDenied {
+	if _, err := callTool(as(c, "free", "", "no_shell"), "say_hi", nil); codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("header did not narrow: %v", err)
 	}
-	if _, err := callTool(as(c, "free", "", "ghost"), "say_hi", nil); codeOf(err) != executors.CodeInvalidRequest {
+	if _, err := callTool(as(c, "free", "", "ghost"), "say_hi", nil); codeOf(err) != errdefs.InvalidRequest {
 		t.Fatalf("unknown header profile: %v", err)
 	}
 	// Mapped to nothing, no header: everything.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 )
 
@@ -29,7 +29,7 @@ func TestRateLimitsUnderConcurrentLoad(t *testing.T) {
 				switch codeOf(err) {
 				case "":
 					ok.Add(1)
-				case executors.CodeRateLimited:
+				case errdefs.RateLimited:
 					limited.Add(1)
 					if ae := apiErr(t, err); ae.RetryAfterSeconds <= 0 {
 						t.Errorf("no retry hint: %+v", ae)
@@ -71,10 +71,10 @@ func TestRateLimitsUnderConcurrentLoad(t *testing.T) {
 		go func() { _, err := callTool(c, "slow", nil); errs <- err }()
 	}
 	first, second := <-errs, <-errs
-	if codeOf(first) == executors.CodeRateLimited {
+	if codeOf(first) == errdefs.RateLimited {
 		first, second = second, first
 	}
-	if first != nil || codeOf(second) != executors.CodeRateLimited {
+	if first != nil || codeOf(second) != errdefs.RateLimited {
 		t.Fatalf("two concurrent calls under a cap of one: %v and %v", first, second)
 	}
 }

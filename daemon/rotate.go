@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -62,7 +62,7 @@ func (k *secretsKey) rotate(ctx context.Context, st *store.Store, path string) (
 	tmp := path + ".new"
 	if err := writeKeyFile(tmp, newKey); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return executors.Errorf(executors.CodeConflict,
+			return errdefs.Errorf(errdefs.Conflict,
 				"%s exists, left by an earlier rotation that did not finish: if stored secrets no longer decrypt it holds their key (move it over %s); otherwise remove it and rotate again", tmp, path)
 		}
 		return fmt.Errorf("rotate secrets key: %w", err)
@@ -70,7 +70,7 @@ func (k *secretsKey) rotate(ctx context.Context, st *store.Store, path string) (
 	if err := st.RotateSecretsKey(ctx, k.key, newKey); err != nil {
 		_ = os.Remove(tmp)
 		if errors.Is(err, store.ErrDecrypt) {
-			return executors.Errorf(executors.CodeInternal, "rotate secrets key: a stored secret does not decrypt with the current key; nothing was changed: %v", err)
+			return errdefs.Errorf(errdefs.Internal, "rotate secrets key: a stored secret does not decrypt with the current key; nothing was changed: %v", err)
 		}
 		return fmt.Errorf("rotate secrets key: nothing was changed: %w", err)
 	}
@@ -129,7 +129,7 @@ func (d *Daemon) rotateSecretsKey(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	if caller.Type != catalog.CreatedByUser {
-		return executors.Errorf(executors.CodeForbidden, "only a person may rotate the secrets key")
+		return errdefs.Errorf(errdefs.Forbidden, "only a person may rotate the secrets key")
 	}
 	if err := d.secretsKey.rotate(r.Context(), d.store, d.cfg.Secrets.KeyFile); err != nil {
 		d.log.Error("secrets key rotation failed", "err", err)

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -47,7 +47,7 @@ func TestRotateSecretsKey(t *testing.T) {
 	}
 
 	// Not for models.
-	if err := llm(c).Do(ctx, "POST", "/v1/secrets/rotate", nil, nil); codeOf(err) != executors.CodeForbidden {
+	if err := llm(c).Do(ctx, "POST", "/v1/secrets/rotate", nil, nil); codeOf(err) != errdefs.Forbidden {
 		t.Fatalf("llm rotate: %v", err)
 	}
 
@@ -112,7 +112,7 @@ func TestRotateSecretsKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.Do(ctx, "POST", "/v1/secrets/rotate", nil, nil)
-	if ae := apiErr(t, err); ae.Code != executors.CodeConflict || !strings.Contains(ae.Message, ".new exists") {
+	if ae := apiErr(t, err); ae.Code != errdefs.Conflict || !strings.Contains(ae.Message, ".new exists") {
 		t.Fatalf("leftover .new: %+v", ae)
 	}
 	if b, _ := os.ReadFile(keyFile); !bytes.Equal(b, newKey) {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // TestSandboxHoldsWithoutDenyRules switches every deny-rule group off and
@@ -75,20 +75,20 @@ func TestSandboxHoldsWithoutDenyRules(t *testing.T) {
 	attack("dial_host", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo connected`, ln.Addr().(*net.TCPAddr).Port))
 
 	type want struct {
-		code  executors.Code // error code, or "" for a result
+		code  errdefs.Code // error code, or "" for a result
 		limit string
 		check func(shellResult) bool
 	}
 	cases := map[string]want{
-		"fork_bomb":   {code: executors.CodeLimitExceeded, limit: executors.LimitPids},
-		"cpu_spin":    {code: executors.CodeTimeout, limit: executors.LimitTimeout},
-		"memory_bomb": {code: executors.CodeLimitExceeded, limit: executors.LimitMemory},
+		"fork_bomb":   {code: errdefs.LimitExceeded, limit: errdefs.LimitPids},
+		"cpu_spin":    {code: errdefs.Timeout, limit: errdefs.LimitTimeout},
+		"memory_bomb": {code: errdefs.LimitExceeded, limit: errdefs.LimitMemory},
 		// dd dies of SIGXFSZ at the 16 MiB file size limit; ls shows what is left.
 		"big_file": {check: func(r shellResult) bool {
 			return strings.Contains(r.Stdout, "File size limit exceeded") && strings.Contains(r.Stdout, "16777216")
 		}},
 		"many_files":  {check: func(r shellResult) bool { return strings.TrimSpace(r.Stdout) != "100000" }},
-		"kill_all":    {code: executors.CodeExecutorFailed},
+		"kill_all":    {code: errdefs.ExecutorFailed},
 		"do_mount":    {check: func(r shellResult) bool { return r.ExitCode != 0 }},
 		"read_shadow": {check: func(r shellResult) bool { return r.ExitCode != 0 && r.Stdout == "" }},
 		"read_data":   {check: func(r shellResult) bool { return r.ExitCode != 0 && !strings.Contains(r.Stdout, "toolcage.db") }},

@@ -10,7 +10,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/dispatch"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -46,7 +46,7 @@ func (d *Daemon) putSecret(w http.ResponseWriter, r *http.Request) error {
 	}
 	if caller.Type == catalog.CreatedByLLM {
 		// A model reads its own context; secrets come from people.
-		return executors.Errorf(executors.CodeForbidden, "an llm caller may not set secrets")
+		return errdefs.Errorf(errdefs.Forbidden, "an llm caller may not set secrets")
 	}
 	name := r.PathValue("name")
 	var req api.SecretValue
@@ -111,12 +111,12 @@ func (d *Daemon) deleteSecret(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if caller.Type == catalog.CreatedByLLM {
-		return executors.Errorf(executors.CodeForbidden, "an llm caller may not delete secrets")
+		return errdefs.Errorf(errdefs.Forbidden, "an llm caller may not delete secrets")
 	}
 	name := r.PathValue("name")
 	if err := d.store.DeleteSecret(r.Context(), name); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return executors.Errorf(executors.CodeNotFound, "no secret named %q", name)
+			return errdefs.Errorf(errdefs.NotFound, "no secret named %q", name)
 		}
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // secretValue is long and odd enough that finding it anywhere is a leak.
@@ -90,14 +90,14 @@ func TestSecretsAPI(t *testing.T) {
 
 	// Bad requests.
 	for _, body := range []string{`{}`, `{"value":"a","service":{}}`, `{"nope":1}`} {
-		if err := c.Do(context.Background(), "PUT", "/v1/secrets/x", []byte(body), nil); codeOf(err) != executors.CodeInvalidRequest {
+		if err := c.Do(context.Background(), "PUT", "/v1/secrets/x", []byte(body), nil); codeOf(err) != errdefs.InvalidRequest {
 			t.Errorf("PUT %s: %v", body, err)
 		}
 	}
-	if err := c.Do(context.Background(), "PUT", "/v1/secrets/Bad-Name", api.SecretValue{Value: &v}, nil); codeOf(err) != executors.CodeInvalidRequest {
+	if err := c.Do(context.Background(), "PUT", "/v1/secrets/Bad-Name", api.SecretValue{Value: &v}, nil); codeOf(err) != errdefs.InvalidRequest {
 		t.Errorf("bad name: %v", err)
 	}
-	if err := llm(c).Do(context.Background(), "PUT", "/v1/secrets/x", api.SecretValue{Value: &v}, nil); codeOf(err) != executors.CodeForbidden {
+	if err := llm(c).Do(context.Background(), "PUT", "/v1/secrets/x", api.SecretValue{Value: &v}, nil); codeOf(err) != errdefs.Forbidden {
 		t.Errorf("llm put: %v", err)
 	}
 
@@ -105,7 +105,7 @@ func TestSecretsAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.Do(context.Background(), "DELETE", "/v1/secrets/svc", nil, nil)
-	if ae := apiErr(t, err); ae.Code != executors.CodeNotFound || ae.Status != http.StatusNotFound {
+	if ae := apiErr(t, err); ae.Code != errdefs.NotFound || ae.Status != http.StatusNotFound {
 		t.Fatalf("second delete: %v", err)
 	}
 	if l := listSecrets(t, c); len(l.Secrets) != 1 {
@@ -184,20 +184,20 @@ func TestSecretsInjected(t *testing.T) {
 	create(t, c, `{"name":"sneaky","description":"d","kind":"shell","secrets":["svc"],
 		"shell":{"command":"echo {{secret.api_token}}"}}`)
 	_, err = callTool(c, "sneaky", map[string]any{})
-	if ae := apiErr(t, err); ae.Code != executors.CodePolicyDenied || !strings.Contains(ae.Message, `does not list under secrets`) {
+	if ae := apiErr(t, err); ae.Code != errdefs.PolicyDenied || !strings.Contains(ae.Message, `does not list under secrets`) {
 		t.Fatalf("undeclared: %v", err)
 	}
 	// A listed secret that is not set says how to set it.
 	create(t, c, `{"name":"unset","description":"d","kind":"shell","secrets":["missing_one"],
 		"shell":{"command":"echo {{secret.missing_one}}"}}`)
 	_, err = callTool(c, "unset", map[string]any{})
-	if ae := apiErr(t, err); ae.Code != executors.CodeInvalidRequest || !strings.Contains(ae.Message, "secret missing_one is not set; run toolcage secrets set missing_one") {
+	if ae := apiErr(t, err); ae.Code != errdefs.InvalidRequest || !strings.Contains(ae.Message, "secret missing_one is not set; run toolcage secrets set missing_one") {
 		t.Fatalf("unset: %v", err)
 	}
 	// An llm's dry run of an unsaved definition may use no secret.
 	err = llm(c).Do(context.Background(), "POST", "/v1/tools/test", api.TestRequest{Definition: json.RawMessage(`{"name":"dry","description":"d","kind":"shell","secrets":["api_token"],
 		"shell":{"command":"echo {{secret.api_token}}"}}`)}, nil)
-	if codeOf(err) != executors.CodePolicyDenied {
+	if codeOf(err) != errdefs.PolicyDenied {
 		t.Fatalf("llm dry run: %v", err)
 	}
 

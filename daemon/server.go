@@ -23,6 +23,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
 )
@@ -121,7 +122,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Logger:         log,
 	})
 	d.secretsKey = newSecretsKey(secretsKey)
-	guards := policy.NewNetGuardCache(64)
+	guards := netguard.NewCache(64)
 	if d.egress, err = egress.Listen(guards, log); err != nil {
 		d.pool.Close()
 		st.Close()
@@ -149,10 +150,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
-	d.ln = ln
+	d.ln = limitListener(ln, cfg.API.MaxConnections)
 	d.srv = &http.Server{
-		Handler:           d.routes(),
+		Handler:           bodyDeadline(d.routes(), cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cfg.API.IdleTimeout,
 		ConnContext:       d.connContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

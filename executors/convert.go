@@ -4,7 +4,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors/proto"
+	"github.com/toolcage/toolcage/principal"
 )
 
 func requestToProto(r *Request) *proto.ExecuteRequest {
@@ -52,7 +54,7 @@ func requestFromProto(in *proto.ExecuteRequest) *Request {
 		Permissions: in.GetPermissions(),
 	}
 	if c := in.GetCaller(); c != nil {
-		r.Caller = Caller{ID: c.GetId(), Type: c.GetType(), Worker: c.GetWorker()}
+		r.Caller = principal.Caller{ID: c.GetId(), Type: c.GetType(), Worker: c.GetWorker()}
 	}
 	if l := in.GetLimits(); l != nil {
 		r.Limits = Limits{
@@ -121,20 +123,20 @@ func resultFromProto(in *proto.ExecuteResponse) (*Result, error) {
 	return r, nil
 }
 
-var codeToProto = map[Code]proto.ErrorCode{
-	CodeTimeout:          proto.ErrorCode_ERROR_CODE_TIMEOUT,
-	CodeLimitExceeded:    proto.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED,
-	CodeExecutorFailed:   proto.ErrorCode_ERROR_CODE_EXECUTOR_FAILED,
-	CodePolicyDenied:     proto.ErrorCode_ERROR_CODE_POLICY_DENIED,
-	CodeInvalidArguments: proto.ErrorCode_ERROR_CODE_INVALID_ARGUMENTS,
-	CodeInternal:         proto.ErrorCode_ERROR_CODE_INTERNAL,
-	CodeInvalidRequest:   proto.ErrorCode_ERROR_CODE_INVALID_REQUEST,
-	CodeUnavailable:      proto.ErrorCode_ERROR_CODE_UNAVAILABLE,
+var codeToProto = map[errdefs.Code]proto.ErrorCode{
+	errdefs.Timeout:          proto.ErrorCode_ERROR_CODE_TIMEOUT,
+	errdefs.LimitExceeded:    proto.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED,
+	errdefs.ExecutorFailed:   proto.ErrorCode_ERROR_CODE_EXECUTOR_FAILED,
+	errdefs.PolicyDenied:     proto.ErrorCode_ERROR_CODE_POLICY_DENIED,
+	errdefs.InvalidArguments: proto.ErrorCode_ERROR_CODE_INVALID_ARGUMENTS,
+	errdefs.Internal:         proto.ErrorCode_ERROR_CODE_INTERNAL,
+	errdefs.InvalidRequest:   proto.ErrorCode_ERROR_CODE_INVALID_REQUEST,
+	errdefs.Unavailable:      proto.ErrorCode_ERROR_CODE_UNAVAILABLE,
 }
 
 func errorToProto(err error) *proto.Error {
 	out := &proto.Error{Code: proto.ErrorCode_ERROR_CODE_INTERNAL, Message: err.Error()}
-	var e *Error
+	var e *errdefs.Error
 	if errors.As(err, &e) {
 		if c, ok := codeToProto[e.Code]; ok {
 			out.Code = c
@@ -148,12 +150,12 @@ func errorToProto(err error) *proto.Error {
 }
 
 func errorFromProto(in *proto.Error) error {
-	code := CodeInternal
+	code := errdefs.Internal
 	for c, p := range codeToProto {
 		if p == in.GetCode() {
 			code = c
 			break
 		}
 	}
-	return &Error{Code: code, Limit: in.GetLimit(), Err: errors.New(in.GetMessage())}
+	return &errdefs.Error{Code: code, Limit: in.GetLimit(), Err: errors.New(in.GetMessage())}
 }

@@ -1,117 +1,58 @@
 // Package executors holds the contract between the daemon and an executor:
-// the request and result types, the Executor interface, the stable error
-// codes, and the go-plugin glue that carries them over gRPC. It says nothing
-// about how an executor process is started; that is executors/host's job.
+// the request and result types, the Executor interface, and the go-plugin
+// glue that carries them over gRPC (the error codes are errdefs'). It says
+// nothing about how an executor process is started; that is executors/host's
+// job.
 package executors
 
 import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Kind names one kind of executor. One executor process serves one kind.
-type Kind string
+type Kind = toolspec.Kind
 
 // The executor kinds.
 const (
-	KindJS    Kind = "js"
-	KindShell Kind = "shell"
-	KindHTTP  Kind = "http"
+	KindJS    = toolspec.JS
+	KindShell = toolspec.Shell
+	KindHTTP  = toolspec.HTTP
 )
 
-// Valid reports whether k is a known kind.
-func (k Kind) Valid() bool {
-	switch k {
-	case KindJS, KindShell, KindHTTP:
-		return true
-	}
-	return false
-}
-
-// Caller says who asked for a call. It travels with every call so that
-// policy, audit and later worker toolsets can tell callers apart.
-type Caller struct {
-	// ID is a stable identity, such as "uid:1000" or an MCP client name.
-	ID string `json:"id"`
-	// Type is "user" or "llm"; it decides lifecycle rules.
-	Type string `json:"type"`
-	// Worker is the worker toolset the call came through, if any.
-	Worker string `json:"worker,omitempty"`
-	// Profile is a tool profile the caller asked to be held to on top of
-	// its configured ones (Toolcage-Profile); the daemon's business only,
-	// never sent to an executor.
-	Profile string `json:"-"`
-}
-
 // Limits bound one call. A zero field means "use the executor's default".
-type Limits struct {
-	Timeout     time.Duration `json:"timeout"`
-	MemoryBytes int64         `json:"memory_bytes"`
-	OutputBytes int64         `json:"output_bytes"`
-	Requests    int           `json:"requests"`
-}
+type Limits = toolspec.Limits
 
 // Request is one call handed to an executor. Exactly one of JS, Shell and
 // HTTP is set, matching Kind. Templates are already rendered and policy has
 // already been applied by the daemon; executors check their guards again.
 type Request struct {
-	CallID      string          `json:"call_id"`
-	Tool        string          `json:"tool"`
-	Version     int             `json:"version"`
-	Caller      Caller          `json:"caller"`
-	Kind        Kind            `json:"kind"`
-	Args        json.RawMessage `json:"args"`
-	Permissions []string        `json:"permissions,omitempty"`
-	Limits      Limits          `json:"limits"`
+	CallID      string           `json:"call_id"`
+	Tool        string           `json:"tool"`
+	Version     int              `json:"version"`
+	Caller      principal.Caller `json:"caller"`
+	Kind        Kind             `json:"kind"`
+	Args        json.RawMessage  `json:"args"`
+	Permissions []string         `json:"permissions,omitempty"`
+	Limits      Limits           `json:"limits"`
 
 	JS    *JSCall    `json:"js,omitempty"`
 	Shell *ShellCall `json:"shell,omitempty"`
 	HTTP  *HTTPCall  `json:"http,omitempty"`
 }
 
-// JSCall is the body of a JavaScript call: code run as an async function
-// body with args, context, console and utils in scope.
-type JSCall struct {
-	Code string `json:"code"`
-	// AllowedDomains is fetch's allowlist (exact hosts or "*.example.com");
-	// fetch exists only when the tool holds the network permission.
-	AllowedDomains []string `json:"allowed_domains,omitempty"`
-	// AllowPrivateHosts names hosts fetch may reach on private addresses.
-	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
-	// Secrets holds the tool's declared secrets for utils.getApiKey and the
-	// Config Center helpers, by name: JSON {"value": "..."} or
-	// {"service": {"fields": {...}, "entries": [{"label", "fields"}]}}.
-	Secrets map[string]string `json:"-"`
-}
-
-// ShellCall is a rendered shell command. Argv is set when the template is one
-// simple command (no shell involved); otherwise Command holds the text for
-// sh -c, with every argument value already single-quoted.
-type ShellCall struct {
-	Argv    []string          `json:"argv,omitempty"`
-	Command string            `json:"command,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Dir     string            `json:"dir,omitempty"`
-}
-
-// HTTPCall is a rendered HTTP request.
-type HTTPCall struct {
-	Method  string            `json:"method"`
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    []byte            `json:"body,omitempty"`
-	// AllowedDomains is the tool's allowlist: exact hosts or "*.example.com".
-	AllowedDomains []string `json:"allowed_domains"`
-	// AllowPrivateHosts names hosts that may resolve to private addresses
-	// (local development only; empty by default).
-	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
-	MaxResponseBytes  int64    `json:"max_response_bytes"`
-	// Egress, when set, is the daemon's egress proxy the request goes
-	// through: the daemon puts the call's secrets in there, so the URL,
-	// headers and body here hold stand-in tokens instead.
-	Egress *Egress `json:"egress,omitempty"`
-}
+// The call bodies are toolspec's: the daemon's tool kinds build them
+// without linking this package.
+type (
+	JSCall    = toolspec.JSCall
+	ShellCall = toolspec.ShellCall
+	HTTPCall  = toolspec.HTTPCall
+	Egress    = toolspec.Egress
+)
 
 // The egress proxy's protocol: an executor sends each request of the call
 // to Egress.Addr in absolute form with the token in EgressTokenHeader. A
@@ -122,12 +63,6 @@ const (
 	EgressTokenHeader = "Toolcage-Egress-Token"
 	EgressErrorHeader = "Toolcage-Egress-Error"
 )
-
-// Egress names the daemon's egress proxy for one call.
-type Egress struct {
-	Addr  string `json:"addr"`  // host:port on the loopback interface
-	Token string `json:"token"` // the call's grant; worthless after the call
-}
 
 // LogLine is one captured console or log line.
 type LogLine struct {

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors/proto"
 )
 
@@ -37,16 +38,16 @@ func (c *grpcClient) wireError(ctx context.Context, err error) error {
 		return ErrPluginShutdown
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded {
-		return &Error{Code: CodeTimeout, Limit: LimitTimeout, Op: "execute", Err: ctx.Err()}
+		return &errdefs.Error{Code: errdefs.Timeout, Limit: errdefs.LimitTimeout, Op: "execute", Err: ctx.Err()}
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled:
-		return &Error{Code: CodeExecutorFailed, Op: "execute", Err: errors.New("executor process exited")}
+		return &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "execute", Err: errors.New("executor process exited")}
 	}
-	return &Error{Code: CodeExecutorFailed, Op: "execute", Err: err}
+	return &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "execute", Err: err}
 }
 
 var _ Executor = (*grpcClient)(nil)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 type callOptions struct {
@@ -115,11 +115,11 @@ func (a *app) typedArgs(ctx context.Context, name string, pairs []string) (json.
 	}
 	args, err := catalog.ParseArgPairs(pairs, types)
 	if err != nil {
-		return nil, codedErrorf(executors.CodeInvalidArguments, "%v", err)
+		return nil, codedErrorf(errdefs.InvalidArguments, "%v", err)
 	}
 	if schemaErr == nil {
 		if err := schema.Validate(args); err != nil {
-			return nil, codedErrorf(executors.CodeInvalidArguments, "arguments for %s: %v", name, err)
+			return nil, codedErrorf(errdefs.InvalidArguments, "arguments for %s: %v", name, err)
 		}
 	}
 	return args, nil
@@ -137,7 +137,7 @@ func (a *app) argsJSON(v string) (string, error) {
 	}
 	t := bytes.TrimSpace([]byte(v))
 	if !json.Valid(t) || len(t) == 0 || t[0] != '{' {
-		return "", codedErrorf(executors.CodeInvalidArguments, "%s must be a JSON object, like '{\"domain\": \"example.com\"}'", src)
+		return "", codedErrorf(errdefs.InvalidArguments, "%s must be a JSON object, like '{\"domain\": \"example.com\"}'", src)
 	}
 	return string(t), nil
 }

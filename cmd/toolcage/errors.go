@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // cliError is an error the CLI finds itself: a bad command line, an
@@ -19,7 +19,7 @@ import (
 // daemon, a tool that reported an error. It carries its exit status.
 type cliError struct {
 	msg      string
-	code     executors.Code // shown in parentheses when set
+	code     errdefs.Code // shown in parentheses when set
 	exit     int
 	problems []api.Problem
 	hint     string // printed on its own line after the message
@@ -43,7 +43,7 @@ func inputErrorf(format string, args ...any) error {
 
 // codedErrorf reports a problem found locally that the daemon would report
 // with code; it exits as the daemon's answer would.
-func codedErrorf(code executors.Code, format string, args ...any) error {
+func codedErrorf(code errdefs.Code, format string, args ...any) error {
 	return &cliError{msg: fmt.Sprintf(format, args...), code: code, exit: codeExit(code)}
 }
 
@@ -54,7 +54,7 @@ func definitionError(source string, err error) error {
 	if !errors.As(err, &ve) {
 		return inputErrorf("%s: %v", source, err)
 	}
-	ce := &cliError{msg: "invalid tool definition in " + source, code: executors.CodeInvalidDefinition, exit: exitUsage}
+	ce := &cliError{msg: "invalid tool definition in " + source, code: errdefs.InvalidDefinition, exit: exitUsage}
 	for _, p := range ve.Problems {
 		ce.problems = append(ce.problems, api.Problem{Field: p.Field, Message: p.Message})
 	}
@@ -81,7 +81,7 @@ func printError(w io.Writer, err error) {
 		ce *cliError
 		ae *api.Error
 		ve *catalog.ValidationError
-		ee *executors.Error
+		ee *errdefs.Error
 		xc cli.ExitCoder
 	)
 	switch {
@@ -93,7 +93,7 @@ func printError(w io.Writer, err error) {
 		}
 	case errors.As(err, &ae):
 		msg := ae.Message
-		if ae.Code == executors.CodeInvalidDefinition && len(ae.Problems) > 0 {
+		if ae.Code == errdefs.InvalidDefinition && len(ae.Problems) > 0 {
 			msg = "invalid tool definition" // the problems follow, one per line
 		}
 		writeErrorLine(w, msg, ae.Code)
@@ -111,7 +111,7 @@ func printError(w io.Writer, err error) {
 		writeErrorLine(w, requestRE.ReplaceAllString(err.Error(), ""), "")
 		fmt.Fprintln(w, "Is the daemon running? Start it with 'toolcage daemon', or point --socket (TOOLCAGE_SOCKET) at its socket.")
 	case errors.As(err, &ve):
-		writeErrorLine(w, "invalid tool definition", executors.CodeInvalidDefinition)
+		writeErrorLine(w, "invalid tool definition", errdefs.InvalidDefinition)
 		for _, p := range ve.Problems {
 			writeProblems(w, []api.Problem{{Field: p.Field, Message: p.Message}})
 		}
@@ -131,7 +131,7 @@ func printError(w io.Writer, err error) {
 // next to the socket path: `Get "http://toolcage/v1/tools/x": `.
 var requestRE = regexp.MustCompile(`[A-Za-z]+ "http://toolcage/[^"]*": `)
 
-func writeErrorLine(w io.Writer, msg string, code executors.Code) {
+func writeErrorLine(w io.Writer, msg string, code errdefs.Code) {
 	if msg == "" {
 		msg = string(code)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // Exit statuses. Scripts branch on them: a refusal (3) is not a failure (1).
@@ -39,7 +39,7 @@ func exitCode(err error) int {
 	if errors.As(err, &ve) {
 		return exitUsage
 	}
-	var ee *executors.Error
+	var ee *errdefs.Error
 	if errors.As(err, &ee) {
 		return codeExit(ee.Code)
 	}
@@ -51,12 +51,12 @@ func exitCode(err error) int {
 }
 
 // codeExit maps a stable API code to the exit status.
-func codeExit(code executors.Code) int {
+func codeExit(code errdefs.Code) int {
 	switch code {
-	case executors.CodeInvalidArguments, executors.CodeInvalidDefinition, executors.CodeInvalidRequest:
+	case errdefs.InvalidArguments, errdefs.InvalidDefinition, errdefs.InvalidRequest:
 		return exitUsage
-	case executors.CodePolicyDenied, executors.CodeApprovalRequired, executors.CodeApprovalDenied,
-		executors.CodeRateLimited, executors.CodeForbidden, executors.CodeToolNotActive:
+	case errdefs.PolicyDenied, errdefs.ApprovalRequired, errdefs.ApprovalDenied,
+		errdefs.RateLimited, errdefs.Forbidden, errdefs.ToolNotActive:
 		return exitRefused
 	}
 	// tool_not_found, conflict, timeout, limit_exceeded, executor_failed,

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 type healthOptions struct {
@@ -50,7 +50,7 @@ func runHealth(ctx context.Context, a *app, opts healthOptions) error {
 		return err
 	}
 	if h.Status != "ok" {
-		return codedErrorf(executors.CodeUnavailable, "the daemon reports status %q", h.Status)
+		return codedErrorf(errdefs.Unavailable, "the daemon reports status %q", h.Status)
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 var (
@@ -146,7 +146,7 @@ func TestGoldenCallResult(t *testing.T) {
 		{"call_ok", api.CallResponse{
 			CallID: "c_01HV3", Tool: "dns_lookup", Version: 3, DurationMS: 48.21,
 			Result: json.RawMessage(`{"records":["93.184.215.14"],"ttl":300}`),
-			Logs:   []executors.LogLine{{Level: "info", Message: "querying example.com"}, {Level: "warn", Message: "slow resolver"}},
+			Logs:   []api.LogLine{{Level: "info", Message: "querying example.com"}, {Level: "warn", Message: "slow resolver"}},
 		}, false},
 		{"call_string_result_color", api.CallResponse{CallID: "c_2", Tool: "hello", Version: 1, DurationMS: 3.14159, Result: json.RawMessage(`"hi there"`)}, true},
 		{"call_is_error", api.CallResponse{CallID: "c_3", Tool: "add_numbers", Version: 2, DurationMS: 12, IsError: true, Error: "TypeError: args.a is undefined", Result: json.RawMessage(`null`)}, false},
@@ -174,14 +174,14 @@ func TestGoldenErrors(t *testing.T) {
 	cctx := cli.NewContext(&cli.App{Name: "toolcage"}, nil, nil)
 	cctx.Command = &cli.Command{Name: "rollback", HelpName: "toolcage tools rollback"}
 	errs := []error{
-		&api.Error{Status: 404, ErrorDetail: api.ErrorDetail{Code: executors.CodeToolNotFound, Message: `tool "nope" not found`}},
-		&api.Error{Status: 403, ErrorDetail: api.ErrorDetail{Code: executors.CodePolicyDenied, Message: `command "rm -rf /" matches deny rule "rm-root"`, CallID: "c_9"}},
-		&api.Error{Status: 429, ErrorDetail: api.ErrorDetail{Code: executors.CodeRateLimited, Message: "rate limit of 10/min for dns_lookup reached", RetryAfterSeconds: 1.5}},
-		&api.Error{Status: 400, ErrorDetail: api.ErrorDetail{Code: executors.CodeInvalidDefinition, Message: "invalid tool definition: name: is required; kind: is required", Problems: []api.Problem{{Field: "name", Message: "is required"}, {Field: "kind", Message: "is required (js, shell or http)"}}}},
-		&api.Error{Status: 500, ErrorDetail: api.ErrorDetail{Code: executors.CodeInternal}},
+		&api.Error{Status: 404, ErrorDetail: api.ErrorDetail{Code: errdefs.ToolNotFound, Message: `tool "nope" not found`}},
+		&api.Error{Status: 403, ErrorDetail: api.ErrorDetail{Code: errdefs.PolicyDenied, Message: `command "rm -rf /" matches deny rule "rm-root"`, CallID: "c_9"}},
+		&api.Error{Status: 429, ErrorDetail: api.ErrorDetail{Code: errdefs.RateLimited, Message: "rate limit of 10/min for dns_lookup reached", RetryAfterSeconds: 1.5}},
+		&api.Error{Status: 400, ErrorDetail: api.ErrorDetail{Code: errdefs.InvalidDefinition, Message: "invalid tool definition: name: is required; kind: is required", Problems: []api.Problem{{Field: "name", Message: "is required"}, {Field: "kind", Message: "is required (js, shell or http)"}}}},
+		&api.Error{Status: 500, ErrorDetail: api.ErrorDetail{Code: errdefs.Internal}},
 		unreachable,
 		definitionError("tool.yaml", parseErr),
-		codedErrorf(executors.CodeInvalidArguments, "arguments for dns_lookup: at /count: minimum: got 0, want 1"),
+		codedErrorf(errdefs.InvalidArguments, "arguments for dns_lookup: at /count: minimum: got 0, want 1"),
 		usageErrorf(cctx, "missing --to VERSION"),
 		inputErrorf("tool.yaml: no such file or directory"),
 		toolError(&api.CallResponse{Tool: "add_numbers", Error: "boom"}),

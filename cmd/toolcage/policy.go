@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolcage/toolcage/daemon"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 )
 
@@ -90,7 +90,7 @@ func checkShellRendering(rules *policy.ShellRules, r *policy.ShellRendering) err
 
 // policyDenied is a refusal by policy (exit 3), with the daemon's code.
 func policyDenied(err error) error {
-	return codedErrorf(executors.CodePolicyDenied, "%v", err)
+	return codedErrorf(errdefs.PolicyDenied, "%v", err)
 }
 
 // writeShellRendering prints a shell rendering for a person: the argv as a

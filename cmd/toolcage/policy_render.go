@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 )
 
@@ -133,7 +133,7 @@ func decodeArgsJSON(s string) (map[string]any, error) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, codedErrorf(executors.CodeInvalidArguments, "--args-json: %v", err)
+		return nil, codedErrorf(errdefs.InvalidArguments, "--args-json: %v", err)
 	}
 	if m == nil {
 		m = map[string]any{}
@@ -164,7 +164,7 @@ func templateError(tmpl string, err error) error {
 	if _, nerr := policy.CompileShell(b.String()); nerr != nil {
 		return inputErrorf("%v", err)
 	}
-	return codedErrorf(executors.CodePolicyDenied, "template refused: %v", err)
+	return codedErrorf(errdefs.PolicyDenied, "template refused: %v", err)
 }
 
 // renderFailure maps a render error as the dispatcher does: a missing
@@ -173,7 +173,7 @@ func templateError(tmpl string, err error) error {
 func renderFailure(err error) error {
 	var miss *policy.MissingArgumentError
 	if errors.As(err, &miss) {
-		return codedErrorf(executors.CodeInvalidArguments, "%v", err)
+		return codedErrorf(errdefs.InvalidArguments, "%v", err)
 	}
 	return policyDenied(err)
 }

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/urfave/cli/v2"
-
-	"github.com/toolcage/toolcage/policy"
 )
 
 type policyURLOptions struct {
@@ -93,20 +92,20 @@ func runPolicyURL(ctx context.Context, a *app, opts policyURLOptions) error {
 	}
 	private := cfg.HTTP.AllowPrivateHosts
 	// The configuration's entries first, so a bad one is blamed on it.
-	fallback, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: []string{noHost}, AllowPrivateHosts: private})
+	fallback, err := netguard.New(netguard.Config{AllowedDomains: []string{noHost}, AllowPrivateHosts: private})
 	if err != nil {
 		return inputErrorf("http.allow_private_hosts: %v", err)
 	}
 	guard := fallback
 	switch {
 	case len(opts.allowedDomains) > 0:
-		if guard, err = policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: opts.allowedDomains, AllowPrivateHosts: private}); err != nil {
+		if guard, err = netguard.New(netguard.Config{AllowedDomains: opts.allowedDomains, AllowPrivateHosts: private}); err != nil {
 			return inputErrorf("--allow-domain: %v", err)
 		}
 	default:
 		// The URL's own host; when that is no valid allowlist entry, the
 		// fallback lets CheckURL say what is wrong with it.
-		if g, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: []string{ownHost(opts.url)}, AllowPrivateHosts: private}); err == nil {
+		if g, err := netguard.New(netguard.Config{AllowedDomains: []string{ownHost(opts.url)}, AllowPrivateHosts: private}); err == nil {
 			guard = g
 		}
 	}
@@ -115,7 +114,7 @@ func runPolicyURL(ctx context.Context, a *app, opts policyURLOptions) error {
 	_, addrs, err := guard.CheckURLWithResolve(ctx, opts.url)
 	v := urlVerdict{Allowed: err == nil, Addresses: addrStrings(addrs)}
 	if err != nil {
-		var nd *policy.NetDeniedError
+		var nd *netguard.DeniedError
 		if !errors.As(err, &nd) {
 			return &cliError{msg: fmt.Sprintf("looking up the host: %v", err), exit: exitFailure}
 		}

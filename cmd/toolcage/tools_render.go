@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // argsFlags are --arg and --args-json, the arguments of a tool call; see
@@ -125,7 +125,7 @@ func writeRendering(w io.Writer, r *daemon.Rendering) error {
 	case r.Shell != nil:
 		return writeShellRendering(w, r.Shell)
 	case r.HTTP == nil:
-		return codedErrorf(executors.CodeInternal, "the daemon rendered %s tool %s as neither a command nor a request", r.Kind, r.Tool)
+		return codedErrorf(errdefs.Internal, "the daemon rendered %s tool %s as neither a command nor a request", r.Kind, r.Tool)
 	}
 	h := r.HTTP
 	var b strings.Builder

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 type toolsUpdateOptions struct {
@@ -53,7 +53,7 @@ func runToolsUpdate(ctx context.Context, a *app, opts toolsUpdateOptions) error 
 		return err
 	}
 	if def.Name != opts.name {
-		return codedErrorf(executors.CodeInvalidDefinition, "the definition in %s is named %q, not %q (tools cannot be renamed)", displayPath(opts.file), def.Name, opts.name)
+		return codedErrorf(errdefs.InvalidDefinition, "the definition in %s is named %q, not %q (tools cannot be renamed)", displayPath(opts.file), def.Name, opts.name)
 	}
 	var tool api.Tool
 	raw, err := a.request(ctx, http.MethodPut, "/v1/tools/"+api.PathEscape(opts.name), def, &tool)

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // Header names carrying the caller's identity on every request.
@@ -29,8 +29,8 @@ type ErrorBody struct {
 
 // ErrorDetail carries a stable code and a human message.
 type ErrorDetail struct {
-	Code    executors.Code `json:"code"`
-	Message string         `json:"message"`
+	Code    errdefs.Code `json:"code"`
+	Message string       `json:"message"`
 	// CallID is set when the error ended a call, to find it in the audit log.
 	CallID string `json:"call_id,omitempty"`
 	// Limit names the broken limit for timeout and limit_exceeded.
@@ -107,17 +107,23 @@ type CallRequest struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
+// LogLine is one console or log line a call captured.
+type LogLine struct {
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
 // CallResponse is the result of any call that ran.
 type CallResponse struct {
-	CallID     string              `json:"call_id"`
-	Tool       string              `json:"tool"`
-	Version    int                 `json:"version"`
-	Result     json.RawMessage     `json:"result"`
-	Logs       []executors.LogLine `json:"logs"`
-	IsError    bool                `json:"is_error"`
-	Error      string              `json:"error,omitempty"`
-	Truncated  bool                `json:"truncated,omitempty"`
-	DurationMS float64             `json:"duration_ms"`
+	CallID     string          `json:"call_id"`
+	Tool       string          `json:"tool"`
+	Version    int             `json:"version"`
+	Result     json.RawMessage `json:"result"`
+	Logs       []LogLine       `json:"logs"`
+	IsError    bool            `json:"is_error"`
+	Error      string          `json:"error,omitempty"`
+	Truncated  bool            `json:"truncated,omitempty"`
+	DurationMS float64         `json:"duration_ms"`
 }
 
 // TestRequest is POST /v1/tools/test: a dry run of an unsaved definition.

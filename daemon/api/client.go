@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // Client talks to the daemon over its Unix socket.
@@ -108,7 +108,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	if resp.StatusCode >= 400 {
 		var eb ErrorBody
 		if json.Unmarshal(data, &eb) != nil || eb.Error.Code == "" {
-			return &Error{Status: resp.StatusCode, ErrorDetail: ErrorDetail{Code: executors.CodeInternal, Message: strings.TrimSpace(string(data))}}
+			return &Error{Status: resp.StatusCode, ErrorDetail: ErrorDetail{Code: errdefs.Internal, Message: strings.TrimSpace(string(data))}}
 		}
 		return &Error{Status: resp.StatusCode, ErrorDetail: eb.Error}
 	}

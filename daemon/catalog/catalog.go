@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Tool statuses, as the store keeps them.
@@ -69,19 +71,19 @@ func New(st *store.Store) *Catalog {
 }
 
 func notFound(name string) error {
-	return &executors.Error{Code: executors.CodeToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
+	return &errdefs.Error{Code: errdefs.ToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
 }
 
 func invalid(err error) error {
-	return &executors.Error{Code: executors.CodeInvalidDefinition, Err: err}
+	return &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
 }
 
 func forbidden(format string, args ...any) error {
-	return executors.Errorf(executors.CodeForbidden, format, args...)
+	return errdefs.Errorf(errdefs.Forbidden, format, args...)
 }
 
 func conflict(format string, args ...any) error {
-	return executors.Errorf(executors.CodeConflict, format, args...)
+	return errdefs.Errorf(errdefs.Conflict, format, args...)
 }
 
 // storeErr maps store sentinels to coded errors.
@@ -94,7 +96,7 @@ func storeErr(name string, err error) error {
 	case errors.Is(err, store.ErrConflict):
 		return conflict("a tool named %q already exists", name)
 	}
-	return &executors.Error{Code: executors.CodeInternal, Err: err}
+	return &errdefs.Error{Code: errdefs.Internal, Err: err}
 }
 
 // Check runs the checks every definition must pass before it is stored or
@@ -114,7 +116,7 @@ func initialStatus(def *Definition, createdBy string) string {
 	return StatusActive
 }
 
-func creator(c executors.Caller) string {
+func creator(c principal.Caller) string {
 	if c.Type == CreatedByLLM {
 		return CreatedByLLM
 	}
@@ -123,7 +125,7 @@ func creator(c executors.Caller) string {
 
 // Create stores a new tool at version 1. A user's tool starts active; an
 // llm's tool asking for a dangerous permission starts pending_approval.
-func (c *Catalog) Create(ctx context.Context, def *Definition, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.Caller) (*Tool, error) {
 	if err := Check(def); err != nil {
 		return nil, err
 	}
@@ -198,7 +200,7 @@ func (c *Catalog) List(ctx context.Context, f Filter) ([]*Tool, int, error) {
 // the definition changed; an unchanged definition is a no-op. An llm may not
 // change a user's tool, and an llm change that leaves the tool holding a
 // dangerous permission sends it back to pending_approval.
-func (c *Catalog) Update(ctx context.Context, name string, def *Definition, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) Update(ctx context.Context, name string, def *Definition, caller principal.Caller) (*Tool, error) {
 	if def.Name == "" {
 		def.Name = name
 	}
@@ -218,7 +220,7 @@ func (c *Catalog) Update(ctx context.Context, name string, def *Definition, call
 	return c.replace(ctx, cur, def, caller)
 }
 
-func (c *Catalog) replace(ctx context.Context, cur *Tool, def *Definition, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) replace(ctx context.Context, cur *Tool, def *Definition, caller principal.Caller) (*Tool, error) {
 	same, err := sameDefinition(cur.Def, def)
 	if err != nil {
 		return nil, err
@@ -257,7 +259,7 @@ func sameDefinition(a, b *Definition) (bool, error) {
 
 // Delete removes a tool; its versions go, its executions stay in the audit
 // log. An llm may not delete a user's tool.
-func (c *Catalog) Delete(ctx context.Context, name string, caller executors.Caller) error {
+func (c *Catalog) Delete(ctx context.Context, name string, caller principal.Caller) error {
 	cur, err := c.Get(ctx, name)
 	if err != nil {
 		return err
@@ -271,7 +273,7 @@ func (c *Catalog) Delete(ctx context.Context, name string, caller executors.Call
 
 // transition moves a tool between statuses. from lists the statuses the
 // move starts from; a tool already in to is left as it is.
-func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []string, caller executors.Caller, personOnly bool) (*Tool, error) {
+func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []string, caller principal.Caller, personOnly bool) (*Tool, error) {
 	cur, err := c.Get(ctx, name)
 	if err != nil {
 		return nil, err
@@ -300,22 +302,22 @@ func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []
 }
 
 // Enable makes a disabled tool active again.
-func (c *Catalog) Enable(ctx context.Context, name string, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) Enable(ctx context.Context, name string, caller principal.Caller) (*Tool, error) {
 	return c.transition(ctx, name, "enable", StatusActive, []string{StatusDisabled}, caller, false)
 }
 
 // Disable hides an active tool; it can be enabled again.
-func (c *Catalog) Disable(ctx context.Context, name string, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) Disable(ctx context.Context, name string, caller principal.Caller) (*Tool, error) {
 	return c.transition(ctx, name, "disable", StatusDisabled, []string{StatusActive}, caller, false)
 }
 
 // Approve makes a pending tool active. Only a person may approve.
-func (c *Catalog) Approve(ctx context.Context, name string, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) Approve(ctx context.Context, name string, caller principal.Caller) (*Tool, error) {
 	return c.transition(ctx, name, "approve", StatusActive, []string{StatusPendingApproval}, caller, true)
 }
 
 // Reject refuses a pending tool; it stays for the record but never runs.
-func (c *Catalog) Reject(ctx context.Context, name string, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) Reject(ctx context.Context, name string, caller principal.Caller) (*Tool, error) {
 	return c.transition(ctx, name, "reject", StatusRejected, []string{StatusPendingApproval}, caller, true)
 }
 
@@ -340,7 +342,7 @@ func (c *Catalog) History(ctx context.Context, name string) ([]*Version, error) 
 }
 
 // Rollback restores version `to` as a new version.
-func (c *Catalog) Rollback(ctx context.Context, name string, to int, caller executors.Caller) (*Tool, error) {
+func (c *Catalog) Rollback(ctx context.Context, name string, to int, caller principal.Caller) (*Tool, error) {
 	cur, err := c.Get(ctx, name)
 	if err != nil {
 		return nil, err
@@ -353,7 +355,7 @@ func (c *Catalog) Rollback(ctx context.Context, name string, to int, caller exec
 	}
 	v, err := c.st.ToolVersion(ctx, name, to)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &executors.Error{Code: executors.CodeInvalidRequest, Err: fmt.Errorf("tool %q has no version %d", name, to)}
+		return nil, &errdefs.Error{Code: errdefs.InvalidRequest, Err: fmt.Errorf("tool %q has no version %d", name, to)}
 	}
 	if err != nil {
 		return nil, storeErr(name, err)
@@ -396,7 +398,7 @@ func toStore(t *Tool) (*store.Tool, error) {
 // fromStore rebuilds a tool from the store's record.
 func fromStore(st *store.Tool) (*Tool, error) {
 	d := &Definition{
-		Name: st.Name, Description: st.Description, Kind: executors.Kind(st.Kind), Category: st.Category,
+		Name: st.Name, Description: st.Description, Kind: toolspec.Kind(st.Kind), Category: st.Category,
 		Parameters: st.Parameters, Permissions: st.Permissions, Secrets: st.Secrets,
 		Approval: st.Approval, Isolation: st.Isolation,
 	}

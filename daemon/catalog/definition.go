@@ -16,8 +16,8 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
-	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Approval modes: policy.Approval decides what each means for a call.
@@ -54,7 +54,7 @@ const MaxDefinitionBytes = 1 << 20
 type Definition struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
-	Kind        executors.Kind  `json:"kind"`
+	Kind        toolspec.Kind   `json:"kind"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
 	Category    string          `json:"category,omitempty"`
 	Permissions []string        `json:"permissions,omitempty"`
@@ -313,11 +313,11 @@ func (d *Definition) KindTool() kind.Tool {
 }
 
 // ExecutorLimits converts the written limits; zero fields mean "default".
-func (d *Definition) ExecutorLimits() executors.Limits {
+func (d *Definition) ExecutorLimits() toolspec.Limits {
 	if d.Limits == nil {
-		return executors.Limits{}
+		return toolspec.Limits{}
 	}
-	return executors.Limits{
+	return toolspec.Limits{
 		Timeout:     time.Duration(d.Limits.Timeout),
 		MemoryBytes: int64(d.Limits.Memory),
 		OutputBytes: int64(d.Limits.Output),

@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // The kind's block sits beside the common fields under the kind's name
@@ -49,7 +49,7 @@ func (d *Definition) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	kinds := builtin.Kinds()
-	blocks := map[executors.Kind]json.RawMessage{}
+	blocks := map[toolspec.Kind]json.RawMessage{}
 	for _, n := range kinds.Names() {
 		if raw, ok := fields[string(n)]; ok {
 			delete(fields, string(n))

@@ -5,14 +5,13 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/daemon/kind/js"
 	"github.com/toolcage/toolcage/daemon/kind/shell"
+	"github.com/toolcage/toolcage/toolspec"
 
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolcage/toolcage/executors"
 )
 
 // Realistic definitions, shared with the fuzz seeds.
@@ -89,7 +88,7 @@ func TestParseValid(t *testing.T) {
 	}{
 		{"js yaml", jsYAML, func(t *testing.T, d *Definition) {
 			eq(t, d.Name, "add_numbers")
-			eq(t, d.Kind, executors.KindJS)
+			eq(t, d.Kind, toolspec.JS)
 			eq(t, specOf[*js.Spec](t, d).Code, "return args.a + args.b;\n")
 			eq(t, d.Approval, ApprovalPreApproved) // default
 			eq(t, d.Isolation, IsolationProcess)   // default
@@ -98,7 +97,7 @@ func TestParseValid(t *testing.T) {
 			eq(t, d.Category, "Math")
 		}},
 		{"shell yaml", shellYAML, func(t *testing.T, d *Definition) {
-			eq(t, d.Kind, executors.KindShell)
+			eq(t, d.Kind, toolspec.Shell)
 			eq(t, specOf[*shell.Spec](t, d).Command, "dig +short {{.record_type}} {{.domain}}")
 			eq(t, specOf[*shell.Spec](t, d).Env["TOKEN"], "{{secret.dns_token}}")
 			eq(t, d.Approval, ApprovalAsk)

@@ -14,9 +14,12 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -101,8 +104,8 @@ type ApprovalError struct {
 func (e *ApprovalError) Error() string { return e.Err.Error() }
 func (e *ApprovalError) Unwrap() error { return e.Err }
 
-func approvalErrorf(id string, code executors.Code, format string, args ...any) error {
-	return &ApprovalError{ID: id, Err: executors.Errorf(code, format, args...)}
+func approvalErrorf(id string, code errdefs.Code, format string, args ...any) error {
+	return &ApprovalError{ID: id, Err: errdefs.Errorf(code, format, args...)}
 }
 
 // callAsk runs a call of an `approval: ask` tool once a person allows it.
@@ -119,7 +122,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	}
 	hash, err := store.ArgsHash(c.args)
 	if err != nil {
-		return nil, d.refuse(ctx, c, scr, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
+		return nil, d.refuse(ctx, c, scr, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err})
 	}
 	always, err := d.cfg.Store.HasAlwaysApproval(ctx, c.tool, c.version, hash)
 	if err != nil {
@@ -148,7 +151,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	defer q.unregister(a.ID)
 	d.log.Info("call waits for approval", "approval_id", a.ID, "tool", c.tool, "version", c.version, "caller_id", c.caller.ID)
 	if c.noWait {
-		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, executors.CodeApprovalRequired,
+		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalRequired,
 			"tool %q needs a person's approval for each call; approval %s is pending (toolcage approvals allow %s)", c.tool, a.ID, a.ID))
 	}
 	timer := time.NewTimer(q.timeout)
@@ -167,10 +170,10 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 			return nil, d.refuse(ctx, c, scr, err)
 		}
 	case <-ctx.Done():
-		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, executors.CodeApprovalRequired,
+		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalRequired,
 			"the caller stopped waiting for approval %s; it stays pending", a.ID))
 	case <-q.stopping:
-		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, executors.CodeUnavailable,
+		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.Unavailable,
 			"the daemon is stopping; approval %s stays pending, and `toolcage approvals allow %s --always` approves the next identical call", a.ID, a.ID))
 	}
 	switch status {
@@ -182,19 +185,19 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		case err != nil:
 			return nil, d.refuse(ctx, c, scr, err)
 		case !policy.StatusCallable(cur.Tool.Status):
-			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, executors.CodeToolNotActive,
+			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ToolNotActive,
 				"tool %q became %s while approval %s waited", c.tool, cur.Tool.Status, a.ID))
 		case cur.Tool.Version != c.version:
-			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, executors.CodeApprovalDenied,
+			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 				"tool %q changed to version %d while approval %s (version %d) waited; call again", c.tool, cur.Tool.Version, a.ID, c.version))
 		}
 		// Planned again: a secret may have been rotated while the call waited.
 		return d.run(ctx, c, res)
 	case store.ApprovalExpired:
-		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, executors.CodeApprovalDenied,
+		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 			"approval %s for tool %q timed out after %s with no decision", a.ID, c.tool, q.timeout))
 	default:
-		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, executors.CodeApprovalDenied,
+		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 			"a person denied approval %s for tool %q", a.ID, c.tool))
 	}
 }
@@ -213,7 +216,7 @@ func renderedCall(req *executors.Request, s *scrub.Scrubber) string {
 	case req.Shell != nil:
 		return "sh -c " + compactJSON(s.Scrub(req.Shell.Command))
 	case req.HTTP != nil:
-		return req.HTTP.Method + " " + s.Scrub(policy.RedactURL(req.HTTP.URL))
+		return req.HTTP.Method + " " + s.Scrub(netguard.RedactURL(req.HTTP.URL))
 	case req.JS != nil:
 		sum := sha256.Sum256([]byte(req.JS.Code))
 		return "sha256:" + hex.EncodeToString(sum[:])
@@ -234,10 +237,10 @@ func compactJSON(v any) string {
 func (d *Dispatcher) resolveApprovalID(ctx context.Context, ref string) (string, error) {
 	ref = strings.ToLower(strings.TrimSpace(ref))
 	if len(ref) < minApprovalPrefix {
-		return "", executors.Errorf(executors.CodeInvalidRequest, "approval id %q is too short: give at least %d characters", ref, minApprovalPrefix)
+		return "", errdefs.Errorf(errdefs.InvalidRequest, "approval id %q is too short: give at least %d characters", ref, minApprovalPrefix)
 	}
 	if len(ref) > ApprovalIDLen || strings.Trim(ref, "abcdefghijklmnopqrstuvwxyz234567") != "" {
-		return "", executors.Errorf(executors.CodeNotFound, "no approval %q", ref)
+		return "", errdefs.Errorf(errdefs.NotFound, "no approval %q", ref)
 	}
 	ids, err := d.cfg.Store.ApprovalIDsWithPrefix(ctx, ref, 3)
 	if err != nil {
@@ -245,7 +248,7 @@ func (d *Dispatcher) resolveApprovalID(ctx context.Context, ref string) (string,
 	}
 	switch len(ids) {
 	case 0:
-		return "", executors.Errorf(executors.CodeNotFound, "no approval %q", ref)
+		return "", errdefs.Errorf(errdefs.NotFound, "no approval %q", ref)
 	case 1:
 		return ids[0], nil
 	}
@@ -256,18 +259,18 @@ func (d *Dispatcher) resolveApprovalID(ctx context.Context, ref string) (string,
 	if len(ids) > 2 {
 		more = ", …"
 	}
-	return "", executors.Errorf(executors.CodeInvalidRequest, "approval id prefix %q is ambiguous: it matches %s, %s%s; give more characters", ref, ids[0], ids[1], more)
+	return "", errdefs.Errorf(errdefs.InvalidRequest, "approval id prefix %q is ambiguous: it matches %s, %s%s; give more characters", ref, ids[0], ids[1], more)
 }
 
 // DecideApproval allows or denies a pending approval, named by its id or a
 // unique prefix. Only a person (caller type user) decides. always (with
 // allow) approves the same call (tool, version, arguments) from then on.
-func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, always bool, caller executors.Caller) (*store.Approval, error) {
+func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, always bool, caller principal.Caller) (*store.Approval, error) {
 	if caller.Type != catalog.CreatedByUser {
-		return nil, executors.Errorf(executors.CodeForbidden, "only a person (caller type user) may decide approvals, not a %s caller", caller.Type)
+		return nil, errdefs.Errorf(errdefs.Forbidden, "only a person (caller type user) may decide approvals, not a %s caller", caller.Type)
 	}
 	if always && !allow {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "always applies only to allow")
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "always applies only to allow")
 	}
 	id, err := d.resolveApprovalID(ctx, ref)
 	if err != nil {
@@ -280,9 +283,9 @@ func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, alwa
 	a, err := d.cfg.Store.DecideApproval(ctx, id, status, caller.ID)
 	switch {
 	case errors.Is(err, store.ErrConflict) && a != nil:
-		return nil, executors.Errorf(executors.CodeConflict, "approval %s is already %s", id, a.Status)
+		return nil, errdefs.Errorf(errdefs.Conflict, "approval %s is already %s", id, a.Status)
 	case errors.Is(err, store.ErrNotFound):
-		return nil, executors.Errorf(executors.CodeNotFound, "no approval %q", id)
+		return nil, errdefs.Errorf(errdefs.NotFound, "no approval %q", id)
 	case err != nil:
 		return nil, err
 	}

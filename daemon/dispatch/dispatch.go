@@ -20,10 +20,13 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -58,7 +61,7 @@ type Config struct {
 	// ShellRules are the shell deny rules.
 	ShellRules *policy.ShellRules
 	// Guards caches a network guard per allowlist.
-	Guards *policy.NetGuardCache
+	Guards *netguard.Cache
 	// AllowPrivateHosts names hosts that may resolve to private addresses.
 	AllowPrivateHosts []string
 	// NetworkShellTools names the shell tools that may hold network.
@@ -104,7 +107,7 @@ func New(cfg Config) *Dispatcher {
 		d.now = time.Now
 	}
 	if d.cfg.Guards == nil {
-		d.cfg.Guards = policy.NewNetGuardCache(64)
+		d.cfg.Guards = netguard.NewCache(64)
 	}
 	if d.cfg.Limiter == nil {
 		d.cfg.Limiter = policy.NewRateLimiter(policy.RateLimitConfig{})
@@ -128,7 +131,7 @@ func (d *Dispatcher) StopWaiting() { d.approvals.stop() }
 type CallRequest struct {
 	Tool      string
 	Arguments json.RawMessage
-	Caller    executors.Caller
+	Caller    principal.Caller
 	// NoApprovalWait makes a call that needs a person's approval return
 	// approval_required at once instead of waiting for the decision.
 	NoApprovalWait bool
@@ -172,7 +175,7 @@ type call struct {
 	id      string
 	tool    string
 	version int
-	caller  executors.Caller
+	caller  principal.Caller
 	args    json.RawMessage
 	started time.Time
 	dryRun  bool // an unsaved definition (tools test)
@@ -191,11 +194,11 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 		return nil, d.refuse(ctx, c, nil, err)
 	}
 	if !policy.StatusCallable(t.Status) {
-		return nil, d.refuse(ctx, c, nil, executors.Errorf(executors.CodeToolNotActive, "tool %q is %s; only active tools run", r.Tool, t.Status))
+		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.ToolNotActive, "tool %q is %s; only active tools run", r.Tool, t.Status))
 	}
 	switch policy.Approval(t.Def.Approval, false) {
 	case policy.ApprovalRefuse:
-		return nil, d.refuse(ctx, c, nil, executors.Errorf(executors.CodePolicyDenied, "tool %q is blocked by its approval setting", r.Tool))
+		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.PolicyDenied, "tool %q is blocked by its approval setting", r.Tool))
 	case policy.ApprovalPark:
 		return d.callAsk(ctx, c, res) // approvals.go
 	}
@@ -204,7 +207,7 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 
 // DryRun runs an unsaved definition once. It is audited under
 // "test:<name>" so it never counts as a use of a stored tool.
-func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller executors.Caller) (*Outcome, error) {
+func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller principal.Caller) (*Outcome, error) {
 	if err := catalog.Check(def); err != nil {
 		return nil, err
 	}
@@ -217,7 +220,7 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 }
 
 // AdHocJS runs code that is not stored, like a tool with no parameters.
-func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller executors.Caller) (*Outcome, error) {
+func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller principal.Caller) (*Outcome, error) {
 	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: js.Kind{}.Name(), Spec: js.New(code), Limits: &lim}
 	c := &call{id: newCallID(), tool: AdHocTool, caller: caller, args: args, started: d.now()}
 	if err := catalog.Check(def); err != nil {
@@ -243,7 +246,7 @@ func normalArgs(args json.RawMessage) json.RawMessage {
 func (d *Dispatcher) validArgs(ctx context.Context, c *call, res *catalog.Resolved) error {
 	c.args = normalArgs(c.args)
 	if err := res.Schema.Validate(c.args); err != nil {
-		return d.refuse(ctx, c, nil, &executors.Error{Code: executors.CodeInvalidArguments, Err: err})
+		return d.refuse(ctx, c, nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err})
 	}
 	return nil
 }
@@ -266,7 +269,7 @@ func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, e
 	scr := p.scrubber(d)
 	release, err := d.cfg.Limiter.Allow(c.caller.ID, c.tool, d.now())
 	if err != nil {
-		return nil, d.refuse(ctx, c, scr, &executors.Error{Code: executors.CodeRateLimited, Err: err})
+		return nil, d.refuse(ctx, c, scr, &errdefs.Error{Code: errdefs.RateLimited, Err: err})
 	}
 	defer release()
 	req := p.req
@@ -284,7 +287,7 @@ func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, e
 	}
 	if err != nil {
 		outcome := outcomeFailed
-		if code := executors.CodeOf(err); code == executors.CodePolicyDenied || code == executors.CodeRateLimited {
+		if code := errdefs.CodeOf(err); code == errdefs.PolicyDenied || code == errdefs.RateLimited {
 			outcome = outcomeRefused
 		}
 		return nil, d.finish(ctx, c, scr, outcome, nil, err)
@@ -334,8 +337,8 @@ func (d *Dispatcher) finish(ctx context.Context, c *call, scr *scrub.Scrubber, o
 		e.Error = out.Error
 	}
 	if callErr != nil {
-		e.ErrorCode = string(executors.CodeOf(callErr))
-		e.Limit = executors.LimitOf(callErr)
+		e.ErrorCode = string(errdefs.CodeOf(callErr))
+		e.Limit = errdefs.LimitOf(callErr)
 		e.Error = callErr.Error()
 	}
 	if d.cfg.Metrics != nil {
@@ -345,7 +348,7 @@ func (d *Dispatcher) finish(ctx context.Context, c *call, scr *scrub.Scrubber, o
 	if err := d.cfg.Store.RecordExecution(context.WithoutCancel(ctx), e); err != nil {
 		d.log.Error("recording execution", "call_id", c.id, "err", err)
 		if callErr == nil {
-			return &executors.Error{Code: executors.CodeInternal, Err: errors.New("the call ran but could not be recorded")}
+			return &errdefs.Error{Code: errdefs.Internal, Err: errors.New("the call ran but could not be recorded")}
 		}
 	}
 	if callErr != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy/scrub"
@@ -50,7 +51,7 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	p := &plan{req: req}
 	k, ok := d.cfg.Kinds.Get(def.Kind)
 	if !ok || res.Compiled == nil {
-		return p, executors.Errorf(executors.CodeInvalidDefinition, "unknown kind %q", def.Kind)
+		return p, errdefs.Errorf(errdefs.InvalidDefinition, "unknown kind %q", def.Kind)
 	}
 	args, err := decodeArgs(c.args)
 	if err != nil {
@@ -66,11 +67,13 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		return p, err
 	}
 	p.scrub = s.scrub
+	body := &kind.Request{Permissions: req.Permissions}
 	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: args,
-		AllowDash: res.Schema.AllowDash, Secret: s.lookup, Envelopes: s.docs}, req)
+		AllowDash: res.Schema.AllowDash, Secret: s.lookup, Envelopes: s.docs}, body)
 	if err != nil {
 		return p, err
 	}
+	req.Permissions, req.JS, req.Shell, req.HTTP = body.Permissions, body.JS, body.Shell, body.HTTP
 	p.standIn = built.StandIn
 	fillLimits(&req.Limits, d.cfg.Limits[def.Kind])
 	if h := req.HTTP; h != nil && h.MaxResponseBytes <= 0 {
@@ -90,7 +93,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return nil, &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
 	return m, nil
 }

@@ -4,8 +4,9 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/principal"
 )
 
 // Tool profiles: which tools each caller may use at all. For one call: the
@@ -21,7 +22,7 @@ func (d *Dispatcher) KnownProfile(name string) error {
 	if name == "" || d.cfg.Profiles.Has(name) {
 		return nil
 	}
-	return executors.Errorf(executors.CodeInvalidRequest, "no tool profile named %q (defined: %s)", name, orNone(d.cfg.Profiles.Names()))
+	return errdefs.Errorf(errdefs.InvalidRequest, "no tool profile named %q (defined: %s)", name, orNone(d.cfg.Profiles.Names()))
 }
 
 // ProfileAllows reports whether profile (after the global one) allows the
@@ -32,13 +33,13 @@ func (d *Dispatcher) ProfileAllows(def *catalog.Definition, profile string) bool
 }
 
 // profileAllows refuses a call of a tool outside the caller's profiles.
-func (d *Dispatcher) profileAllows(def *catalog.Definition, caller executors.Caller) error {
+func (d *Dispatcher) profileAllows(def *catalog.Definition, caller principal.Caller) error {
 	if err := d.KnownProfile(caller.Profile); err != nil {
 		return err
 	}
 	profiles := policy.CallerProfiles(d.cfg.ProfileCallers, caller.ID, caller.Worker, caller.Profile)
 	if err := policy.ProfileAllows(d.cfg.Profiles, profiles, def.Name, def.Category); err != nil {
-		return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/scrub"
@@ -29,7 +30,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	def := res.Tool.Def
 	args = normalArgs(args)
 	if err := res.Schema.Validate(args); err != nil {
-		return nil, &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
 	m, err := decodeArgs(args)
 	if err != nil {
@@ -38,7 +39,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	out := &Rendering{Tool: name, Version: res.Tool.Version, Kind: def.Kind}
 	tpl, ok := res.Compiled.(kind.Templated)
 	if !ok {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "%s tools have no template to render", def.Kind)
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "%s tools have no template to render", def.Kind)
 	}
 	// Rendered with the real values, so every check a call meets applies;
 	// what is shown has each value redacted.
@@ -49,7 +50,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	}
 	env := d.env
 	env.Preview = true
-	req := &executors.Request{Permissions: def.Permissions}
+	req := &kind.Request{Permissions: def.Permissions}
 	if _, err := tpl.Build(ctx, &kind.Call{Env: &env, Tool: tool, Args: m, AllowDash: res.Schema.AllowDash, Secret: s.lookup}, req); err != nil {
 		return nil, redactError(s.scrub, err)
 	}

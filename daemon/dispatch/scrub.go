@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy/scrub"
 )
@@ -70,5 +71,5 @@ func scrubError(s *scrub.Scrubber, err error) error {
 	if clean == msg {
 		return err
 	}
-	return &executors.Error{Code: executors.CodeOf(err), Limit: executors.LimitOf(err), Err: errors.New(clean)}
+	return &errdefs.Error{Code: errdefs.CodeOf(err), Limit: errdefs.LimitOf(err), Err: errors.New(clean)}
 }

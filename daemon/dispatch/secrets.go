@@ -11,7 +11,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
 )
@@ -63,12 +63,12 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, too
 	def := res.Tool.Def
 	for _, n := range names {
 		if !slices.Contains(def.Secrets, n) {
-			return callSecrets{}, executors.Errorf(executors.CodePolicyDenied,
+			return callSecrets{}, errdefs.Errorf(errdefs.PolicyDenied,
 				"tool %q uses secret %q, which its definition does not list under secrets:", def.Name, n)
 		}
 	}
 	if dryRunBy == catalog.CreatedByLLM {
-		return callSecrets{}, executors.Errorf(executors.CodePolicyDenied,
+		return callSecrets{}, errdefs.Errorf(errdefs.PolicyDenied,
 			"an llm caller's dry run may not use secrets (%s); create the tool and have it approved", strings.Join(names, ", "))
 	}
 	values := make(map[string]string, len(names))
@@ -76,11 +76,11 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, too
 	for _, n := range names {
 		raw, err := d.secret(ctx, n)
 		if errors.Is(err, store.ErrNotFound) {
-			return callSecrets{}, executors.Errorf(executors.CodeInvalidRequest,
+			return callSecrets{}, errdefs.Errorf(errdefs.InvalidRequest,
 				"secret %s is not set; run toolcage secrets set %s", n, n)
 		}
 		if errors.Is(err, store.ErrDecrypt) {
-			return callSecrets{}, executors.Errorf(executors.CodeInternal,
+			return callSecrets{}, errdefs.Errorf(errdefs.Internal,
 				"secret %s cannot be decrypted: the secrets key file is not the one that stored it", n)
 		}
 		if err != nil {
@@ -123,7 +123,7 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, too
 				continue // The call reads the fields from the envelope.
 			}
 			if !ok {
-				return callSecrets{}, executors.Errorf(executors.CodeInvalidRequest,
+				return callSecrets{}, errdefs.Errorf(errdefs.InvalidRequest,
 					"secret %s is a service with no %q field, which {{secret.%s}} stands for", n, serviceKeyField, n)
 			}
 			values[n] = v

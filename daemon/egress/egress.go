@@ -15,7 +15,7 @@
 // executor's redirects; they go out as sent, through the same guard.
 //
 // A grant is worth nothing without its token (128 random bits), lives no
-// longer than its call, and serves at most 1+policy.MaxRedirects requests.
+// longer than its call, and serves at most 1+netguard.MaxRedirects requests.
 package egress
 
 import (
@@ -35,8 +35,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // Grant is what the proxy needs for one call.
@@ -59,7 +60,7 @@ type grant struct {
 type Proxy struct {
 	ln     net.Listener
 	srv    *http.Server
-	guards *policy.NetGuardCache
+	guards *netguard.Cache
 	log    *slog.Logger
 
 	mu     sync.Mutex
@@ -68,7 +69,7 @@ type Proxy struct {
 
 // Listen starts a proxy on a fresh port of 127.0.0.1. Its dials go
 // through the guards of guards.
-func Listen(guards *policy.NetGuardCache, log *slog.Logger) (*Proxy, error) {
+func Listen(guards *netguard.Cache, log *slog.Logger) (*Proxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
@@ -131,8 +132,8 @@ func (p *Proxy) take(token string) (g *grant, first bool, err error) {
 	if g == nil || time.Now().After(g.Deadline) {
 		return nil, false, errors.New("no such call: the token is unknown or its call has ended")
 	}
-	if g.requests > policy.MaxRedirects {
-		return nil, false, fmt.Errorf("the call has made its %d requests", policy.MaxRedirects+1)
+	if g.requests > netguard.MaxRedirects {
+		return nil, false, fmt.Errorf("the call has made its %d requests", netguard.MaxRedirects+1)
 	}
 	g.requests++
 	return g, g.requests == 1, nil
@@ -145,30 +146,30 @@ const maxRequestBody = 8 << 20
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g, first, err := p.take(r.Header.Get(executors.EgressTokenHeader))
 	if err != nil {
-		fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	if !r.URL.IsAbs() {
-		fail(w, http.StatusBadRequest, executors.CodeInvalidRequest, "the request must name an absolute URL")
+		fail(w, http.StatusBadRequest, errdefs.InvalidRequest, "the request must name an absolute URL")
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
 	if err != nil || len(body) > maxRequestBody {
-		fail(w, http.StatusBadRequest, executors.CodeInvalidRequest, "the request body is unreadable or too large")
+		fail(w, http.StatusBadRequest, errdefs.InvalidRequest, "the request body is unreadable or too large")
 		return
 	}
 	out, err := p.outgoing(r, body, g, first)
 	if err != nil {
-		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	entry, err := p.guards.Get(g.Real.AllowedDomains, g.Real.AllowPrivateHosts)
 	if err != nil {
-		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	if _, err := entry.Guard.CheckURL(out.URL.String()); err != nil {
-		g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, err.Error())
+		g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
 	ctx, cancel := context.WithDeadline(r.Context(), g.Deadline)
@@ -179,9 +180,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(out)
 	if err != nil {
-		var nd *policy.NetDeniedError
+		var nd *netguard.DeniedError
 		if errors.As(err, &nd) {
-			g.fail(w, http.StatusForbidden, executors.CodePolicyDenied, nd.Reason)
+			g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, nd.Reason)
 			return
 		}
 		var ue *url.Error
@@ -281,14 +282,14 @@ func (p *Proxy) relay(w http.ResponseWriter, resp *http.Response, g *grant) {
 
 // fail answers with the proxy's own error, which the executor tells from
 // the API's by the error header.
-func fail(w http.ResponseWriter, status int, code executors.Code, msg string) {
+func fail(w http.ResponseWriter, status int, code errdefs.Code, msg string) {
 	w.Header().Set(executors.EgressErrorHeader, string(code)+": "+sanitize(msg))
 	w.WriteHeader(status)
 }
 
 // fail is fail with the grant's secret values redacted from msg: an error
 // about the real request (a refused URL, a failed dial) may quote them.
-func (g *grant) fail(w http.ResponseWriter, status int, code executors.Code, msg string) {
+func (g *grant) fail(w http.ResponseWriter, status int, code errdefs.Code, msg string) {
 	fail(w, status, code, string(g.Redact([]byte(msg))))
 }
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 const secret = "Zq8vK2mXw9rTj4Lp"
@@ -47,7 +47,7 @@ func upstream(t *testing.T, s *seen) *httptest.Server {
 }
 
 func newProxy(t *testing.T) *Proxy {
-	p, err := Listen(policy.NewNetGuardCache(4), slog.New(slog.DiscardHandler))
+	p, err := Listen(netguard.NewCache(4), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,13 +169,13 @@ func TestProxyRefuses(t *testing.T) {
 		g := grantFor(srv, "/echo")
 		token, revoke := p.Add(g)
 		defer revoke()
-		for i := range policy.MaxRedirects + 2 {
+		for i := range netguard.MaxRedirects + 2 {
 			c := g.Rendered
 			if i > 0 { // the executor following redirects: sent as is
 				c = &executors.HTTPCall{Method: "GET", URL: strings.Split(g.Rendered.URL, "?")[0]}
 			}
 			resp := send(t, p, token, c)
-			if want := i <= policy.MaxRedirects; (resp.StatusCode == 200) != want {
+			if want := i <= netguard.MaxRedirects; (resp.StatusCode == 200) != want {
 				t.Fatalf("request %d: %d %q", i+1, resp.StatusCode, egressErr(resp))
 			}
 		}

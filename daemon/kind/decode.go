@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 )
 
@@ -31,7 +31,7 @@ func DecodeStrict(raw json.RawMessage, v any) error {
 func RenderError(err error) error {
 	var miss *policy.MissingArgumentError
 	if errors.As(err, &miss) {
-		return &executors.Error{Code: executors.CodeInvalidArguments, Err: err}
+		return &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
-	return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+	return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 }

@@ -3,8 +3,10 @@
 // its templates, build the executor request of one call, say whether its
 // sandbox is reset after a call) and the registry they are listed in.
 // Each kind is a package of its own under daemon/kind; kind/builtin lists
-// them in one place. The executors never link this: they get a request
-// that is already rendered.
+// them in one place. Neither this nor any kind links the executors or
+// their gRPC glue (the tool format uses them): a kind builds a toolspec
+// body, which the dispatcher puts into the executor request, and the
+// static executor never links a template or a deny rule.
 package kind
 
 import (
@@ -14,14 +16,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Kind is one tool kind.
 type Kind interface {
 	// Name is the value of a definition's kind: and the key of its block.
-	Name() executors.Kind
+	Name() toolspec.Kind
 	// Decode reads the kind's block of a definition strictly: unknown
 	// fields are errors.
 	Decode(raw json.RawMessage) (Spec, error)
@@ -75,7 +78,7 @@ type Compiled interface {
 	Secrets(t Tool) (names []string, envelopes bool)
 	// Build renders and checks one call and fills req's body; it may add
 	// to req.Permissions what the kind always needs.
-	Build(ctx context.Context, c *Call, req *executors.Request) (*Built, error)
+	Build(ctx context.Context, c *Call, req *Request) (*Built, error)
 }
 
 // Templated is a Compiled whose call can be shown without running it
@@ -90,7 +93,7 @@ type Env struct {
 	// ShellRules are the shell deny rules.
 	ShellRules *policy.ShellRules
 	// Guards caches a network guard per allowlist.
-	Guards *policy.NetGuardCache
+	Guards *netguard.Cache
 	// AllowPrivateHosts names hosts that may resolve to private addresses.
 	AllowPrivateHosts []string
 	// NetworkShellTools names the shell tools that may hold network.
@@ -122,12 +125,21 @@ type Call struct {
 	Envelopes map[string]string
 }
 
+// Request is the part of an executor request a kind builds: the body of
+// its kind and the permissions its executor gets.
+type Request struct {
+	Permissions []string
+	JS          *toolspec.JSCall
+	Shell       *toolspec.ShellCall
+	HTTP        *toolspec.HTTPCall
+}
+
 // Built is what a build leaves besides the request body.
 type Built struct {
 	// StandIn is the http request rendered with stand-in tokens for its
 	// secrets: the executor gets it, and the egress proxy the real one.
 	// Nil when the call uses no secret or the proxy could not place one.
-	StandIn *executors.HTTPCall
+	StandIn *toolspec.HTTPCall
 }
 
 // Problem is one thing wrong with a block.
@@ -147,13 +159,13 @@ func (e *FieldError) Unwrap() error { return e.Err }
 
 // Registry is a fixed set of kinds, by name.
 type Registry struct {
-	kinds map[executors.Kind]Kind
-	names []executors.Kind
+	kinds map[toolspec.Kind]Kind
+	names []toolspec.Kind
 }
 
 // NewRegistry lists kinds; two with one name are a programming error.
 func NewRegistry(kinds ...Kind) *Registry {
-	r := &Registry{kinds: make(map[executors.Kind]Kind, len(kinds))}
+	r := &Registry{kinds: make(map[toolspec.Kind]Kind, len(kinds))}
 	for _, k := range kinds {
 		if _, dup := r.kinds[k.Name()]; dup {
 			panic(fmt.Sprintf("kind %q registered twice", k.Name()))
@@ -165,13 +177,13 @@ func NewRegistry(kinds ...Kind) *Registry {
 }
 
 // Get returns the kind named n.
-func (r *Registry) Get(n executors.Kind) (Kind, bool) {
+func (r *Registry) Get(n toolspec.Kind) (Kind, bool) {
 	k, ok := r.kinds[n]
 	return k, ok
 }
 
 // Names lists the kinds in the order they were registered.
-func (r *Registry) Names() []executors.Kind { return slices.Clone(r.names) }
+func (r *Registry) Names() []toolspec.Kind { return slices.Clone(r.names) }
 
 // String lists the names for messages: "js, shell or http".
 func (r *Registry) String() string {

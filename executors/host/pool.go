@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 )
 
@@ -94,7 +95,7 @@ type instance struct {
 }
 
 // ErrPoolClosed is returned by calls made after Close.
-var ErrPoolClosed = &executors.Error{Code: executors.CodeUnavailable, Err: errors.New("executor pool is shut down")}
+var ErrPoolClosed = &errdefs.Error{Code: errdefs.Unavailable, Err: errors.New("executor pool is shut down")}
 
 // NewPool returns a pool; it starts no executor until asked.
 func NewPool(cfg PoolConfig) *Pool {
@@ -137,7 +138,7 @@ func (p *Pool) Execute(ctx context.Context, key Key, req *executors.Request) (*e
 		acancel()
 		if aerr != nil {
 			healthy = false
-			if executors.CodeOf(aerr) == executors.CodeLimitExceeded {
+			if errdefs.CodeOf(aerr) == errdefs.LimitExceeded {
 				res, err = nil, aerr
 			}
 		}
@@ -147,7 +148,7 @@ func (p *Pool) Execute(ctx context.Context, key Key, req *executors.Request) (*e
 		healthy = false
 	}
 	p.release(g, inst, healthy)
-	if err != nil && executors.CodeOf(err) == executors.CodeExecutorFailed {
+	if err != nil && errdefs.CodeOf(err) == errdefs.ExecutorFailed {
 		p.cfg.Logger.Warn("executor failed", "key", key.String(), "pid", inst.pid, "call_id", req.CallID, "err", err)
 	}
 	return res, err
@@ -157,8 +158,8 @@ func (p *Pool) Execute(ctx context.Context, key Key, req *executors.Request) (*e
 // ended with err. Only refusals the executor made before running anything
 // leave it clean.
 func keepAfter(err error) bool {
-	switch executors.CodeOf(err) {
-	case "", executors.CodePolicyDenied, executors.CodeInvalidArguments:
+	switch errdefs.CodeOf(err) {
+	case "", errdefs.PolicyDenied, errdefs.InvalidArguments:
 		return true
 	}
 	return false
@@ -251,7 +252,7 @@ func (p *Pool) group(key Key) (*group, error) {
 	g := p.groups[key]
 	if g == nil {
 		if _, ok := p.cfg.Runners[key.Isolation]; !ok {
-			return nil, executors.Errorf(executors.CodeUnavailable, "isolation %q is not available in this daemon", key.Isolation)
+			return nil, errdefs.Errorf(errdefs.Unavailable, "isolation %q is not available in this daemon", key.Isolation)
 		}
 		g = &group{key: key, slots: make(chan struct{}, p.cfg.MaxPerKey)}
 		p.groups[key] = g
@@ -274,7 +275,7 @@ func (p *Pool) acquire(ctx context.Context, key Key) (*group, *instance, error) 
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		case <-t.C:
-			return nil, nil, &executors.Error{Code: executors.CodeRateLimited, Op: "acquire executor",
+			return nil, nil, &errdefs.Error{Code: errdefs.RateLimited, Op: "acquire executor",
 				Err: fmt.Errorf("all %d %s executors are busy; retry in a moment", p.cfg.MaxPerKey, key)}
 		}
 	}
@@ -357,7 +358,7 @@ func (p *Pool) start(ctx context.Context, key Key) (*instance, error) {
 	runner := p.cfg.Runners[key.Isolation]
 	cfg, err := runner.ClientConfig(ctx, key)
 	if err != nil {
-		return nil, &executors.Error{Code: executors.CodeExecutorFailed, Op: "start executor", Err: err}
+		return nil, &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "start executor", Err: err}
 	}
 	cfg.HandshakeConfig = executors.Handshake
 	cfg.Plugins = executors.PluginMap(nil)
@@ -376,17 +377,17 @@ func (p *Pool) start(ctx context.Context, key Key) (*instance, error) {
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
-		return nil, &executors.Error{Code: executors.CodeExecutorFailed, Op: "start executor", Err: err}
+		return nil, &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "start executor", Err: err}
 	}
 	raw, err := rpc.Dispense(executors.PluginName)
 	if err != nil {
 		client.Kill()
-		return nil, &executors.Error{Code: executors.CodeExecutorFailed, Op: "start executor", Err: err}
+		return nil, &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "start executor", Err: err}
 	}
 	ex, ok := raw.(executors.Executor)
 	if !ok {
 		client.Kill()
-		return nil, executors.Errorf(executors.CodeExecutorFailed, "executor plugin has type %T", raw)
+		return nil, errdefs.Errorf(errdefs.ExecutorFailed, "executor plugin has type %T", raw)
 	}
 	pid := 0
 	if rc := client.ReattachConfig(); rc != nil {

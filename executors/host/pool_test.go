@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/principal"
 )
 
 // The test binary doubles as an executor: started with this variable set it
@@ -49,7 +51,7 @@ func testExecute(ctx context.Context, req *executors.Request) (*executors.Result
 		case <-time.After(time.Duration(op.MS) * time.Millisecond):
 			return &executors.Result{Value: json.RawMessage(`"slept"`)}, nil
 		case <-ctx.Done():
-			return nil, executors.LimitError(executors.LimitTimeout, "interrupted")
+			return nil, errdefs.LimitError(errdefs.LimitTimeout, "interrupted")
 		}
 	case "hang":
 		time.Sleep(time.Hour)
@@ -59,9 +61,9 @@ func testExecute(ctx context.Context, req *executors.Request) (*executors.Result
 		fmt.Fprintln(os.Stderr, op.V)
 		return &executors.Result{Value: json.RawMessage(`null`)}, nil
 	case "limit":
-		return nil, executors.LimitError(executors.LimitMemory, "memory limit of 1 byte exceeded")
+		return nil, errdefs.LimitError(errdefs.LimitMemory, "memory limit of 1 byte exceeded")
 	case "denied":
-		return nil, executors.Errorf(executors.CodePolicyDenied, "no")
+		return nil, errdefs.Errorf(errdefs.PolicyDenied, "no")
 	}
 	return nil, errors.New("unknown op " + op.Op)
 }
@@ -109,7 +111,7 @@ func call(t *testing.T, p *Pool, op testOp, timeout time.Duration) (*executors.R
 	args, _ := json.Marshal(op)
 	return p.Execute(context.Background(), testKey, &executors.Request{
 		CallID: "c1", Tool: "t", Kind: executors.KindJS, Args: args,
-		Caller: executors.Caller{ID: "uid:0", Type: "user"},
+		Caller: principal.Caller{ID: "uid:0", Type: "user"},
 		Limits: executors.Limits{Timeout: timeout},
 	})
 }
@@ -154,15 +156,15 @@ func TestPoolRetiresExecutorAfterFailure(t *testing.T) {
 		name      string
 		op        testOp
 		timeout   time.Duration
-		wantCode  executors.Code
+		wantCode  errdefs.Code
 		wantLimit string
 		replaced  bool
 	}{
-		{"limit", testOp{Op: "limit"}, time.Second, executors.CodeLimitExceeded, executors.LimitMemory, true},
-		{"timeout reported by executor", testOp{Op: "sleep", MS: 5000}, 100 * time.Millisecond, executors.CodeTimeout, executors.LimitTimeout, true},
-		{"hang past grace", testOp{Op: "hang"}, 50 * time.Millisecond, executors.CodeTimeout, executors.LimitTimeout, true},
-		{"exit mid-call", testOp{Op: "exit"}, time.Second, executors.CodeExecutorFailed, "", true},
-		{"policy refusal keeps executor", testOp{Op: "denied"}, time.Second, executors.CodePolicyDenied, "", false},
+		{"limit", testOp{Op: "limit"}, time.Second, errdefs.LimitExceeded, errdefs.LimitMemory, true},
+		{"timeout reported by executor", testOp{Op: "sleep", MS: 5000}, 100 * time.Millisecond, errdefs.Timeout, errdefs.LimitTimeout, true},
+		{"hang past grace", testOp{Op: "hang"}, 50 * time.Millisecond, errdefs.Timeout, errdefs.LimitTimeout, true},
+		{"exit mid-call", testOp{Op: "exit"}, time.Second, errdefs.ExecutorFailed, "", true},
+		{"policy refusal keeps executor", testOp{Op: "denied"}, time.Second, errdefs.PolicyDenied, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,10 +175,10 @@ func TestPoolRetiresExecutorAfterFailure(t *testing.T) {
 			}
 			before := pidOf(t, res)
 			_, err = call(t, p, tt.op, tt.timeout)
-			if got := executors.CodeOf(err); got != tt.wantCode {
+			if got := errdefs.CodeOf(err); got != tt.wantCode {
 				t.Fatalf("code = %q (%v), want %q", got, err, tt.wantCode)
 			}
-			if got := executors.LimitOf(err); got != tt.wantLimit {
+			if got := errdefs.LimitOf(err); got != tt.wantLimit {
 				t.Fatalf("limit = %q, want %q", got, tt.wantLimit)
 			}
 			res, err = call(t, p, testOp{Op: "echo"}, time.Second)
@@ -212,7 +214,7 @@ func TestPoolExecutorKilledMidCall(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if executors.CodeOf(err) != executors.CodeExecutorFailed {
+		if errdefs.CodeOf(err) != errdefs.ExecutorFailed {
 			t.Fatalf("err = %v, want executor_failed", err)
 		}
 	case <-time.After(5 * time.Second):
@@ -237,7 +239,7 @@ func TestPoolFullIsRateLimited(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	_, err := call(t, p, testOp{Op: "echo"}, time.Second)
-	if executors.CodeOf(err) != executors.CodeRateLimited {
+	if errdefs.CodeOf(err) != errdefs.RateLimited {
 		t.Fatalf("err = %v, want rate_limited", err)
 	}
 	if waited := time.Since(start); waited < 100*time.Millisecond {
@@ -302,7 +304,7 @@ func TestPoolCloseStopsExecutors(t *testing.T) {
 			t.Fatalf("executor %d still runs after Close", pid)
 		}
 	}
-	if _, err := call(t, p, testOp{Op: "echo"}, time.Second); executors.CodeOf(err) != executors.CodeUnavailable {
+	if _, err := call(t, p, testOp{Op: "echo"}, time.Second); errdefs.CodeOf(err) != errdefs.Unavailable {
 		t.Fatalf("call after Close: %v, want unavailable", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // AfterCaller is implemented by runners whose executors must be brought
 // back to a clean state between calls. The pool calls AfterCall after every
 // call an executor survived; a non-nil error means the executor must be
-// retired instead of reused (an executors.Error with code limit_exceeded
+// retired instead of reused (an errdefs.Error with code limit_exceeded
 // when the call broke a sandbox limit).
 type AfterCaller interface {
 	AfterCall(ctx context.Context, c *plugin.Client) error

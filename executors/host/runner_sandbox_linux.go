@@ -18,7 +18,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
@@ -145,23 +145,23 @@ func (r *SandboxRunner) ClientConfig(_ context.Context, key Key) (*plugin.Client
 
 // AfterCall kills every process the call left in the executor's sandbox,
 // empties its /tmp, work dir and /dev/shm, and reports a memory or pids
-// limit the call broke (executors.CodeLimitExceeded) or an executor that
+// limit the call broke (errdefs.LimitExceeded) or an executor that
 // should be replaced anyway (most of its CPU-time budget spent).
 func (r *SandboxRunner) AfterCall(ctx context.Context, c *plugin.Client) error {
 	r.mu.Lock()
 	p := r.live[c.ID()]
 	r.mu.Unlock()
 	if p == nil {
-		return executors.Errorf(executors.CodeExecutorFailed, "executor %q is not a running sandbox", c.ID())
+		return errdefs.Errorf(errdefs.ExecutorFailed, "executor %q is not a running sandbox", c.ID())
 	}
 	err := p.cmd.Reset(ctx)
 	var le *sandbox.LimitError
 	if errors.As(err, &le) {
-		limit := executors.LimitMemory
+		limit := errdefs.LimitMemory
 		if le.Limit == "pids" {
-			limit = executors.LimitPids
+			limit = errdefs.LimitPids
 		}
-		return executors.LimitError(limit, "%s", le.Msg)
+		return errdefs.LimitError(limit, "%s", le.Msg)
 	}
 	return err
 }

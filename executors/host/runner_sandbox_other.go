@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
@@ -24,7 +24,7 @@ type SandboxRunner struct {
 
 // ClientConfig implements Runner; it always fails here.
 func (r *SandboxRunner) ClientConfig(context.Context, Key) (*plugin.ClientConfig, error) {
-	return nil, &executors.Error{Code: executors.CodeUnavailable, Op: "start sandboxed executor", Err: sandbox.ErrUnsupported}
+	return nil, &errdefs.Error{Code: errdefs.Unavailable, Op: "start sandboxed executor", Err: sandbox.ErrUnsupported}
 }
 
 // AfterCall fails: there are no sandboxed executors here.

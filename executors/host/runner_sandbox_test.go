@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/sandbox"
 )
@@ -428,7 +429,7 @@ func TestSandboxForkBomb(t *testing.T) {
 	mustCall(t, p, sbxKey, sbxOp{Op: "echo"})
 	// The pool's after-call reset sees the broken pids cap and ends the call.
 	_, err := sbxCall(t, p, sbxKey, sbxOp{Op: "sh", MS: 3000, Cmd: `b() { b | b & }; b; sleep 2; echo survived`})
-	if executors.CodeOf(err) != executors.CodeLimitExceeded || executors.LimitOf(err) != executors.LimitPids {
+	if errdefs.CodeOf(err) != errdefs.LimitExceeded || errdefs.LimitOf(err) != errdefs.LimitPids {
 		t.Fatalf("fork bomb = %v, want limit_exceeded/pids", err)
 	}
 	// The host still forks freely.
@@ -450,12 +451,12 @@ func TestSandboxMemoryLimit(t *testing.T) {
 	mustCall(t, p, sbxKey, sbxOp{Op: "echo"})
 	// A tool process that grows past the cap is killed by the OOM killer…
 	_, err := sbxCall(t, p, sbxKey, sbxOp{Op: "sh", Cmd: "head -c 300000000 /dev/zero | tail -c 299999999 >/dev/null; echo done"})
-	if executors.CodeOf(err) != executors.CodeLimitExceeded || executors.LimitOf(err) != executors.LimitMemory {
+	if errdefs.CodeOf(err) != errdefs.LimitExceeded || errdefs.LimitOf(err) != errdefs.LimitMemory {
 		t.Fatalf("memory hog = %v, want limit_exceeded/memory", err)
 	}
 	// …and an executor that does is killed with it: the call fails and the
 	// pool replaces the executor.
-	if _, err := sbxCall(t, p, sbxKey, sbxOp{Op: "alloc", N: 200}); executors.CodeOf(err) != executors.CodeExecutorFailed {
+	if _, err := sbxCall(t, p, sbxKey, sbxOp{Op: "alloc", N: 200}); errdefs.CodeOf(err) != errdefs.ExecutorFailed {
 		t.Fatalf("alloc 200 MiB: %v, want executor_failed", err)
 	}
 	if next := mustCall(t, p, sbxKey, sbxOp{Op: "echo"}); next.Pid == 0 {
@@ -504,7 +505,7 @@ func TestSandboxKillAllKillsOnlyTheSandbox(t *testing.T) {
 	defer host.Process.Kill()
 	mustCall(t, p, sbxKey, sbxOp{Op: "echo"})
 	_, err := sbxCall(t, p, sbxKey, sbxOp{Op: "sh", Cmd: "kill -9 -1; sleep 1"})
-	if executors.CodeOf(err) != executors.CodeExecutorFailed {
+	if errdefs.CodeOf(err) != errdefs.ExecutorFailed {
 		t.Fatalf("kill -9 -1: %v, want executor_failed", err)
 	}
 	if err := host.Process.Signal(syscall.Signal(0)); err != nil {

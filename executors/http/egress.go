@@ -10,8 +10,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // egressTransport sends every request of a call to the daemon's egress
@@ -59,8 +60,8 @@ func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // would have met: a guard refusal stays one.
 func egressError(req *http.Request, e string) error {
 	code, msg, _ := strings.Cut(e, ": ")
-	if code == string(executors.CodePolicyDenied) {
-		return &policy.NetDeniedError{URL: policy.RedactURL(req.URL.String()), Reason: msg}
+	if code == string(errdefs.PolicyDenied) {
+		return &netguard.DeniedError{URL: netguard.RedactURL(req.URL.String()), Reason: msg}
 	}
 	return errors.New(e)
 }

@@ -4,7 +4,7 @@
 // The package lives in executors/http but is named httpexec so that it does
 // not shadow net/http where both are imported.
 //
-// Every request goes through the network guard (policy.NetGuard) built from
+// Every request goes through the network guard (netguard.Guard) built from
 // the call's own AllowedDomains and AllowPrivateHosts: the URL is checked
 // before anything is sent, every redirect is checked again, and the dialer
 // checks the address it actually connects to after DNS resolution, so a
@@ -61,7 +61,7 @@
 //   - unavailable: ctx was cancelled.
 //
 // Limits.MemoryBytes and Limits.Requests do not apply: a call is one request
-// plus at most policy.MaxRedirects redirects.
+// plus at most netguard.MaxRedirects redirects.
 package httpexec
 
 import (
@@ -77,8 +77,9 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // Defaults used when Config and the call leave a limit at zero.
@@ -106,7 +107,7 @@ type Config struct {
 // their connection pools are cached per allowlist.
 type Executor struct {
 	cfg    Config
-	guards *policy.NetGuardCache
+	guards *netguard.Cache
 }
 
 // New returns an executor with cfg's defaults filled in.
@@ -117,7 +118,7 @@ func New(cfg Config) *Executor {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Executor{cfg: cfg, guards: policy.NewNetGuardCache(guardCacheSize)}
+	return &Executor{cfg: cfg, guards: netguard.NewCache(guardCacheSize)}
 }
 
 // CloseIdleConnections closes the idle connections of every cached guard.
@@ -127,7 +128,7 @@ func (e *Executor) CloseIdleConnections() { e.guards.CloseIdleConnections() }
 // for the value and the errors.
 func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*executors.Result, error) {
 	if req == nil || req.HTTP == nil {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "http: request carries no HTTP call")
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "http: request carries no HTTP call")
 	}
 	start := time.Now()
 	call := req.HTTP
@@ -146,11 +147,11 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	}
 	entry, err := e.guards.Get(call.AllowedDomains, call.AllowPrivateHosts)
 	if err != nil {
-		return nil, executors.Errorf(executors.CodePolicyDenied, "http: %w", err)
+		return nil, errdefs.Errorf(errdefs.PolicyDenied, "http: %w", err)
 	}
 	u, err := entry.Guard.CheckURL(call.URL)
 	if err != nil {
-		return nil, executors.Errorf(executors.CodePolicyDenied, "http: %w", err)
+		return nil, errdefs.Errorf(errdefs.PolicyDenied, "http: %w", err)
 	}
 	header, err := requestHeader(call.Headers, call.Body)
 	if err != nil {
@@ -168,7 +169,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	}
 	hreq, err := http.NewRequestWithContext(callCtx, method, call.URL, body)
 	if err != nil {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "http: %v", err)
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "http: %v", err)
 	}
 	hreq.URL = u // the URL the guard checked, parsed the same way
 	hreq.Header = header
@@ -187,7 +188,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 
 	data, err := readBody(resp, method, maxBody)
 	if err != nil {
-		var xe *executors.Error
+		var xe *errdefs.Error
 		if errors.As(err, &xe) {
 			return nil, xe
 		}
@@ -195,10 +196,10 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	}
 	value, err := encodeResponse(resp, data)
 	if err != nil {
-		return nil, executors.Errorf(executors.CodeInternal, "http: encode result: %v", err)
+		return nil, errdefs.Errorf(errdefs.Internal, "http: encode result: %v", err)
 	}
 	if limit := req.Limits.OutputBytes; limit > 0 && int64(len(value)) > limit {
-		return nil, executors.LimitError(executors.LimitOutput, "http: result is %d bytes, over the %d-byte output limit", len(value), limit)
+		return nil, errdefs.LimitError(errdefs.LimitOutput, "http: result is %d bytes, over the %d-byte output limit", len(value), limit)
 	}
 	res := &executors.Result{Value: value, OutputBytes: int64(len(value))}
 	if resp.StatusCode >= 400 {
@@ -217,7 +218,7 @@ func readBody(resp *http.Response, method string, maxBody int64) ([]byte, error)
 		return nil, nil
 	}
 	if resp.ContentLength > maxBody {
-		return nil, executors.LimitError(executors.LimitOutput,
+		return nil, errdefs.LimitError(errdefs.LimitOutput,
 			"http: response body is %d bytes (Content-Length), over the %d-byte limit", resp.ContentLength, maxBody)
 	}
 	var buf bytes.Buffer
@@ -226,7 +227,7 @@ func readBody(resp *http.Response, method string, maxBody int64) ([]byte, error)
 	}
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBody+1))
 	if n > maxBody {
-		return nil, executors.LimitError(executors.LimitOutput, "http: response body is over the %d-byte limit", maxBody)
+		return nil, errdefs.LimitError(errdefs.LimitOutput, "http: response body is over the %d-byte limit", maxBody)
 	}
 	if err != nil {
 		return nil, err
@@ -238,15 +239,15 @@ func readBody(resp *http.Response, method string, maxBody int64) ([]byte, error)
 // the call's outcome: a guard refusal, a timeout, a cancellation, or else
 // a tool-level failure (the API could not be reached).
 func (e *Executor) failed(parent, callCtx context.Context, err error, method string, u *url.URL, timeout time.Duration) (*executors.Result, error) {
-	var nd *policy.NetDeniedError
+	var nd *netguard.DeniedError
 	if errors.As(err, &nd) {
-		return nil, executors.Errorf(executors.CodePolicyDenied, "http: %w", nd)
+		return nil, errdefs.Errorf(errdefs.PolicyDenied, "http: %w", nd)
 	}
 	if perr := parent.Err(); perr != nil {
 		return nil, stopError(perr)
 	}
 	if callCtx.Err() != nil {
-		return nil, executors.LimitError(executors.LimitTimeout, "http: call exceeded its %v time limit", timeout)
+		return nil, errdefs.LimitError(errdefs.LimitTimeout, "http: call exceeded its %v time limit", timeout)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -255,16 +256,16 @@ func (e *Executor) failed(parent, callCtx context.Context, err error, method str
 	return &executors.Result{
 		Value:   []byte("null"),
 		IsError: true,
-		Error:   fmt.Sprintf("http: %s %s: %v", method, policy.RedactURL(u.String()), err),
+		Error:   fmt.Sprintf("http: %s %s: %v", method, netguard.RedactURL(u.String()), err),
 	}, nil
 }
 
 // stopError maps the caller's ctx error to the error a stopped call returns.
-func stopError(err error) *executors.Error {
+func stopError(err error) *errdefs.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return executors.LimitError(executors.LimitTimeout, "http: call stopped: %v", err)
+		return errdefs.LimitError(errdefs.LimitTimeout, "http: call stopped: %v", err)
 	}
-	return executors.Errorf(executors.CodeUnavailable, "http: call stopped: %v", err)
+	return errdefs.Errorf(errdefs.Unavailable, "http: call stopped: %v", err)
 }
 
 // statusError is Result.Error for a status of 400 or more.
@@ -282,10 +283,10 @@ func requestMethod(m string) (string, error) {
 		return http.MethodGet, nil
 	}
 	if !httpguts.ValidHeaderFieldName(m) { // a method is an HTTP token
-		return "", executors.Errorf(executors.CodeInvalidRequest, "http: method %q is not a valid HTTP method", m)
+		return "", errdefs.Errorf(errdefs.InvalidRequest, "http: method %q is not a valid HTTP method", m)
 	}
 	if m == http.MethodConnect {
-		return "", executors.Errorf(executors.CodePolicyDenied, "http: the CONNECT method is not allowed (it opens tunnels)")
+		return "", errdefs.Errorf(errdefs.PolicyDenied, "http: the CONNECT method is not allowed (it opens tunnels)")
 	}
 	return m, nil
 }
@@ -296,14 +297,14 @@ func requestHeader(in map[string]string, body []byte) (http.Header, error) {
 	h := make(http.Header, len(in)+2)
 	for k, v := range in {
 		if !httpguts.ValidHeaderFieldName(k) {
-			return nil, executors.Errorf(executors.CodeInvalidRequest, "http: header name %q is not valid", k)
+			return nil, errdefs.Errorf(errdefs.InvalidRequest, "http: header name %q is not valid", k)
 		}
 		if !httpguts.ValidHeaderFieldValue(v) {
-			return nil, executors.Errorf(executors.CodeInvalidRequest, "http: header %s has a value with control characters (CR, LF or NUL)", k)
+			return nil, errdefs.Errorf(errdefs.InvalidRequest, "http: header %s has a value with control characters (CR, LF or NUL)", k)
 		}
 		ck := http.CanonicalHeaderKey(k)
-		if policy.RefusedRequestHeader(ck) {
-			return nil, executors.Errorf(executors.CodePolicyDenied, "http: the %s header cannot be set by a tool", ck)
+		if netguard.RefusedRequestHeader(ck) {
+			return nil, errdefs.Errorf(errdefs.PolicyDenied, "http: the %s header cannot be set by a tool", ck)
 		}
 		h[ck] = []string{v}
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	httpexec "github.com/toolcage/toolcage/executors/http"
 )
@@ -63,12 +64,12 @@ func mustOK(t *testing.T, res *executors.Result, err error) response {
 	return r
 }
 
-func wantCode(t *testing.T, err error, code executors.Code, limit string) {
+func wantCode(t *testing.T, err error, code errdefs.Code, limit string) {
 	t.Helper()
-	if got := executors.CodeOf(err); got != code {
+	if got := errdefs.CodeOf(err); got != code {
 		t.Fatalf("err = %v (code %q), want code %q", err, got, code)
 	}
-	if got := executors.LimitOf(err); got != limit {
+	if got := errdefs.LimitOf(err); got != limit {
 		t.Fatalf("err = %v (limit %q), want limit %q", err, got, limit)
 	}
 }
@@ -234,14 +235,14 @@ func TestResponseSizeCapAtTheEdge(t *testing.T) {
 		<-done
 
 		_, err = execute(t, e, call(s.URL+"/n/"+strconv.Itoa(max+1)+cl))
-		wantCode(t, err, executors.CodeLimitExceeded, executors.LimitOutput)
+		wantCode(t, err, errdefs.LimitExceeded, errdefs.LimitOutput)
 		<-done
 	}
 	// The call's own cap overrides the executor's.
 	req := call(s.URL + "/n/11")
 	req.HTTP.MaxResponseBytes = 10
 	_, err := execute(t, e, req)
-	wantCode(t, err, executors.CodeLimitExceeded, executors.LimitOutput)
+	wantCode(t, err, errdefs.LimitExceeded, errdefs.LimitOutput)
 	<-done
 }
 
@@ -254,7 +255,7 @@ func TestResponseSizeCapHangsUp(t *testing.T) {
 	for _, cl := range []string{"", "?cl=1"} {
 		start := time.Now()
 		_, err := execute(t, e, call(s.URL+"/n/"+strconv.Itoa(huge)+cl))
-		wantCode(t, err, executors.CodeLimitExceeded, executors.LimitOutput)
+		wantCode(t, err, errdefs.LimitExceeded, errdefs.LimitOutput)
 		select {
 		case r := <-done:
 			if !r.failed || r.written >= huge {
@@ -300,7 +301,7 @@ func TestTimeoutCoversTheWholeBody(t *testing.T) {
 	for _, path := range []string{"/trickle", "/slow-headers"} {
 		start := time.Now()
 		_, err := execute(t, e, call(s.URL+path))
-		wantCode(t, err, executors.CodeTimeout, executors.LimitTimeout)
+		wantCode(t, err, errdefs.Timeout, errdefs.LimitTimeout)
 		if d := time.Since(start); d < 250*time.Millisecond || d > 2*time.Second {
 			t.Errorf("%s: stopped after %v, want about 300ms", path, d)
 		}
@@ -310,7 +311,7 @@ func TestTimeoutCoversTheWholeBody(t *testing.T) {
 	req.Limits.Timeout = 100 * time.Millisecond
 	start := time.Now()
 	_, err := httpexec.New(httpexec.Config{Timeout: time.Minute}).Execute(context.Background(), req)
-	wantCode(t, err, executors.CodeTimeout, executors.LimitTimeout)
+	wantCode(t, err, errdefs.Timeout, errdefs.LimitTimeout)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Limits.Timeout ignored: %v", d)
 	}
@@ -322,7 +323,7 @@ func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err := e.Execute(ctx, call(s.URL))
-	wantCode(t, err, executors.CodeUnavailable, "")
+	wantCode(t, err, errdefs.Unavailable, "")
 }
 
 func TestRedirectsAreRechecked(t *testing.T) {
@@ -351,7 +352,7 @@ func TestRedirectsAreRechecked(t *testing.T) {
 	e := httpexec.New(httpexec.Config{})
 	for _, p := range []string{"/to-localhost", "/to-metadata", "/to-mapped", "/to-decimal", "/to-file"} {
 		_, err := execute(t, e, call(origin.URL+p))
-		wantCode(t, err, executors.CodePolicyDenied, "")
+		wantCode(t, err, errdefs.PolicyDenied, "")
 	}
 	if n := targetHits.Load(); n != 0 {
 		t.Fatalf("refused redirect targets got %d requests", n)
@@ -438,42 +439,42 @@ func TestRefusals(t *testing.T) {
 	tests := []struct {
 		name string
 		mod  mod
-		code executors.Code
+		code errdefs.Code
 	}{
-		{"not allowlisted", func(c *executors.HTTPCall) { c.URL = "http://localhost:" + port + "/" }, executors.CodePolicyDenied},
-		{"private not allowed", func(c *executors.HTTPCall) { c.AllowPrivateHosts = nil }, executors.CodePolicyDenied},
-		{"private host named but not allowlisted", func(c *executors.HTTPCall) { c.AllowedDomains = []string{"example.com"} }, executors.CodePolicyDenied},
+		{"not allowlisted", func(c *executors.HTTPCall) { c.URL = "http://localhost:" + port + "/" }, errdefs.PolicyDenied},
+		{"private not allowed", func(c *executors.HTTPCall) { c.AllowPrivateHosts = nil }, errdefs.PolicyDenied},
+		{"private host named but not allowlisted", func(c *executors.HTTPCall) { c.AllowedDomains = []string{"example.com"} }, errdefs.PolicyDenied},
 		{"metadata", func(c *executors.HTTPCall) {
 			c.URL = "http://169.254.169.254/latest/meta-data/"
 			c.AllowedDomains = []string{"169.254.169.254"}
 			c.AllowPrivateHosts = []string{"169.254.169.254"}
-		}, executors.CodePolicyDenied},
-		{"userinfo", func(c *executors.HTTPCall) { c.URL = "http://127.0.0.1@evil.com:" + port + "/" }, executors.CodePolicyDenied},
-		{"decimal host", func(c *executors.HTTPCall) { c.URL = "http://2130706433:" + port + "/" }, executors.CodePolicyDenied},
-		{"scheme", func(c *executors.HTTPCall) { c.URL = "file:///etc/passwd" }, executors.CodePolicyDenied},
-		{"empty allowlist", func(c *executors.HTTPCall) { c.AllowedDomains = nil }, executors.CodePolicyDenied},
-		{"bad pattern", func(c *executors.HTTPCall) { c.AllowedDomains = []string{"*.com"} }, executors.CodePolicyDenied},
-		{"Host header", func(c *executors.HTTPCall) { c.Headers = map[string]string{"host": "internal.example"} }, executors.CodePolicyDenied},
-		{"Upgrade header", func(c *executors.HTTPCall) { c.Headers = map[string]string{"Upgrade": "h2c"} }, executors.CodePolicyDenied},
-		{"Transfer-Encoding header", func(c *executors.HTTPCall) { c.Headers = map[string]string{"Transfer-Encoding": "chunked"} }, executors.CodePolicyDenied},
-		{"CONNECT", func(c *executors.HTTPCall) { c.Method = "CONNECT" }, executors.CodePolicyDenied},
-		{"header CRLF", func(c *executors.HTTPCall) { c.Headers = map[string]string{"X-A": "a\r\nHost: evil"} }, executors.CodeInvalidRequest},
-		{"header name", func(c *executors.HTTPCall) { c.Headers = map[string]string{"X A": "a"} }, executors.CodeInvalidRequest},
-		{"method", func(c *executors.HTTPCall) { c.Method = "GET /x" }, executors.CodeInvalidRequest},
+		}, errdefs.PolicyDenied},
+		{"userinfo", func(c *executors.HTTPCall) { c.URL = "http://127.0.0.1@evil.com:" + port + "/" }, errdefs.PolicyDenied},
+		{"decimal host", func(c *executors.HTTPCall) { c.URL = "http://2130706433:" + port + "/" }, errdefs.PolicyDenied},
+		{"scheme", func(c *executors.HTTPCall) { c.URL = "file:///etc/passwd" }, errdefs.PolicyDenied},
+		{"empty allowlist", func(c *executors.HTTPCall) { c.AllowedDomains = nil }, errdefs.PolicyDenied},
+		{"bad pattern", func(c *executors.HTTPCall) { c.AllowedDomains = []string{"*.com"} }, errdefs.PolicyDenied},
+		{"Host header", func(c *executors.HTTPCall) { c.Headers = map[string]string{"host": "internal.example"} }, errdefs.PolicyDenied},
+		{"Upgrade header", func(c *executors.HTTPCall) { c.Headers = map[string]string{"Upgrade": "h2c"} }, errdefs.PolicyDenied},
+		{"Transfer-Encoding header", func(c *executors.HTTPCall) { c.Headers = map[string]string{"Transfer-Encoding": "chunked"} }, errdefs.PolicyDenied},
+		{"CONNECT", func(c *executors.HTTPCall) { c.Method = "CONNECT" }, errdefs.PolicyDenied},
+		{"header CRLF", func(c *executors.HTTPCall) { c.Headers = map[string]string{"X-A": "a\r\nHost: evil"} }, errdefs.InvalidRequest},
+		{"header name", func(c *executors.HTTPCall) { c.Headers = map[string]string{"X A": "a"} }, errdefs.InvalidRequest},
+		{"method", func(c *executors.HTTPCall) { c.Method = "GET /x" }, errdefs.InvalidRequest},
 	}
 	for _, tc := range tests {
 		req := call(s.URL + "/")
 		tc.mod(req.HTTP)
 		_, err := execute(t, e, req)
 		t.Logf("%s: %v", tc.name, err)
-		if got := executors.CodeOf(err); got != tc.code {
+		if got := errdefs.CodeOf(err); got != tc.code {
 			t.Errorf("%s: err = %v (code %q), want %q", tc.name, err, got, tc.code)
 		}
 	}
 	if n := hits.Load(); n != 0 {
 		t.Fatalf("server got %d requests", n)
 	}
-	if _, err := e.Execute(context.Background(), &executors.Request{Kind: executors.KindHTTP}); executors.CodeOf(err) != executors.CodeInvalidRequest {
+	if _, err := e.Execute(context.Background(), &executors.Request{Kind: executors.KindHTTP}); errdefs.CodeOf(err) != errdefs.InvalidRequest {
 		t.Fatalf("no HTTP call: %v", err)
 	}
 	var nd interface{ Unwrap() error }
@@ -507,7 +508,7 @@ func TestOutputLimit(t *testing.T) {
 	req := call(s.URL)
 	req.Limits.OutputBytes = 200
 	_, err := execute(t, httpexec.New(httpexec.Config{}), req)
-	wantCode(t, err, executors.CodeLimitExceeded, executors.LimitOutput)
+	wantCode(t, err, errdefs.LimitExceeded, errdefs.LimitOutput)
 }
 
 // TestConcurrentCalls runs calls with many different allowlists at once, so

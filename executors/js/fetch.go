@@ -21,7 +21,7 @@ package js
 //     JSON with Content-Type application/json unless one is given. GET and
 //     HEAD cannot have a body. Other init members (signal, redirect, mode,
 //     credentials, cache...) are ignored: redirects are always followed,
-//     up to policy.MaxRedirects, each one checked by the guard.
+//     up to netguard.MaxRedirects, each one checked by the guard.
 //
 // Response: ok, status, statusText (the server's reason phrase), url (the
 // final URL, after redirects), redirected, type ("basic"), headers, and
@@ -43,7 +43,7 @@ package js
 //     addresses, scheme, userinfo...), a redirect it refuses, a refused
 //     address after DNS, or a network error rejects the promise with a
 //     TypeError "fetch: ...". The message names the guard's reason and
-//     shows URLs only through policy.RedactURL (no userinfo, no query).
+//     shows URLs only through netguard.RedactURL (no userinfo, no query).
 //     The tool can catch it; the call goes on.
 //   - Requests: a tool call may invoke fetch at most Limits.Requests
 //     times (DefaultRequests when zero), whatever each fetch's outcome
@@ -62,7 +62,7 @@ package js
 //     stopped (time, memory, ctx) every request in flight is cancelled,
 //     and so is any fetch still in flight when the tool's promise settles.
 //
-// Every request goes through a policy.NetGuard built from the call's
+// Every request goes through a netguard.Guard built from the call's
 // JS.AllowedDomains and JS.AllowPrivateHosts (see policy/netguard.go): the
 // URL is checked before anything is sent, every redirect is checked again,
 // and the dialer checks the address it connects to after DNS. Environment
@@ -94,8 +94,8 @@ import (
 	"github.com/dop251/goja"
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 const (
@@ -227,7 +227,7 @@ func (f *fetcher) stopped() error {
 	}
 	// ctx ends only after the stop is recorded, or once Execute has
 	// returned and nobody reads this.
-	return executors.Errorf(executors.CodeUnavailable, "js: call stopped")
+	return errdefs.Errorf(errdefs.Unavailable, "js: call stopped")
 }
 
 // fetch is the global fetch. It never throws: every failure rejects the
@@ -238,7 +238,7 @@ func (f *fetcher) fetch(fc goja.FunctionCall) goja.Value {
 	p, resolve, reject := rt.NewPromise()
 	f.count++
 	if f.count > f.max {
-		f.r.c.stop(executors.LimitError(executors.LimitRequests, "js: fetch called more than %d times, the call's request limit", f.max))
+		f.r.c.stop(errdefs.LimitError(errdefs.LimitRequests, "js: fetch called more than %d times, the call's request limit", f.max))
 		return rt.ToValue(p) // the call is stopped at the next instruction
 	}
 	var req *http.Request
@@ -336,7 +336,7 @@ func (f *fetcher) newRequest(fc goja.FunctionCall) (*http.Request, *http.Client)
 	}
 	req, err := http.NewRequestWithContext(f.ctx, method, u.String(), rd)
 	if err != nil { // not expected: method and URL were checked
-		f.fetchThrow("%s %s: the request cannot be built", method, policy.RedactURL(rawURL))
+		f.fetchThrow("%s %s: the request cannot be built", method, netguard.RedactURL(rawURL))
 	}
 	req.URL = u // the URL the guard checked, parsed the same way
 	req.Header = header
@@ -381,7 +381,7 @@ func (f *fetcher) addHeader(h http.Header, name, value string) {
 		f.fetchThrow("header %s has a value with control characters (CR, LF or NUL)", name)
 	}
 	ck := http.CanonicalHeaderKey(name)
-	if policy.RefusedRequestHeader(ck) {
+	if netguard.RefusedRequestHeader(ck) {
 		f.fetchThrow("the %s header cannot be set by a tool", ck)
 	}
 	h.Add(ck, value)
@@ -427,7 +427,7 @@ func (f *fetcher) roundTrip(client *http.Client, req *http.Request) *fetchResult
 	defer resp.Body.Close()
 	body, err := readFetchBody(resp, req.Method, f.maxBody)
 	if err != nil {
-		var xe *executors.Error
+		var xe *errdefs.Error
 		if errors.As(err, &xe) {
 			f.r.c.stop(xe)
 		}
@@ -462,7 +462,7 @@ func readFetchBody(resp *http.Response, method string, maxBody int64) (string, e
 		return "", nil
 	}
 	if resp.ContentLength > maxBody {
-		return "", executors.LimitError(executors.LimitOutput,
+		return "", errdefs.LimitError(errdefs.LimitOutput,
 			"js: fetch response body is %d bytes (Content-Length), over the %d-byte output limit", resp.ContentLength, maxBody)
 	}
 	var sb strings.Builder
@@ -471,7 +471,7 @@ func readFetchBody(resp *http.Response, method string, maxBody int64) (string, e
 	}
 	n, err := io.Copy(&sb, io.LimitReader(resp.Body, maxBody+1))
 	if n > maxBody {
-		return "", executors.LimitError(executors.LimitOutput, "js: fetch response body is over the %d-byte output limit", maxBody)
+		return "", errdefs.LimitError(errdefs.LimitOutput, "js: fetch response body is over the %d-byte output limit", maxBody)
 	}
 	if err != nil {
 		return "", fmt.Errorf("reading the body: %w", err)
@@ -483,7 +483,7 @@ func readFetchBody(resp *http.Response, method string, maxBody int64) (string, e
 // guard's refusal as it words it, or the method, the redacted URL and the
 // cause.
 func fetchFailure(req *http.Request, err error) string {
-	var nd *policy.NetDeniedError
+	var nd *netguard.DeniedError
 	if errors.As(err, &nd) {
 		return "fetch: " + nd.Error()
 	}
@@ -491,7 +491,7 @@ func fetchFailure(req *http.Request, err error) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Sprintf("fetch: %s %s: %v", req.Method, policy.RedactURL(req.URL.String()), err)
+	return fmt.Sprintf("fetch: %s %s: %v", req.Method, netguard.RedactURL(req.URL.String()), err)
 }
 
 // newResponse builds the Response object for res.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 )
 
@@ -464,7 +465,7 @@ func TestFetchRequestLimit(t *testing.T) {
 			res, err := fetchCall(t, code, args(tt.n), lim, loopback, loopback)
 			wantValue(t, res, err, strconv.Itoa(tt.n))
 			_, err = fetchCall(t, code, args(tt.n+1), lim, loopback, loopback)
-			wantLimit(t, err, executors.LimitRequests)
+			wantLimit(t, err, errdefs.LimitRequests)
 		})
 	}
 	t.Run("cannot be caught", func(t *testing.T) {
@@ -472,14 +473,14 @@ func TestFetchRequestLimit(t *testing.T) {
 			await fetch(args.base + '/json');
 			try { await fetch(args.base + '/json') } catch (e) { return 'caught ' + e }
 			return 'went on'`, args(0), executors.Limits{Requests: 1}, loopback, loopback)
-		wantLimit(t, err, executors.LimitRequests)
+		wantLimit(t, err, errdefs.LimitRequests)
 	})
 	t.Run("in parallel", func(t *testing.T) {
 		const all = "const r = await Promise.all(Array.from({length: args.n}, () => fetch(args.base + '/json'))); return r.map(x => x.status)"
 		res, err := fetchCall(t, all, args(4), executors.Limits{Requests: 4}, loopback, loopback)
 		wantValue(t, res, err, `[200, 200, 200, 200]`)
 		_, err = fetchCall(t, all, args(5), executors.Limits{Requests: 4}, loopback, loopback)
-		wantLimit(t, err, executors.LimitRequests)
+		wantLimit(t, err, errdefs.LimitRequests)
 	})
 }
 
@@ -497,7 +498,7 @@ func TestFetchBodyLimit(t *testing.T) {
 			res, err := fetchCall(t, code, args(limit), executors.Limits{OutputBytes: limit}, loopback, loopback)
 			wantValue(t, res, err, strconv.Itoa(limit))
 			_, err = fetchCall(t, code, args(limit+1), executors.Limits{OutputBytes: limit}, loopback, loopback)
-			wantLimit(t, err, executors.LimitOutput)
+			wantLimit(t, err, errdefs.LimitOutput)
 		})
 	}
 	t.Run("default 1 MiB", func(t *testing.T) {
@@ -505,13 +506,13 @@ func TestFetchBodyLimit(t *testing.T) {
 		res, err := fetchCall(t, code, args(DefaultOutputBytes), executors.Limits{}, loopback, loopback)
 		wantValue(t, res, err, strconv.Itoa(DefaultOutputBytes))
 		_, err = fetchCall(t, code, args(DefaultOutputBytes+1), executors.Limits{}, loopback, loopback)
-		wantLimit(t, err, executors.LimitOutput)
+		wantLimit(t, err, errdefs.LimitOutput)
 	})
 	t.Run("not read past the limit", func(t *testing.T) {
 		start := time.Now()
 		_, err := fetchCall(t, "try { await fetch(args.base + '/stream') } catch (e) { return 'caught' }; return 'read'",
 			fmt.Sprintf(`{"base": %q}`, s.URL), executors.Limits{OutputBytes: 64 << 10}, loopback, loopback)
-		wantLimit(t, err, executors.LimitOutput)
+		wantLimit(t, err, errdefs.LimitOutput)
 		if took := time.Since(start); took > slack {
 			t.Errorf("took %v", took)
 		}
@@ -533,7 +534,7 @@ func TestFetchTimeout(t *testing.T) {
 	_, err := fetchCall(t, "try { await fetch(args.base + '/slow') } catch (e) { return 'caught ' + e }; return 'done'",
 		urlArgs(s), executors.Limits{Timeout: limit}, loopback, loopback)
 	took := time.Since(start)
-	wantLimit(t, err, executors.LimitTimeout)
+	wantLimit(t, err, errdefs.LimitTimeout)
 	if took < limit || took > limit+slack {
 		t.Errorf("stopped after %v, want about %v", took, limit)
 	}
@@ -549,7 +550,7 @@ func TestFetchContextCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err := fetchCallCtx(ctx, t, "await fetch(args.base + '/slow'); return 'done'", urlArgs(s), executors.Limits{}, loopback, loopback)
-	if executors.CodeOf(err) != executors.CodeUnavailable {
+	if errdefs.CodeOf(err) != errdefs.Unavailable {
 		t.Fatalf("err = %v, want unavailable", err)
 	}
 	select {

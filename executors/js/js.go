@@ -24,8 +24,10 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/jscheck"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 // Defaults used when Config and the request leave a limit at zero.
@@ -57,7 +59,7 @@ type Executor struct {
 	cache *programCache
 	// guards keeps a network guard and connection pool per fetch
 	// allowlist, shared by the calls this executor runs one after another.
-	guards *policy.NetGuardCache
+	guards *netguard.Cache
 
 	// skipCodeCheck turns off the static check so that tests can prove
 	// the runtime guards on their own. Never set outside tests.
@@ -75,7 +77,7 @@ func New(cfg Config) *Executor {
 	if cfg.OutputBytes <= 0 {
 		cfg.OutputBytes = DefaultOutputBytes
 	}
-	return &Executor{cfg: cfg, cache: newProgramCache(programCacheBytes), guards: policy.NewNetGuardCache(fetchGuardCacheSize)}
+	return &Executor{cfg: cfg, cache: newProgramCache(programCacheBytes), guards: netguard.NewCache(fetchGuardCacheSize)}
 }
 
 // Execute runs req.JS.Code with req.Args.
@@ -87,15 +89,15 @@ func New(cfg Config) *Executor {
 // cancelling ctx stops the call the same way.
 func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*executors.Result, error) {
 	if req == nil || req.JS == nil {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "js: request carries no JavaScript call")
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "js: request carries no JavaScript call")
 	}
 	code := req.JS.Code
 	if len(code) > maxCodeBytes {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "js: code is %d bytes, over the %d-byte limit", len(code), maxCodeBytes)
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "js: code is %d bytes, over the %d-byte limit", len(code), maxCodeBytes)
 	}
 	if !e.skipCodeCheck {
-		if err := policy.CheckJSCode(code); err != nil {
-			return nil, executors.Errorf(executors.CodePolicyDenied, "js: %w", err)
+		if err := jscheck.Check(code); err != nil {
+			return nil, errdefs.Errorf(errdefs.PolicyDenied, "js: %w", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -171,7 +173,7 @@ func waitIdle(ctx context.Context, timeout time.Duration) error {
 	case <-ctx.Done():
 		return stopError(ctx.Err())
 	case <-t.C:
-		return executors.Errorf(executors.CodeExecutorFailed, "js: an earlier call that was stopped is still running")
+		return errdefs.Errorf(errdefs.ExecutorFailed, "js: an earlier call that was stopped is still running")
 	}
 }
 
@@ -216,7 +218,7 @@ func (c *call) supervise(ctx context.Context, cache *programCache, running chan 
 		defer close(running)
 		defer func() {
 			if x := recover(); x != nil {
-				done <- outcome{err: executors.Errorf(executors.CodeInternal, "js: engine panic: %v", x)}
+				done <- outcome{err: errdefs.Errorf(errdefs.Internal, "js: engine panic: %v", x)}
 			}
 		}()
 		done <- c.run(fetchCtx, cache)
@@ -230,7 +232,7 @@ func (c *call) supervise(ctx context.Context, cache *programCache, running chan 
 	var grace <-chan time.Time // set once the call was told to stop
 	pending := false
 	for {
-		var reason *executors.Error
+		var reason *errdefs.Error
 		select {
 		case o := <-done:
 			if err := c.stopReason(); err != nil {
@@ -247,7 +249,7 @@ func (c *call) supervise(ctx context.Context, cache *programCache, running chan 
 			}
 			return c.finish(o.res)
 		case <-timeout:
-			reason = executors.LimitError(executors.LimitTimeout, "js: call exceeded its %v time limit", c.lim.Timeout)
+			reason = errdefs.LimitError(errdefs.LimitTimeout, "js: call exceeded its %v time limit", c.lim.Timeout)
 		case <-cancelled:
 			reason = stopError(ctx.Err())
 		case <-sample:
@@ -268,11 +270,11 @@ func (c *call) supervise(ctx context.Context, cache *programCache, running chan 
 }
 
 // stopError maps a ctx error to the error a stopped call returns.
-func stopError(err error) *executors.Error {
+func stopError(err error) *errdefs.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return executors.LimitError(executors.LimitTimeout, "js: call stopped: %w", err)
+		return errdefs.LimitError(errdefs.LimitTimeout, "js: call stopped: %w", err)
 	}
-	return executors.Errorf(executors.CodeUnavailable, "js: call stopped: %w", err)
+	return errdefs.Errorf(errdefs.Unavailable, "js: call stopped: %w", err)
 }
 
 // run compiles and runs the call in a fresh realm. It runs on the VM
@@ -285,10 +287,10 @@ func (c *call) run(ctx context.Context, cache *programCache) outcome {
 	}
 	r, err := newRealm(c)
 	if err != nil {
-		return outcome{err: executors.Errorf(executors.CodeInternal, "js: set up realm: %w", err)}
+		return outcome{err: errdefs.Errorf(errdefs.Internal, "js: set up realm: %w", err)}
 	}
 	if err := r.installFetch(ctx); err != nil {
-		return outcome{err: executors.Errorf(executors.CodeInternal, "js: set up fetch: %w", err)}
+		return outcome{err: errdefs.Errorf(errdefs.Internal, "js: set up fetch: %w", err)}
 	}
 	o := c.exec(r, prog)
 	if !o.pending && o.err == nil {
@@ -307,7 +309,7 @@ func (c *call) exec(r *realm, prog *compiled) outcome {
 	args, err := r.parseArgs(c.req.Args)
 	if err != nil {
 		return c.vmError(r, err, func() error {
-			return executors.Errorf(executors.CodeInvalidArguments, "js: arguments are not valid JSON: %v", err)
+			return errdefs.Errorf(errdefs.InvalidArguments, "js: arguments are not valid JSON: %v", err)
 		})
 	}
 	fnv, err := r.rt.RunProgram(prog.prog)
@@ -316,7 +318,7 @@ func (c *call) exec(r *realm, prog *compiled) outcome {
 	}
 	fn, ok := goja.AssertFunction(fnv)
 	if !ok {
-		return outcome{err: executors.Errorf(executors.CodeInternal, "js: tool wrapper is not a function")}
+		return outcome{err: errdefs.Errorf(errdefs.Internal, "js: tool wrapper is not a function")}
 	}
 	ret, err := fn(goja.Undefined(), args, r.context(), r.console(), r.utils())
 	if err != nil {
@@ -324,7 +326,7 @@ func (c *call) exec(r *realm, prog *compiled) outcome {
 	}
 	p, ok := ret.Export().(*goja.Promise)
 	if !ok {
-		return outcome{err: executors.Errorf(executors.CodeInternal, "js: tool wrapper did not return a promise")}
+		return outcome{err: errdefs.Errorf(errdefs.Internal, "js: tool wrapper did not return a promise")}
 	}
 	if o, ended := r.awaitFetches(p); ended {
 		return o
@@ -374,7 +376,7 @@ func (c *call) vmError(r *realm, err error, orElse func() error) outcome {
 		}
 		return outcome{res: &executors.Result{IsError: true, Error: msg}}
 	}
-	return outcome{err: executors.Errorf(executors.CodeInternal, "js: %w", err)}
+	return outcome{err: errdefs.Errorf(errdefs.Internal, "js: %w", err)}
 }
 
 // finish applies the output limit to a finished call's result and logs.
@@ -383,7 +385,7 @@ func (c *call) vmError(r *realm, err error, orElse func() error) outcome {
 func (c *call) finish(res *executors.Result) (*executors.Result, error) {
 	limit := c.lim.OutputBytes
 	if n := int64(len(res.Value)); n > limit {
-		return nil, executors.LimitError(executors.LimitOutput, "js: result is %d bytes, over the %d-byte output limit", n, limit)
+		return nil, errdefs.LimitError(errdefs.LimitOutput, "js: result is %d bytes, over the %d-byte output limit", n, limit)
 	}
 	used := int64(len(res.Value))
 	res.Truncated = c.out.truncated

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/jscheck"
+	"github.com/toolcage/toolcage/principal"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*/*.golden from the current output")
@@ -73,7 +75,7 @@ func parseCase(t *testing.T, src string) (*executors.Request, bool) {
 		CallID: "call-1",
 		Tool:   "golden_tool",
 		Kind:   executors.KindJS,
-		Caller: executors.Caller{ID: "uid:1000", Type: "user", Worker: "tester"},
+		Caller: principal.Caller{ID: "uid:1000", Type: "user", Worker: "tester"},
 		JS:     &executors.JSCall{Code: src},
 	}
 	nocheck := false
@@ -131,8 +133,8 @@ type goldenOutcome struct {
 }
 
 type goldenFailure struct {
-	Code  executors.Code `json:"code"`
-	Limit string         `json:"limit,omitempty"`
+	Code  errdefs.Code `json:"code"`
+	Limit string       `json:"limit,omitempty"`
 	// Message is left out for broken limits: it carries measured sizes.
 	Message string `json:"message,omitempty"`
 }
@@ -141,7 +143,7 @@ func renderOutcome(t *testing.T, res *executors.Result, err error) []byte {
 	t.Helper()
 	var g goldenOutcome
 	if err != nil {
-		g.Failure = &goldenFailure{Code: executors.CodeOf(err), Limit: executors.LimitOf(err)}
+		g.Failure = &goldenFailure{Code: errdefs.CodeOf(err), Limit: errdefs.LimitOf(err)}
 		if g.Failure.Limit == "" {
 			g.Failure.Message = err.Error()
 		}
@@ -212,17 +214,17 @@ func TestExecuteRequestErrors(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		req  *executors.Request
-		code executors.Code
+		code errdefs.Code
 	}{
-		{"nil request", nil, executors.CodeInvalidRequest},
-		{"no js", &executors.Request{}, executors.CodeInvalidRequest},
-		{"code too big", &executors.Request{JS: &executors.JSCall{Code: strings.Repeat(" ", maxCodeBytes+1)}}, executors.CodeInvalidRequest},
-		{"bad args", &executors.Request{Args: json.RawMessage(`{`), JS: &executors.JSCall{Code: "return 1"}}, executors.CodeInvalidArguments},
-		{"policy", &executors.Request{JS: &executors.JSCall{Code: "return require('fs')"}}, executors.CodePolicyDenied},
+		{"nil request", nil, errdefs.InvalidRequest},
+		{"no js", &executors.Request{}, errdefs.InvalidRequest},
+		{"code too big", &executors.Request{JS: &executors.JSCall{Code: strings.Repeat(" ", maxCodeBytes+1)}}, errdefs.InvalidRequest},
+		{"bad args", &executors.Request{Args: json.RawMessage(`{`), JS: &executors.JSCall{Code: "return 1"}}, errdefs.InvalidArguments},
+		{"policy", &executors.Request{JS: &executors.JSCall{Code: "return require('fs')"}}, errdefs.PolicyDenied},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := e.Execute(context.Background(), tt.req)
-			if got := executors.CodeOf(err); got != tt.code {
+			if got := errdefs.CodeOf(err); got != tt.code {
 				t.Errorf("code = %q (%v), want %q", got, err, tt.code)
 			}
 		})
@@ -231,12 +233,12 @@ func TestExecuteRequestErrors(t *testing.T) {
 
 func TestPolicyDeniedWrapsCheckError(t *testing.T) {
 	_, err := run(t, true, "const a = 1\nreturn eval('a')", "", executors.Limits{})
-	var ce *policy.CodeCheckError
+	var ce *jscheck.Error
 	if !errors.As(err, &ce) || ce.Pattern != "eval(" || ce.Line != 2 {
 		t.Fatalf("err = %v, want a wrapped CodeCheckError for eval( at line 2", err)
 	}
-	if executors.CodeOf(err) != executors.CodePolicyDenied {
-		t.Errorf("code = %q", executors.CodeOf(err))
+	if errdefs.CodeOf(err) != errdefs.PolicyDenied {
+		t.Errorf("code = %q", errdefs.CodeOf(err))
 	}
 }
 
@@ -244,7 +246,7 @@ func TestContextObject(t *testing.T) {
 	e := New(Config{})
 	res, err := e.Execute(context.Background(), &executors.Request{
 		CallID: "call-9", Tool: "ctx_tool",
-		Caller: executors.Caller{ID: "mcp:claude", Type: "llm", Worker: "ops"},
+		Caller: principal.Caller{ID: "mcp:claude", Type: "llm", Worker: "ops"},
 		JS:     &executors.JSCall{Code: "return context"},
 	})
 	if err != nil {

@@ -61,8 +61,9 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 )
 
 const (
@@ -88,13 +89,13 @@ const (
 type call struct {
 	req    *executors.Request
 	lim    executors.Limits
-	guards *policy.NetGuardCache // fetch's, the executor's
+	guards *netguard.Cache // fetch's, the executor's
 	mem    *memWatch
 	out    output // VM goroutine only, then read by the supervisor after done
 
 	mu      sync.Mutex
 	rt      *goja.Runtime
-	stopErr *executors.Error
+	stopErr *errdefs.Error
 	stopped atomic.Bool
 }
 
@@ -120,7 +121,7 @@ func (c *call) attach(rt *goja.Runtime) {
 
 // stop records why the call must end and interrupts its VM. The first
 // reason wins.
-func (c *call) stop(err *executors.Error) {
+func (c *call) stop(err *errdefs.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopErr != nil {
@@ -160,7 +161,7 @@ func (c *call) reserve(bytes int64, fresh bool, what string) bool {
 		want += c.mem.live.Load()
 	}
 	if want > limit {
-		c.stop(executors.LimitError(executors.LimitMemory, "js: %s would allocate %s, over the call's %s memory limit", what, sizeString(uint64(bytes)), sizeString(limit)))
+		c.stop(errdefs.LimitError(errdefs.LimitMemory, "js: %s would allocate %s, over the call's %s memory limit", what, sizeString(uint64(bytes)), sizeString(limit)))
 		return false
 	}
 	return true
@@ -239,7 +240,7 @@ func (m *memWatch) grown() uint64 {
 // live data sits just under its limit while it churns garbage pays for a
 // GC whenever the garbage fills the gap; that is the price of not counting
 // garbage.
-func (m *memWatch) check() *executors.Error {
+func (m *memWatch) check() *errdefs.Error {
 	if m.grown() <= m.limit {
 		return nil
 	}
@@ -251,7 +252,7 @@ func (m *memWatch) check() *executors.Error {
 	if g <= m.limit {
 		return nil
 	}
-	return executors.LimitError(executors.LimitMemory, "js: call exceeded its %s memory limit (heap grew by %s)", sizeString(m.limit), sizeString(g))
+	return errdefs.LimitError(errdefs.LimitMemory, "js: call exceeded its %s memory limit (heap grew by %s)", sizeString(m.limit), sizeString(g))
 }
 
 // output collects console lines up to the output limit.

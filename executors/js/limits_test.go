@@ -12,20 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 )
 
 // wantLimit fails unless err is a broken-limit error for limit.
 func wantLimit(t *testing.T, err error, limit string) {
 	t.Helper()
-	if executors.LimitOf(err) != limit {
+	if errdefs.LimitOf(err) != limit {
 		t.Fatalf("err = %v, want the %s limit", err, limit)
 	}
-	want := executors.CodeLimitExceeded
-	if limit == executors.LimitTimeout {
-		want = executors.CodeTimeout
+	want := errdefs.LimitExceeded
+	if limit == errdefs.LimitTimeout {
+		want = errdefs.Timeout
 	}
-	if got := executors.CodeOf(err); got != want {
+	if got := errdefs.CodeOf(err); got != want {
 		t.Fatalf("code = %q, want %q", got, want)
 	}
 }
@@ -46,7 +47,7 @@ func TestTimeout(t *testing.T) {
 			start := time.Now()
 			_, err := run(t, false, tt.code, "", executors.Limits{Timeout: limit})
 			took := time.Since(start)
-			wantLimit(t, err, executors.LimitTimeout)
+			wantLimit(t, err, errdefs.LimitTimeout)
 			if took < limit || took > limit+slack {
 				t.Errorf("stopped after %v, want about %v", took, limit)
 			}
@@ -65,7 +66,7 @@ func TestTimeoutEdge(t *testing.T) {
 		t.Errorf("a 300ms call under a 1s limit: %v", err)
 	}
 	_, err := run(t, false, code, `{"ms": 2000}`, executors.Limits{Timeout: limit})
-	wantLimit(t, err, executors.LimitTimeout)
+	wantLimit(t, err, errdefs.LimitTimeout)
 }
 
 func TestContextCancel(t *testing.T) {
@@ -84,14 +85,14 @@ func TestContextCancel(t *testing.T) {
 	ctx, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
 	_, err = e.Execute(ctx, &executors.Request{JS: &executors.JSCall{Code: "return new Promise(() => {})"}})
-	wantLimit(t, err, executors.LimitTimeout)
+	wantLimit(t, err, errdefs.LimitTimeout)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want it to wrap DeadlineExceeded", err)
 	}
 
 	// A call that arrives already cancelled does not run.
 	_, err = e.Execute(ctx, &executors.Request{JS: &executors.JSCall{Code: "return 1"}})
-	wantLimit(t, err, executors.LimitTimeout)
+	wantLimit(t, err, errdefs.LimitTimeout)
 }
 
 // TestAbandonStuckNative stops a call stuck inside one native operation (a
@@ -108,7 +109,7 @@ func TestAbandonStuckNative(t *testing.T) {
 		JS:     &executors.JSCall{Code: `return /^(?=a)(a|aa)+(\1)?b$/.test('a'.repeat(28))`},
 	})
 	took := time.Since(start)
-	wantLimit(t, err, executors.LimitTimeout)
+	wantLimit(t, err, errdefs.LimitTimeout)
 	if took > limit+abandonAfter+slack {
 		t.Errorf("Execute returned after %v, want at most %v", took, limit+abandonAfter)
 	}
@@ -169,7 +170,7 @@ func TestMemoryBombs(t *testing.T) {
 			settle(t)
 			start := time.Now()
 			_, err := run(t, false, tt.code, "", executors.Limits{MemoryBytes: limitMiB << 20, Timeout: time.Minute})
-			wantLimit(t, err, executors.LimitMemory)
+			wantLimit(t, err, errdefs.LimitMemory)
 			over := grewBy(err) - limitMiB
 			t.Logf("stopped after %v, %.1f MiB past the limit: %v", time.Since(start).Round(time.Millisecond), max(over, 0), err)
 			if over > tt.overshoot {
@@ -194,7 +195,7 @@ func TestMemoryEdge(t *testing.T) {
 		t.Fatalf("half the limit: %v %v", res, err)
 	}
 	_, err = run(t, false, code, `{"mib": 96}`, executors.Limits{MemoryBytes: limit})
-	wantLimit(t, err, executors.LimitMemory)
+	wantLimit(t, err, errdefs.LimitMemory)
 }
 
 // TestMemoryNotCreditedWithGarbage runs a call that leaves a lot of garbage
@@ -222,7 +223,7 @@ func TestMemoryNotCreditedWithGarbage(t *testing.T) {
 			t.Fatalf("litter %d: %v", i, err)
 		}
 		err := exec(bomb)
-		if executors.LimitOf(err) != executors.LimitMemory {
+		if errdefs.LimitOf(err) != errdefs.LimitMemory {
 			t.Fatalf("bomb %d: %v", i, err)
 		}
 		if over := grewBy(err) - 64; over > 48 {
@@ -240,7 +241,7 @@ func TestOutputLimit(t *testing.T) {
 		t.Fatalf("result at the limit: %v %+v", err, res)
 	}
 	_, err = run(t, false, "return 'x'.repeat(args.n)", `{"n": 99}`, lim)
-	wantLimit(t, err, executors.LimitOutput)
+	wantLimit(t, err, errdefs.LimitOutput)
 
 	// Logs fill what the result leaves, in order; the rest is dropped.
 	res, err = run(t, false, `

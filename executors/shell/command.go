@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 )
 
@@ -30,19 +31,19 @@ func checkCall(c *executors.ShellCall) error {
 	hasArgv, hasCommand := len(c.Argv) > 0, c.Command != ""
 	switch {
 	case hasArgv && hasCommand:
-		return executors.Errorf(executors.CodeInvalidArguments, "shell: call sets both argv and command; exactly one is allowed")
+		return errdefs.Errorf(errdefs.InvalidArguments, "shell: call sets both argv and command; exactly one is allowed")
 	case !hasArgv && !hasCommand:
-		return executors.Errorf(executors.CodeInvalidArguments, "shell: call sets neither argv nor command")
+		return errdefs.Errorf(errdefs.InvalidArguments, "shell: call sets neither argv nor command")
 	case hasArgv && c.Argv[0] == "":
-		return executors.Errorf(executors.CodeInvalidArguments, "shell: argv[0] is empty")
+		return errdefs.Errorf(errdefs.InvalidArguments, "shell: argv[0] is empty")
 	}
 	for i, a := range c.Argv {
 		if strings.IndexByte(a, 0) >= 0 {
-			return executors.Errorf(executors.CodeInvalidArguments, "shell: argv[%d] contains a NUL byte", i)
+			return errdefs.Errorf(errdefs.InvalidArguments, "shell: argv[%d] contains a NUL byte", i)
 		}
 	}
 	if strings.IndexByte(c.Command, 0) >= 0 {
-		return executors.Errorf(executors.CodeInvalidArguments, "shell: command contains a NUL byte")
+		return errdefs.Errorf(errdefs.InvalidArguments, "shell: command contains a NUL byte")
 	}
 	return nil
 }
@@ -52,17 +53,17 @@ func checkCall(c *executors.ShellCall) error {
 // executor happens to run, which means nothing to a tool.
 func checkDir(dir string) error {
 	if !filepath.IsAbs(dir) {
-		return executors.Errorf(executors.CodeInvalidArguments, "shell: dir %q is not an absolute path", dir)
+		return errdefs.Errorf(errdefs.InvalidArguments, "shell: dir %q is not an absolute path", dir)
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return executors.Errorf(executors.CodeInvalidArguments, "shell: dir %q does not exist", dir)
+			return errdefs.Errorf(errdefs.InvalidArguments, "shell: dir %q does not exist", dir)
 		}
-		return executors.Errorf(executors.CodeInvalidArguments, "shell: dir %q: %v", dir, err)
+		return errdefs.Errorf(errdefs.InvalidArguments, "shell: dir %q: %v", dir, err)
 	}
 	if !fi.IsDir() {
-		return executors.Errorf(executors.CodeInvalidArguments, "shell: dir %q is not a directory", dir)
+		return errdefs.Errorf(errdefs.InvalidArguments, "shell: dir %q is not a directory", dir)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // The environment.
@@ -69,10 +69,10 @@ func checkEnv(env map[string]string) error {
 	sort.Strings(names)
 	for _, k := range names {
 		if reason := envRefusal(k); reason != "" {
-			return executors.Errorf(executors.CodePolicyDenied, "shell: environment variable %q is not allowed: %s", k, reason)
+			return errdefs.Errorf(errdefs.PolicyDenied, "shell: environment variable %q is not allowed: %s", k, reason)
 		}
 		if strings.IndexByte(env[k], 0) >= 0 {
-			return executors.Errorf(executors.CodeInvalidArguments, "shell: environment variable %q contains a NUL byte", k)
+			return errdefs.Errorf(errdefs.InvalidArguments, "shell: environment variable %q contains a NUL byte", k)
 		}
 	}
 	return nil

@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 )
 
@@ -101,13 +102,13 @@ type outcome struct {
 func (e *Executor) run(ctx context.Context, p *program, lim executors.Limits) (*outcome, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, executors.Errorf(executors.CodeExecutorFailed, "shell: make pipe: %v", err)
+		return nil, errdefs.Errorf(errdefs.ExecutorFailed, "shell: make pipe: %v", err)
 	}
 	defer outR.Close()
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outW.Close()
-		return nil, executors.Errorf(executors.CodeExecutorFailed, "shell: make pipe: %v", err)
+		return nil, errdefs.Errorf(errdefs.ExecutorFailed, "shell: make pipe: %v", err)
 	}
 	defer errR.Close()
 
@@ -128,7 +129,7 @@ func (e *Executor) run(ctx context.Context, p *program, lim executors.Limits) (*
 	errW.Close()
 	if err != nil {
 		if p.viaShell {
-			return nil, executors.Errorf(executors.CodeExecutorFailed, "shell: start %s: %v", p.path, err)
+			return nil, errdefs.Errorf(errdefs.ExecutorFailed, "shell: start %s: %v", p.path, err)
 		}
 		return nil, &startFailure{name: p.argv[0], err: err}
 	}
@@ -159,7 +160,7 @@ func (e *Executor) run(ctx context.Context, p *program, lim executors.Limits) (*
 		killGroup(pgid, syscall.SIGKILL)
 		<-exited
 	case <-timer.C:
-		stop = executors.LimitError(executors.LimitTimeout, "shell: call exceeded its %v timeout", lim.Timeout)
+		stop = errdefs.LimitError(errdefs.LimitTimeout, "shell: call exceeded its %v timeout", lim.Timeout)
 		e.terminate(pgid, exited)
 	case <-ctx.Done():
 		stop = stopError(ctx.Err())
@@ -186,7 +187,7 @@ func (e *Executor) run(ctx context.Context, p *program, lim executors.Limits) (*
 	}
 	st := cmd.ProcessState
 	if st == nil {
-		return nil, executors.Errorf(executors.CodeExecutorFailed, "shell: wait: %v", waitErr)
+		return nil, errdefs.Errorf(errdefs.ExecutorFailed, "shell: wait: %v", waitErr)
 	}
 	o := &outcome{stdout: stdout, stderr: stderr, exitCode: st.ExitCode()}
 	if sig, ok := exitSignal(st); ok {
@@ -212,7 +213,7 @@ func (e *Executor) terminate(pgid int, exited <-chan struct{}) {
 
 // outputError is the error for a stream that passed the cap.
 func outputError(name string, limit int64) error {
-	return executors.LimitError(executors.LimitOutput, "shell: %s exceeded %d bytes", name, limit)
+	return errdefs.LimitError(errdefs.LimitOutput, "shell: %s exceeded %d bytes", name, limit)
 }
 
 // startFailure carries a failure to find or start an argv program back to

@@ -22,7 +22,7 @@
 //
 // A command that exits non-zero, is killed by a signal or cannot be found
 // is a tool-level failure: the Result has IsError set and Value still
-// holds what it printed. Breaking a limit is an *executors.Error instead.
+// holds what it printed. Breaking a limit is an *errdefs.Error instead.
 package shell
 
 import (
@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 )
 
@@ -115,7 +116,7 @@ type value struct {
 // Result.OutputBytes counts the bytes read from stdout and stderr.
 func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*executors.Result, error) {
 	if req == nil || req.Shell == nil {
-		return nil, executors.Errorf(executors.CodeInvalidRequest, "shell: request carries no shell call")
+		return nil, errdefs.Errorf(errdefs.InvalidRequest, "shell: request carries no shell call")
 	}
 	call := req.Shell
 	if err := checkCall(call); err != nil {
@@ -191,7 +192,7 @@ func (e *Executor) program(call *executors.ShellCall, dir string) (*program, err
 	}
 	path, err := lookPath(e.cfg.Shell, "/")
 	if err != nil {
-		return nil, executors.Errorf(executors.CodeExecutorFailed, "shell: shell %q: %v", e.cfg.Shell, err)
+		return nil, errdefs.Errorf(errdefs.ExecutorFailed, "shell: shell %q: %v", e.cfg.Shell, err)
 	}
 	// "--" keeps a command that starts with "-" from being read as options.
 	argv := []string{filepath.Base(e.cfg.Shell), "-c", "--", call.Command}
@@ -211,9 +212,9 @@ func notRunnable(name string, err error) (*executors.Result, error) {
 		errors.Is(err, syscall.ENOTDIR):
 		code = 126
 	case errors.Is(err, syscall.E2BIG):
-		return nil, executors.Errorf(executors.CodeInvalidArguments, "shell: argument list and environment too long")
+		return nil, errdefs.Errorf(errdefs.InvalidArguments, "shell: argument list and environment too long")
 	default:
-		return nil, executors.Errorf(executors.CodeExecutorFailed, "shell: start %s: %v", name, err)
+		return nil, errdefs.Errorf(errdefs.ExecutorFailed, "shell: start %s: %v", name, err)
 	}
 	// The message also goes to stderr, where a shell would have put it.
 	msg := name + ": " + describeStartError(err)
@@ -280,17 +281,17 @@ func marshalValue(v value) (json.RawMessage, error) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, executors.Errorf(executors.CodeInternal, "shell: encode result: %v", err)
+		return nil, errdefs.Errorf(errdefs.Internal, "shell: encode result: %v", err)
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // stopError maps a ctx error to the error a stopped call returns.
-func stopError(err error) *executors.Error {
+func stopError(err error) *errdefs.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return executors.LimitError(executors.LimitTimeout, "shell: call stopped: %w", err)
+		return errdefs.LimitError(errdefs.LimitTimeout, "shell: call stopped: %w", err)
 	}
-	return executors.Errorf(executors.CodeUnavailable, "shell: call stopped: %w", err)
+	return errdefs.Errorf(errdefs.Unavailable, "shell: call stopped: %w", err)
 }
 
 // makeWorkDir makes a fresh private directory for one call.
@@ -301,13 +302,13 @@ func (e *Executor) makeWorkDir() (string, error) {
 	}
 	d, err := os.MkdirTemp(root, "toolcage-shell-")
 	if err != nil {
-		return "", executors.Errorf(executors.CodeExecutorFailed, "shell: make work dir: %v", err)
+		return "", errdefs.Errorf(errdefs.ExecutorFailed, "shell: make work dir: %v", err)
 	}
 	// MkdirTemp already asks for 0700; say so explicitly in case that
 	// ever changes.
 	if err := os.Chmod(d, 0o700); err != nil {
 		_ = os.RemoveAll(d)
-		return "", executors.Errorf(executors.CodeExecutorFailed, "shell: make work dir: %v", err)
+		return "", errdefs.Errorf(errdefs.ExecutorFailed, "shell: make work dir: %v", err)
 	}
 	return d, nil
 }

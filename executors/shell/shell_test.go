@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 )
 
@@ -140,23 +141,23 @@ func TestRequestRefused(t *testing.T) {
 	tests := []struct {
 		name string
 		req  *executors.Request
-		code executors.Code
+		code errdefs.Code
 	}{
-		{"no shell call", &executors.Request{Kind: executors.KindShell}, executors.CodeInvalidRequest},
-		{"neither argv nor command", shellReq(&executors.ShellCall{}, executors.Limits{}), executors.CodeInvalidArguments},
-		{"both argv and command", shellReq(&executors.ShellCall{Argv: []string{"true"}, Command: "true"}, executors.Limits{}), executors.CodeInvalidArguments},
-		{"empty argv[0]", shellReq(argv("", "x"), executors.Limits{}), executors.CodeInvalidArguments},
-		{"NUL in argv", shellReq(argv("echo", "a\x00b"), executors.Limits{}), executors.CodeInvalidArguments},
-		{"NUL in command", shellReq(sh("echo a\x00b"), executors.Limits{}), executors.CodeInvalidArguments},
-		{"NUL in env value", shellReq(&executors.ShellCall{Argv: []string{"true"}, Env: map[string]string{"A": "x\x00"}}, executors.Limits{}), executors.CodeInvalidArguments},
-		{"dir missing", shellReq(&executors.ShellCall{Argv: []string{"true"}, Dir: "/no/such/dir"}, executors.Limits{}), executors.CodeInvalidArguments},
-		{"dir is a file", shellReq(&executors.ShellCall{Argv: []string{"true"}, Dir: file}, executors.Limits{}), executors.CodeInvalidArguments},
-		{"dir relative", shellReq(&executors.ShellCall{Argv: []string{"true"}, Dir: "tmp"}, executors.Limits{}), executors.CodeInvalidArguments},
+		{"no shell call", &executors.Request{Kind: executors.KindShell}, errdefs.InvalidRequest},
+		{"neither argv nor command", shellReq(&executors.ShellCall{}, executors.Limits{}), errdefs.InvalidArguments},
+		{"both argv and command", shellReq(&executors.ShellCall{Argv: []string{"true"}, Command: "true"}, executors.Limits{}), errdefs.InvalidArguments},
+		{"empty argv[0]", shellReq(argv("", "x"), executors.Limits{}), errdefs.InvalidArguments},
+		{"NUL in argv", shellReq(argv("echo", "a\x00b"), executors.Limits{}), errdefs.InvalidArguments},
+		{"NUL in command", shellReq(sh("echo a\x00b"), executors.Limits{}), errdefs.InvalidArguments},
+		{"NUL in env value", shellReq(&executors.ShellCall{Argv: []string{"true"}, Env: map[string]string{"A": "x\x00"}}, executors.Limits{}), errdefs.InvalidArguments},
+		{"dir missing", shellReq(&executors.ShellCall{Argv: []string{"true"}, Dir: "/no/such/dir"}, executors.Limits{}), errdefs.InvalidArguments},
+		{"dir is a file", shellReq(&executors.ShellCall{Argv: []string{"true"}, Dir: file}, executors.Limits{}), errdefs.InvalidArguments},
+		{"dir relative", shellReq(&executors.ShellCall{Argv: []string{"true"}, Dir: "tmp"}, executors.Limits{}), errdefs.InvalidArguments},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := e.Execute(context.Background(), tt.req)
-			if got := executors.CodeOf(err); got != tt.code {
+			if got := errdefs.CodeOf(err); got != tt.code {
 				t.Fatalf("code = %q (res %+v, err %v), want %q", got, res, err, tt.code)
 			}
 		})
@@ -180,7 +181,7 @@ func TestRefusedEnvNames(t *testing.T) {
 				Env:     map[string]string{"OK_NAME": "1", name: "x"},
 			}
 			_, err := e.Execute(context.Background(), shellReq(call, executors.Limits{}))
-			if got := executors.CodeOf(err); got != executors.CodePolicyDenied {
+			if got := errdefs.CodeOf(err); got != errdefs.PolicyDenied {
 				t.Fatalf("code = %q (%v), want policy_denied", got, err)
 			}
 			if _, err := os.Stat(canary); err == nil {
@@ -363,7 +364,7 @@ func TestTimeout(t *testing.T) {
 			start := time.Now()
 			res, err := e.Execute(context.Background(), shellReq(tt.call, executors.Limits{Timeout: tt.timeout}))
 			took := time.Since(start)
-			if executors.CodeOf(err) != executors.CodeTimeout || executors.LimitOf(err) != executors.LimitTimeout {
+			if errdefs.CodeOf(err) != errdefs.Timeout || errdefs.LimitOf(err) != errdefs.LimitTimeout {
 				t.Fatalf("res %+v, err %v; want a timeout error", res, err)
 			}
 			if took < tt.min || took > tt.max {
@@ -385,7 +386,7 @@ func TestTimeout(t *testing.T) {
 	t.Run("default timeout from config", func(t *testing.T) {
 		e := New(Config{WorkRoot: t.TempDir(), Timeout: 150 * time.Millisecond, Grace: 100 * time.Millisecond})
 		_, err := e.Execute(context.Background(), shellReq(sh("sleep 5"), executors.Limits{}))
-		if executors.CodeOf(err) != executors.CodeTimeout {
+		if errdefs.CodeOf(err) != errdefs.Timeout {
 			t.Fatalf("err = %v, want timeout", err)
 		}
 	})
@@ -396,16 +397,16 @@ func TestContextEnds(t *testing.T) {
 	tests := []struct {
 		name string
 		ctx  func() (context.Context, context.CancelFunc)
-		code executors.Code
+		code errdefs.Code
 	}{
 		{"deadline", func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), 150*time.Millisecond)
-		}, executors.CodeTimeout},
+		}, errdefs.Timeout},
 		{"cancel", func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(150*time.Millisecond, cancel)
 			return ctx, cancel
-		}, executors.CodeUnavailable},
+		}, errdefs.Unavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -414,7 +415,7 @@ func TestContextEnds(t *testing.T) {
 			start := time.Now()
 			_, err := e.Execute(ctx, shellReq(sh("trap '' TERM; sleep 10"), executors.Limits{}))
 			took := time.Since(start)
-			if got := executors.CodeOf(err); got != tt.code {
+			if got := errdefs.CodeOf(err); got != tt.code {
 				t.Fatalf("err = %v (code %q), want %q", err, got, tt.code)
 			}
 			// 150ms, then the 300ms grace, then SIGKILL.
@@ -429,7 +430,7 @@ func TestContextEnds(t *testing.T) {
 		cancel()
 		dir := t.TempDir()
 		_, err := e.Execute(ctx, shellReq(&executors.ShellCall{Command: "touch ran", Dir: dir}, executors.Limits{}))
-		if executors.CodeOf(err) != executors.CodeUnavailable {
+		if errdefs.CodeOf(err) != errdefs.Unavailable {
 			t.Fatalf("err = %v", err)
 		}
 		if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -463,7 +464,7 @@ func TestOutputCap(t *testing.T) {
 			res, err := e.Execute(context.Background(), shellReq(tt.call, executors.Limits{OutputBytes: limit}))
 			took := time.Since(start)
 			if tt.wantErr != "" {
-				if executors.CodeOf(err) != executors.CodeLimitExceeded || executors.LimitOf(err) != executors.LimitOutput {
+				if errdefs.CodeOf(err) != errdefs.LimitExceeded || errdefs.LimitOf(err) != errdefs.LimitOutput {
 					t.Fatalf("res %+v, err %v; want an output limit error", res, err)
 				}
 				if err.Error() != tt.wantErr {
@@ -489,7 +490,7 @@ func TestOutputCap(t *testing.T) {
 		start := time.Now()
 		_, err := e.Execute(context.Background(), shellReq(argv("yes"), executors.Limits{}))
 		took := time.Since(start)
-		if executors.LimitOf(err) != executors.LimitOutput {
+		if errdefs.LimitOf(err) != errdefs.LimitOutput {
 			t.Fatalf("err = %v, want output limit", err)
 		}
 		if got, want := err.Error(), "shell: stdout exceeded 1048576 bytes"; got != want {
@@ -503,7 +504,7 @@ func TestOutputCap(t *testing.T) {
 	t.Run("yes ignoring SIGTERM", func(t *testing.T) {
 		start := time.Now()
 		_, err := e.Execute(context.Background(), shellReq(sh("trap '' TERM; yes >&2"), executors.Limits{OutputBytes: limit}))
-		if executors.LimitOf(err) != executors.LimitOutput {
+		if errdefs.LimitOf(err) != errdefs.LimitOutput {
 			t.Fatalf("err = %v, want output limit", err)
 		}
 		if took := time.Since(start); took > 3*time.Second {
@@ -582,7 +583,7 @@ func TestLeftoversKilled(t *testing.T) {
 		_, err := e.Execute(context.Background(), shellReq(&executors.ShellCall{
 			Command: "trap '' TERM; sleep 1000 & p=$!" + settle + " > pid; wait", Dir: dir,
 		}, executors.Limits{Timeout: 200 * time.Millisecond}))
-		if executors.CodeOf(err) != executors.CodeTimeout {
+		if errdefs.CodeOf(err) != errdefs.Timeout {
 			t.Fatalf("err = %v", err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "pid"))

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/kind"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Every registered kind meets the same contract.
@@ -83,7 +83,7 @@ func TestKindsConformance(t *testing.T) {
 	}
 }
 
-var goodBlocks = map[executors.Kind]string{
+var goodBlocks = map[toolspec.Kind]string{
 	"js":    `{"code": "return 1", "allowed_domains": ["api.example.com"]}`,
 	"shell": `{"command": "echo {{.x}}", "env": {"A": "{{.x}}"}, "dir": "/tmp"}`,
 	"http":  `{"method": "get", "url": "https://api.example.com/{{x}}", "allowed_domains": ["api.example.com"], "max_response_bytes": "1KiB"}`,

@@ -14,15 +14,17 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/kind"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Kind is the http kind.
 type Kind struct{}
 
 // Name is "http".
-func (Kind) Name() executors.Kind { return executors.KindHTTP }
+func (Kind) Name() toolspec.Kind { return toolspec.HTTP }
 
 // Decode reads an http: block.
 func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
@@ -86,7 +88,7 @@ func (s *Spec) Check(kind.Tool) error {
 	if err != nil {
 		return &kind.FieldError{Field: "http", Err: err}
 	}
-	guard, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: s.AllowedDomains})
+	guard, err := netguard.New(netguard.Config{AllowedDomains: s.AllowedDomains})
 	if err != nil {
 		return &kind.FieldError{Field: "http.allowed_domains", Err: err}
 	}
@@ -133,7 +135,7 @@ func (c *Compiled) Secrets(kind.Tool) ([]string, bool) { return c.Request.Secret
 // or host): then the real request goes to the executor, as the only way
 // the call can run. Reaching the network is all an http tool does: its
 // executor gets the network permission, and every dial passes the guard.
-func (c *Compiled) Build(_ context.Context, call *kind.Call, req *executors.Request) (*kind.Built, error) {
+func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) (*kind.Built, error) {
 	if !call.Tool.Has("network") {
 		req.Permissions = append(slices.Clone(req.Permissions), "network")
 	}
@@ -171,19 +173,19 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *executors.Requ
 	return built, nil
 }
 
-func (c *Compiled) render(call *kind.Call, secrets func(string) (string, error)) (*executors.HTTPCall, error) {
+func (c *Compiled) render(call *kind.Call, secrets func(string) (string, error)) (*toolspec.HTTPCall, error) {
 	r, err := c.Request.Render(call.Args, secrets)
 	if err != nil {
 		return nil, kind.RenderError(err)
 	}
 	guard, err := call.Env.Guards.Get(c.spec.AllowedDomains, call.Env.AllowPrivateHosts)
 	if err != nil {
-		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
 	if _, err := guard.Guard.CheckURL(r.URL); err != nil {
-		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
-	return &executors.HTTPCall{
+	return &toolspec.HTTPCall{
 		Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body,
 		AllowedDomains: c.spec.AllowedDomains, AllowPrivateHosts: call.Env.AllowPrivateHosts,
 		MaxResponseBytes: int64(c.spec.MaxResponseBytes),

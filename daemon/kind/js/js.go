@@ -9,15 +9,17 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/kind"
-	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy/jscheck"
+	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Kind is the js kind.
 type Kind struct{}
 
 // Name is "js".
-func (Kind) Name() executors.Kind { return executors.KindJS }
+func (Kind) Name() toolspec.Kind { return toolspec.JS }
 
 // Decode reads a js: block.
 func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
@@ -62,11 +64,11 @@ func (s *Spec) Validate(t kind.Tool) []kind.Problem {
 
 // Check runs the static code check and checks fetch's allowlist.
 func (s *Spec) Check(kind.Tool) error {
-	if err := policy.CheckJSCode(s.Code); err != nil {
-		return &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+	if err := jscheck.Check(s.Code); err != nil {
+		return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
 	if len(s.AllowedDomains) > 0 {
-		if _, err := policy.NewNetGuard(policy.NetGuardConfig{AllowedDomains: s.AllowedDomains}); err != nil {
+		if _, err := netguard.New(netguard.Config{AllowedDomains: s.AllowedDomains}); err != nil {
 			return &kind.FieldError{Field: "js.allowed_domains", Err: err}
 		}
 	}
@@ -84,11 +86,11 @@ func (c compiled) Secrets(t kind.Tool) ([]string, bool) { return slices.Clone(t.
 
 // Build checks the code again (the stored code may predate a stricter
 // rule) and sets the JavaScript call.
-func (c compiled) Build(_ context.Context, call *kind.Call, req *executors.Request) (*kind.Built, error) {
-	if err := policy.CheckJSCode(c.spec.Code); err != nil {
-		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+func (c compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) (*kind.Built, error) {
+	if err := jscheck.Check(c.spec.Code); err != nil {
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
-	req.JS = &executors.JSCall{Code: c.spec.Code, Secrets: call.Envelopes}
+	req.JS = &toolspec.JSCall{Code: c.spec.Code, Secrets: call.Envelopes}
 	if call.Tool.Has("network") {
 		req.JS.AllowedDomains = c.spec.AllowedDomains
 		req.JS.AllowPrivateHosts = call.Env.AllowPrivateHosts

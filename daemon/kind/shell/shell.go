@@ -12,15 +12,16 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/kind"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Kind is the shell kind.
 type Kind struct{}
 
 // Name is "shell".
-func (Kind) Name() executors.Kind { return executors.KindShell }
+func (Kind) Name() toolspec.Kind { return toolspec.Shell }
 
 // Decode reads a shell: block.
 func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
@@ -126,10 +127,10 @@ func (c *Compiled) Secrets(kind.Tool) ([]string, bool) {
 // Build refuses a network shell tool the config does not name, renders
 // the command (each value one argv word, or single-quoted for `sh -c`),
 // checks it against the deny rules and renders the environment.
-func (c *Compiled) Build(_ context.Context, call *kind.Call, req *executors.Request) (*kind.Built, error) {
+func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) (*kind.Built, error) {
 	t := call.Tool
 	if !call.Env.Preview && !policy.ShellNetworkAllowed(t.Name, t.Has("network"), call.Env.NetworkShellTools) {
-		return nil, executors.Errorf(executors.CodePolicyDenied,
+		return nil, errdefs.Errorf(errdefs.PolicyDenied,
 			"shell tool %q holds the network permission, which the config must grant by name (sandbox.network_shell_tools): a shell command's sockets pass no network guard", t.Name)
 	}
 	r, err := c.Command.Render(call.Args, policy.ShellOptions{AllowDash: call.AllowDash, Secrets: call.Secret})
@@ -142,7 +143,7 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *executors.Requ
 		err = call.Env.ShellRules.CheckCommand(r.Command)
 	}
 	if err != nil {
-		return nil, &executors.Error{Code: executors.CodePolicyDenied, Err: err}
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}
 	env := make(map[string]string, len(c.Env))
 	for k, tpl := range c.Env {
@@ -154,7 +155,7 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *executors.Requ
 		}
 		env[k] = v
 	}
-	req.Shell = &executors.ShellCall{Argv: r.Argv, Command: r.Command, Env: env, Dir: c.spec.Dir}
+	req.Shell = &toolspec.ShellCall{Argv: r.Argv, Command: r.Command, Env: env, Dir: c.spec.Dir}
 	return &kind.Built{}, nil
 }
 

@@ -1,4 +1,4 @@
-package policy
+package netguard
 
 // The network guard: which URLs and which socket addresses an HTTP tool (and
 // later JS fetch) may reach. It is built to make three things impossible for
@@ -35,8 +35,8 @@ import (
 	"golang.org/x/net/publicsuffix"
 )
 
-// NetGuardConfig configures a NetGuard.
-type NetGuardConfig struct {
+// Config configures a Guard.
+type Config struct {
 	// AllowedDomains is the allowlist; it must not be empty. Each entry is
 	// either an exact host ("api.example.com", "bücher.de", "93.184.216.34",
 	// "2606:2800::1" or "[2606:2800::1]") or a wildcard "*.example.com".
@@ -64,33 +64,33 @@ type NetGuardConfig struct {
 	Resolver *net.Resolver
 }
 
-// NetGuard checks URLs and socket addresses against one allowlist. It is
+// Guard checks URLs and socket addresses against one allowlist. It is
 // safe for concurrent use and cheap to keep.
-type NetGuard struct {
+type Guard struct {
 	exact     map[string]struct{} // normalised host names and canonical IP literals
 	wildcards []string            // ".example.com" for "*.example.com"
 	private   map[string]struct{} // normalised AllowPrivateHosts
 	resolver  *net.Resolver
 }
 
-// NetDeniedError is a refusal by the network guard. URL is what was refused
+// DeniedError is a refusal by the network guard. URL is what was refused
 // (a URL with its userinfo and query redacted, or a host:port for a dial);
 // Reason says why.
-type NetDeniedError struct {
+type DeniedError struct {
 	URL    string
 	Reason string
 }
 
-func (e *NetDeniedError) Error() string {
+func (e *DeniedError) Error() string {
 	return "network guard refused " + e.URL + ": " + e.Reason
 }
 
-// NewNetGuard validates cfg and returns a guard for it.
-func NewNetGuard(cfg NetGuardConfig) (*NetGuard, error) {
+// New validates cfg and returns a guard for it.
+func New(cfg Config) (*Guard, error) {
 	if len(cfg.AllowedDomains) == 0 {
 		return nil, errors.New("network guard: allowed domains must not be empty")
 	}
-	g := &NetGuard{
+	g := &Guard{
 		exact:    make(map[string]struct{}, len(cfg.AllowedDomains)),
 		private:  make(map[string]struct{}, len(cfg.AllowPrivateHosts)),
 		resolver: cfg.Resolver,
@@ -133,9 +133,9 @@ const maxURLBytes = 64 << 10
 // named in AllowPrivateHosts). It returns the parsed URL, which the caller
 // should use as is. Names are not resolved here: DialContext checks the
 // addresses they resolve to, and CheckURLWithResolve does so up front.
-func (g *NetGuard) CheckURL(rawURL string) (*url.URL, error) {
+func (g *Guard) CheckURL(rawURL string) (*url.URL, error) {
 	if len(rawURL) > maxURLBytes {
-		return nil, &NetDeniedError{URL: redactURL(rawURL), Reason: fmt.Sprintf("URL is longer than %d bytes", maxURLBytes)}
+		return nil, &DeniedError{URL: redactURL(rawURL), Reason: fmt.Sprintf("URL is longer than %d bytes", maxURLBytes)}
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -143,10 +143,10 @@ func (g *NetGuard) CheckURL(rawURL string) (*url.URL, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, &NetDeniedError{URL: redactURL(rawURL), Reason: "URL does not parse: " + err.Error()}
+		return nil, &DeniedError{URL: redactURL(rawURL), Reason: "URL does not parse: " + err.Error()}
 	}
 	if reason := checkRawAuthority(rawURL, u.Scheme); reason != "" {
-		return nil, &NetDeniedError{URL: redactURL(rawURL), Reason: reason}
+		return nil, &DeniedError{URL: redactURL(rawURL), Reason: reason}
 	}
 	if err := g.checkParsedURL(u); err != nil {
 		return nil, err
@@ -187,9 +187,9 @@ func checkRawAuthority(raw, scheme string) string {
 
 // checkParsedURL checks an already parsed URL: the fields net/http uses to
 // decide where to connect.
-func (g *NetGuard) checkParsedURL(u *url.URL) error {
+func (g *Guard) checkParsedURL(u *url.URL) error {
 	deny := func(format string, args ...any) error {
-		return &NetDeniedError{URL: redactParsedURL(u), Reason: fmt.Sprintf(format, args...)}
+		return &DeniedError{URL: redactParsedURL(u), Reason: fmt.Sprintf(format, args...)}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		if u.Scheme == "" {
@@ -225,7 +225,7 @@ func (g *NetGuard) checkParsedURL(u *url.URL) error {
 
 // allowed reports whether a normalised host is in the allowlist. IP
 // literals match exact entries only.
-func (g *NetGuard) allowed(host string, ip netip.Addr) bool {
+func (g *Guard) allowed(host string, ip netip.Addr) bool {
 	if _, ok := g.exact[host]; ok {
 		return true
 	}
@@ -241,7 +241,7 @@ func (g *NetGuard) allowed(host string, ip netip.Addr) bool {
 }
 
 // privateAllowed reports whether a normalised host is in AllowPrivateHosts.
-func (g *NetGuard) privateAllowed(host string) bool {
+func (g *Guard) privateAllowed(host string) bool {
 	_, ok := g.private[host]
 	return ok
 }
@@ -426,13 +426,13 @@ func isASCII(s string) bool {
 	return true
 }
 
-// maxShownURL bounds the URL text kept in a NetDeniedError.
+// maxShownURL bounds the URL text kept in a DeniedError.
 const maxShownURL = 256
 
 // RedactURL returns a form of raw that is safe to show in an error or a
 // log line: the userinfo and the query (either may carry credentials)
 // replaced by "redacted", the fragment dropped, control and non-ASCII
-// characters quoted, and long URLs cut. NetDeniedError.URL is built with it.
+// characters quoted, and long URLs cut. DeniedError.URL is built with it.
 func RedactURL(raw string) string { return redactURL(raw) }
 
 // redactURL is RedactURL.

@@ -1,4 +1,4 @@
-package policy
+package jscheck
 
 import (
 	"errors"
@@ -74,8 +74,8 @@ func TestCheckJSCodeFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckJSCode(tt.code)
-			var ce *CodeCheckError
+			err := Check(tt.code)
+			var ce *Error
 			if !errors.As(err, &ce) {
 				t.Fatalf("CheckJSCode(%q) = %v, want a *CodeCheckError", tt.code, err)
 			}
@@ -136,7 +136,7 @@ func TestCheckJSCodeAllows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := CheckJSCode(tt.code); err != nil {
+			if err := Check(tt.code); err != nil {
 				t.Errorf("CheckJSCode(%q) = %v, want nil", tt.code, err)
 			}
 		})
@@ -144,7 +144,7 @@ func TestCheckJSCodeAllows(t *testing.T) {
 }
 
 func TestCodeCheckErrorMessage(t *testing.T) {
-	err := CheckJSCode("const a = 1\nconst b = 2\nreturn eval(a)")
+	err := Check("const a = 1\nconst b = 2\nreturn eval(a)")
 	want := `forbidden pattern "eval(" at line 3: dynamic code evaluation`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
@@ -156,7 +156,7 @@ func TestCheckJSCodeLinear(t *testing.T) {
 	// linear time here.
 	for _, unit := range []string{"!", "(", "x=>", "`${", "/*", "'", "[", "a=", "\\u0065"} {
 		code := strings.Repeat(unit, 1<<18) + " eval(1)"
-		if err := CheckJSCode(code); err == nil {
+		if err := Check(code); err == nil {
 			t.Errorf("%q×n: eval( not found", unit)
 		}
 	}
@@ -182,14 +182,14 @@ func FuzzCheckJSCode(f *testing.F) {
 		known[r.pattern] = true
 	}
 	f.Fuzz(func(t *testing.T, code string) {
-		err := CheckJSCode(code)
-		if again := CheckJSCode(code); (err == nil) != (again == nil) || err != nil && err.Error() != again.Error() {
+		err := Check(code)
+		if again := Check(code); (err == nil) != (again == nil) || err != nil && err.Error() != again.Error() {
 			t.Fatalf("unstable result: %v then %v", err, again)
 		}
 		if err == nil {
 			return
 		}
-		var ce *CodeCheckError
+		var ce *Error
 		if !errors.As(err, &ce) {
 			t.Fatalf("error %T, want *CodeCheckError", err)
 		}

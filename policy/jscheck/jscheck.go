@@ -1,4 +1,4 @@
-package policy
+package jscheck
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// CodeCheckError reports a forbidden pattern found in JavaScript tool code.
-type CodeCheckError struct {
+// Error reports a forbidden pattern found in JavaScript tool code.
+type Error struct {
 	// Pattern is the forbidden pattern as users see it in the docs,
 	// such as "eval(" or "process".
 	Pattern string
@@ -19,7 +19,7 @@ type CodeCheckError struct {
 	Reason string
 }
 
-func (e *CodeCheckError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("forbidden pattern %q at line %d: %s", e.Pattern, e.Line, e.Reason)
 }
 
@@ -76,8 +76,8 @@ var jsRuleNames = func() map[string][]int {
 	return m
 }()
 
-// CheckJSCode scans JavaScript tool code for forbidden patterns and returns
-// a *CodeCheckError for the first one in the text, or nil.
+// Check scans JavaScript tool code for forbidden patterns and returns
+// a *Error for the first one in the text, or nil.
 //
 // The check is lexical and runs in linear time, so hostile input cannot make
 // it hang or recurse; it never parses the code. A name matches only as a
@@ -89,7 +89,7 @@ var jsRuleNames = func() map[string][]int {
 //
 // The check is a first layer only: the JS executor removes or disables what
 // these patterns reach for, whether or not the check saw them.
-func CheckJSCode(code string) error {
+func Check(code string) error {
 	src := decodeIdentEscapes(code)
 	var inCode []bool // built on first need; see codeMask
 	bestOff, bestRule := -1, -1
@@ -134,7 +134,7 @@ func CheckJSCode(code string) error {
 		return nil
 	}
 	rule := jsRules[bestRule]
-	return &CodeCheckError{Pattern: rule.pattern, Line: lineAt(src, bestOff), Reason: rule.reason}
+	return &Error{Pattern: rule.pattern, Line: lineAt(src, bestOff), Reason: rule.reason}
 }
 
 // followMatches reports whether what comes after a name at off satisfies f.

@@ -1,4 +1,4 @@
-package policy
+package netguard
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 )
 
 // testGuardConfig is the allowlist the URL tables run against.
-var testGuardConfig = NetGuardConfig{
+var testGuardConfig = Config{
 	AllowedDomains: []string{
 		"allowed.com",
 		"*.wild.example.org",
@@ -29,9 +29,9 @@ var testGuardConfig = NetGuardConfig{
 	AllowPrivateHosts: []string{"10.0.0.5", "localhost"},
 }
 
-func newTestGuard(t testing.TB) *NetGuard {
+func newTestGuard(t testing.TB) *Guard {
 	t.Helper()
-	g, err := NewNetGuard(testGuardConfig)
+	g, err := New(testGuardConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestNewNetGuardValidatesPatterns(t *testing.T) {
 		{"a_b.example.com", "a_b.example.com"},
 	}
 	for _, tc := range good {
-		g, err := NewNetGuard(NetGuardConfig{AllowedDomains: []string{tc.in}})
+		g, err := New(Config{AllowedDomains: []string{tc.in}})
 		if err != nil {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
@@ -75,14 +75,14 @@ func TestNewNetGuardValidatesPatterns(t *testing.T) {
 		"[::1]:80", "ex!ample.com", strings.Repeat("a", 64) + ".com",
 	}
 	for _, p := range bad {
-		if _, err := NewNetGuard(NetGuardConfig{AllowedDomains: []string{p}}); err == nil {
+		if _, err := New(Config{AllowedDomains: []string{p}}); err == nil {
 			t.Errorf("pattern %q accepted, want refused", p)
 		}
 	}
-	if _, err := NewNetGuard(NetGuardConfig{}); err == nil {
+	if _, err := New(Config{}); err == nil {
 		t.Error("empty allowlist accepted")
 	}
-	if _, err := NewNetGuard(NetGuardConfig{AllowedDomains: []string{"a.com"}, AllowPrivateHosts: []string{"*.a.com"}}); err == nil {
+	if _, err := New(Config{AllowedDomains: []string{"a.com"}, AllowPrivateHosts: []string{"*.a.com"}}); err == nil {
 		t.Error("wildcard in AllowPrivateHosts accepted")
 	}
 }
@@ -257,9 +257,9 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("CheckURL(%q) allowed, want refused", tc.url)
 			continue
 		}
-		var nd *NetDeniedError
+		var nd *DeniedError
 		if !errors.As(err, &nd) || nd.Reason == "" {
-			t.Errorf("CheckURL(%q) error %T %v, want *NetDeniedError with a reason", tc.url, err, err)
+			t.Errorf("CheckURL(%q) error %T %v, want *DeniedError with a reason", tc.url, err, err)
 		}
 		if u != nil {
 			t.Errorf("CheckURL(%q) returned a URL with its error", tc.url)
@@ -294,14 +294,14 @@ func TestNetDeniedErrorRedacts(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "admin") {
 		t.Errorf("unparseable URL shown unredacted: %v", err)
 	}
-	e := &NetDeniedError{URL: "http://x/", Reason: "why"}
+	e := &DeniedError{URL: "http://x/", Reason: "why"}
 	if got, want := e.Error(), "network guard refused http://x/: why"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
 
 func TestCheckIP(t *testing.T) {
-	g, err := NewNetGuard(NetGuardConfig{
+	g, err := New(Config{
 		AllowedDomains:    []string{"dev.local.test", "public.test", "::1"},
 		AllowPrivateHosts: []string{"dev.local.test", "[::1]"},
 	})
@@ -443,9 +443,9 @@ func TestCheckIP(t *testing.T) {
 		if tc.ok != (err == nil) {
 			t.Errorf("CheckIP(%q, %s) = %v, want ok=%v", host, ip, err, tc.ok)
 		}
-		var nd *NetDeniedError
+		var nd *DeniedError
 		if err != nil && (!errors.As(err, &nd) || nd.Reason == "") {
-			t.Errorf("CheckIP(%q, %s) error %T, want *NetDeniedError with a reason", host, ip, err)
+			t.Errorf("CheckIP(%q, %s) error %T, want *DeniedError with a reason", host, ip, err)
 		}
 	}
 	if err := g.CheckIP("public.test", netip.Addr{}); err == nil {

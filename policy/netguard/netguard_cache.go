@@ -1,4 +1,4 @@
-package policy
+package netguard
 
 import (
 	"net/http"
@@ -9,26 +9,26 @@ import (
 
 // GuardedClient is a network guard and the client that dials through it.
 type GuardedClient struct {
-	Guard  *NetGuard
+	Guard  *Guard
 	Client *http.Client
 }
 
-// NetGuardCache keeps the guards of recently used allowlists, so calls of
+// Cache keeps the guards of recently used allowlists, so calls of
 // the same tool reuse connections. Reusing one is safe: it was dialled (and
 // its address checked) for the same host and port under the same
 // allowlist. The least recently used entry goes first.
-type NetGuardCache struct {
+type Cache struct {
 	mu      sync.Mutex
 	max     int
 	keys    []string         // most recently used last
 	entries []*GuardedClient // parallel to keys
 }
 
-// NewNetGuardCache returns a cache of at most max allowlists.
-func NewNetGuardCache(max int) *NetGuardCache { return &NetGuardCache{max: max} }
+// NewCache returns a cache of at most max allowlists.
+func NewCache(max int) *Cache { return &Cache{max: max} }
 
 // Get returns the guarded client for an allowlist, building it on first use.
-func (c *NetGuardCache) Get(allowed, private []string) (*GuardedClient, error) {
+func (c *Cache) Get(allowed, private []string) (*GuardedClient, error) {
 	key := guardCacheKey(allowed, private)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -38,7 +38,7 @@ func (c *NetGuardCache) Get(allowed, private []string) (*GuardedClient, error) {
 		c.entries = append(slices.Delete(c.entries, i, i+1), e)
 		return e, nil
 	}
-	g, err := NewNetGuard(NetGuardConfig{AllowedDomains: allowed, AllowPrivateHosts: private})
+	g, err := New(Config{AllowedDomains: allowed, AllowPrivateHosts: private})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (c *NetGuardCache) Get(allowed, private []string) (*GuardedClient, error) {
 }
 
 // CloseIdleConnections closes the idle connections of every cached client.
-func (c *NetGuardCache) CloseIdleConnections() {
+func (c *Cache) CloseIdleConnections() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {

@@ -1,4 +1,4 @@
-package policy
+package netguard
 
 import (
 	"context"
@@ -44,10 +44,10 @@ const (
 //
 // Step 5 is the one that holds whatever happens before it: the kernel
 // connects to exactly the address the hook approved. Refusals are
-// *NetDeniedError, possibly wrapped in a *net.OpError.
-func (g *NetGuard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+// *DeniedError, possibly wrapped in a *net.OpError.
+func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	deny := func(format string, args ...any) error {
-		return &NetDeniedError{URL: shown(addr), Reason: fmt.Sprintf(format, args...)}
+		return &DeniedError{URL: shown(addr), Reason: fmt.Sprintf(format, args...)}
 	}
 	switch network {
 	case "tcp", "tcp4", "tcp6":
@@ -99,7 +99,7 @@ func (g *NetGuard) DialContext(ctx context.Context, network, addr string) (net.C
 		if firstErr == nil {
 			firstErr = err
 		}
-		var nd *NetDeniedError
+		var nd *DeniedError
 		if errors.As(err, &nd) || ctx.Err() != nil {
 			return nil, err
 		}
@@ -109,7 +109,7 @@ func (g *NetGuard) DialContext(ctx context.Context, network, addr string) (net.C
 
 // dialer returns a net.Dialer whose Control hook checks the socket address
 // being connected, on behalf of host (the normalised URL host).
-func (g *NetGuard) dialer(host, port string) *net.Dialer {
+func (g *Guard) dialer(host, port string) *net.Dialer {
 	return &net.Dialer{
 		Timeout:   dialTimeout,
 		KeepAlive: 30 * time.Second,
@@ -121,13 +121,13 @@ func (g *NetGuard) dialer(host, port string) *net.Dialer {
 
 // controlCheck is the Control hook's check: address is the "ip:port" the
 // socket is about to connect to.
-func (g *NetGuard) controlCheck(host, port, address string) error {
+func (g *Guard) controlCheck(host, port, address string) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &NetDeniedError{URL: shown(net.JoinHostPort(host, port)), Reason: fmt.Sprintf("socket address %s is not an IP address", shown(address))}
+		return &DeniedError{URL: shown(net.JoinHostPort(host, port)), Reason: fmt.Sprintf("socket address %s is not an IP address", shown(address))}
 	}
 	if reason := g.ipRefusal(host, ap.Addr()); reason != "" {
-		return &NetDeniedError{URL: shown(net.JoinHostPort(host, port)), Reason: reason}
+		return &DeniedError{URL: shown(net.JoinHostPort(host, port)), Reason: reason}
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func (g *NetGuard) controlCheck(host, port, address string) error {
 // still applies. A single-label name ("localhost", a compose service) is
 // resolved as is, since the Go resolver finds those in the hosts file only
 // without the dot. Either way every address is checked.
-func (g *NetGuard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+func (g *Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	name := host
 	if strings.IndexByte(host, '.') >= 0 {
 		name += "."
@@ -157,17 +157,17 @@ func (g *NetGuard) lookup(ctx context.Context, host string) ([]netip.Addr, error
 // address checked as DialContext would check it. It fetches nothing; it is
 // what `toolcage policy url` runs. It returns the parsed URL and the
 // addresses the host resolves to (the address itself for an IP literal).
-// A refusal is a *NetDeniedError; a failed look-up is returned as is.
+// A refusal is a *DeniedError; a failed look-up is returned as is.
 // Passing here does not make a later fetch safe on its own account (the
 // name may resolve differently then): DialContext checks again.
-func (g *NetGuard) CheckURLWithResolve(ctx context.Context, rawURL string) (*url.URL, []netip.Addr, error) {
+func (g *Guard) CheckURLWithResolve(ctx context.Context, rawURL string) (*url.URL, []netip.Addr, error) {
 	u, err := g.CheckURL(rawURL)
 	if err != nil {
 		return nil, nil, err
 	}
 	host, ip, err := normalizeHost(u.Hostname())
 	if err != nil { // CheckURL normalised it already
-		return nil, nil, &NetDeniedError{URL: redactParsedURL(u), Reason: err.Error()}
+		return nil, nil, &DeniedError{URL: redactParsedURL(u), Reason: err.Error()}
 	}
 	if ip.IsValid() {
 		return u, []netip.Addr{ip}, nil
@@ -178,7 +178,7 @@ func (g *NetGuard) CheckURLWithResolve(ctx context.Context, rawURL string) (*url
 	}
 	for _, a := range addrs {
 		if reason := g.ipRefusal(host, a); reason != "" {
-			return nil, addrs, &NetDeniedError{URL: redactParsedURL(u), Reason: fmt.Sprintf("host %q resolves to a refused address: %s", host, reason)}
+			return nil, addrs, &DeniedError{URL: redactParsedURL(u), Reason: fmt.Sprintf("host %q resolves to a refused address: %s", host, reason)}
 		}
 	}
 	return u, addrs, nil
@@ -187,15 +187,15 @@ func (g *NetGuard) CheckURLWithResolve(ctx context.Context, rawURL string) (*url
 // CheckRedirect is an http.Client CheckRedirect hook: at most MaxRedirects
 // redirects, no https-to-http downgrade anywhere along the chain, and every
 // target checked like a new URL (allowlist included). Refusals are
-// *NetDeniedError, which http.Client returns wrapped in a *url.Error.
-func (g *NetGuard) CheckRedirect(req *http.Request, via []*http.Request) error {
+// *DeniedError, which http.Client returns wrapped in a *url.Error.
+func (g *Guard) CheckRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
-		return &NetDeniedError{URL: redactParsedURL(req.URL), Reason: fmt.Sprintf("more than %d redirects", MaxRedirects)}
+		return &DeniedError{URL: redactParsedURL(req.URL), Reason: fmt.Sprintf("more than %d redirects", MaxRedirects)}
 	}
 	if req.URL.Scheme != "https" {
 		for _, v := range via {
 			if v.URL.Scheme == "https" {
-				return &NetDeniedError{URL: redactParsedURL(req.URL), Reason: "redirect from https to http (downgrade)"}
+				return &DeniedError{URL: redactParsedURL(req.URL), Reason: "redirect from https to http (downgrade)"}
 			}
 		}
 	}
@@ -215,7 +215,7 @@ func (g *NetGuard) CheckRedirect(req *http.Request, via []*http.Request) error {
 // spoken over TLS only (never cleartext h2c), TLS is 1.2 or later, and
 // dial, TLS handshake and idle connections are bounded. It sets no overall
 // request deadline: callers bound each request with its context.
-func (g *NetGuard) Transport() *http.Transport {
+func (g *Guard) Transport() *http.Transport {
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(true)
@@ -235,6 +235,6 @@ func (g *NetGuard) Transport() *http.Transport {
 
 // Client returns an http.Client with Transport() and CheckRedirect, no
 // cookie jar and no timeout of its own (bound requests with their context).
-func (g *NetGuard) Client() *http.Client {
+func (g *Guard) Client() *http.Client {
 	return &http.Client{Transport: g.Transport(), CheckRedirect: g.CheckRedirect}
 }

@@ -1,4 +1,4 @@
-package policy
+package netguard
 
 import (
 	"context"
@@ -158,7 +158,7 @@ func (s *countingServer) port() string {
 }
 
 // get fetches rawURL through g's client and returns the body.
-func get(t *testing.T, g *NetGuard, rawURL string) (string, error) {
+func get(t *testing.T, g *Guard, rawURL string) (string, error) {
 	t.Helper()
 	return getWith(t, g.Client(), rawURL)
 }
@@ -185,15 +185,15 @@ func getWith(t *testing.T, c *http.Client, rawURL string) (string, error) {
 
 func wantDenied(t *testing.T, err error, what string) {
 	t.Helper()
-	var nd *NetDeniedError
+	var nd *DeniedError
 	if !errors.As(err, &nd) {
-		t.Fatalf("%s: err = %v (%T), want a *NetDeniedError", what, err, err)
+		t.Fatalf("%s: err = %v (%T), want a *DeniedError", what, err, err)
 	}
 }
 
-func mustGuard(t *testing.T, cfg NetGuardConfig) *NetGuard {
+func mustGuard(t *testing.T, cfg Config) *Guard {
 	t.Helper()
-	g, err := NewNetGuard(cfg)
+	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestDialRefusesAllowlistedNameResolvingToLoopback(t *testing.T) {
 		"meta.api.test":   {"169.254.169.254"},
 		"mixed.api.test":  {"93.184.216.34", "127.0.0.1"},
 	})
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"api.test", "*.api.test"}, Resolver: dns.resolver()})
+	g := mustGuard(t, Config{AllowedDomains: []string{"api.test", "*.api.test"}, Resolver: dns.resolver()})
 	for _, host := range []string{"api.test", "API.test.", "v6.api.test", "mapped.api.test", "meta.api.test", "mixed.api.test"} {
 		_, err := get(t, g, "http://"+host+":"+srv.port()+"/")
 		wantDenied(t, err, host)
@@ -229,7 +229,7 @@ func TestAllowPrivateHostsLetsNamedHostThrough(t *testing.T) {
 		"other.test": {"127.0.0.1"},
 		"meta.test":  {"169.254.169.254"},
 	})
-	g := mustGuard(t, NetGuardConfig{
+	g := mustGuard(t, Config{
 		AllowedDomains:    []string{"dev.test", "other.test", "meta.test", "127.0.0.1"},
 		AllowPrivateHosts: []string{"dev.test", "meta.test", "127.0.0.1"},
 		Resolver:          dns.resolver(),
@@ -266,7 +266,7 @@ func TestDNSRebinding(t *testing.T) {
 		}
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, true
 	})
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"rebind.test"}, Resolver: dns.resolver()})
+	g := mustGuard(t, Config{AllowedDomains: []string{"rebind.test"}, Resolver: dns.resolver()})
 	rawURL := "http://rebind.test:" + srv.port() + "/"
 	_, addrs, err := g.CheckURLWithResolve(context.Background(), rawURL)
 	if err != nil {
@@ -309,7 +309,7 @@ func TestControlHookChecksFinalAddress(t *testing.T) {
 		}
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"public.test", "dev.test"}, AllowPrivateHosts: []string{"dev.test"}})
+	g := mustGuard(t, Config{AllowedDomains: []string{"public.test", "dev.test"}, AllowPrivateHosts: []string{"dev.test"}})
 
 	// As if public.test had been resolved and checked as a public
 	// address, and the socket then pointed at 127.0.0.1.
@@ -336,7 +336,7 @@ func TestControlHookChecksFinalAddress(t *testing.T) {
 
 func TestDialContextRefusals(t *testing.T) {
 	dns := staticDNS(t, map[string][]string{"api.test": {"93.184.216.34"}, "v4only.test": {"127.0.0.1"}})
-	g := mustGuard(t, NetGuardConfig{
+	g := mustGuard(t, Config{
 		AllowedDomains:    []string{"api.test", "v4only.test", "127.0.0.1"},
 		AllowPrivateHosts: []string{"v4only.test", "127.0.0.1"},
 		Resolver:          dns.resolver(),
@@ -370,8 +370,8 @@ func TestDialContextRefusals(t *testing.T) {
 		t.Error("tcp6 dial to an IPv4-only host connected")
 	}
 	// A failed look-up of an allowlisted name is an ordinary error.
-	var nd *NetDeniedError
-	g2 := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"nxdomain.test"}, Resolver: dns.resolver()})
+	var nd *DeniedError
+	g2 := mustGuard(t, Config{AllowedDomains: []string{"nxdomain.test"}, Resolver: dns.resolver()})
 	_, err := g2.DialContext(ctx, "tcp", "nxdomain.test:80")
 	var dnsErr *net.DNSError
 	if !errors.As(err, &dnsErr) || errors.As(err, &nd) {
@@ -384,7 +384,7 @@ func TestCheckURLWithResolve(t *testing.T) {
 		"api.test":  {"93.184.216.34", "2606:4700::1111"},
 		"meta.test": {"93.184.216.34", "fd00:ec2::254"},
 	})
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"api.test", "meta.test", "93.184.216.34"}, Resolver: dns.resolver()})
+	g := mustGuard(t, Config{AllowedDomains: []string{"api.test", "meta.test", "93.184.216.34"}, Resolver: dns.resolver()})
 	ctx := context.Background()
 	u, addrs, err := g.CheckURLWithResolve(ctx, "https://api.test/v1")
 	if err != nil || u.Host != "api.test" || len(addrs) != 2 {
@@ -410,7 +410,7 @@ func TestRedirectToNonAllowlistedHostRefused(t *testing.T) {
 		http.Redirect(w, r, loc.Load().(string), http.StatusFound)
 	})
 	dns := staticDNS(t, map[string][]string{"api.test": {"127.0.0.1"}, "evil.test": {"127.0.0.1"}})
-	g := mustGuard(t, NetGuardConfig{
+	g := mustGuard(t, Config{
 		AllowedDomains:    []string{"api.test"},
 		AllowPrivateHosts: []string{"api.test", "evil.test", "127.0.0.1"},
 		Resolver:          dns.resolver(),
@@ -446,7 +446,7 @@ func TestRedirectChainLimit(t *testing.T) {
 		}
 		io.WriteString(w, "done")
 	})
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"127.0.0.1"}, AllowPrivateHosts: []string{"127.0.0.1"}})
+	g := mustGuard(t, Config{AllowedDomains: []string{"127.0.0.1"}, AllowPrivateHosts: []string{"127.0.0.1"}})
 	if body, err := get(t, g, srv.URL+"/r/5"); err != nil || body != "done" {
 		t.Fatalf("5 redirects: %q %v", body, err)
 	}
@@ -472,7 +472,7 @@ func TestRedirectDowngradeRefused(t *testing.T) {
 		http.Redirect(w, r, plain.URL+"/", http.StatusFound)
 	}))
 	defer tlsSrv.Close()
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"127.0.0.1"}, AllowPrivateHosts: []string{"127.0.0.1"}})
+	g := mustGuard(t, Config{AllowedDomains: []string{"127.0.0.1"}, AllowPrivateHosts: []string{"127.0.0.1"}})
 	tr := g.Transport()
 	pool := x509.NewCertPool()
 	pool.AddCert(tlsSrv.Certificate())
@@ -516,7 +516,7 @@ func TestProxyEnvIgnored(t *testing.T) {
 
 	srv := newCountingServer(t, nil)
 	dns := staticDNS(t, map[string][]string{"api.test": {"127.0.0.1"}})
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"api.test"}, AllowPrivateHosts: []string{"api.test"}, Resolver: dns.resolver()})
+	g := mustGuard(t, Config{AllowedDomains: []string{"api.test"}, AllowPrivateHosts: []string{"api.test"}, Resolver: dns.resolver()})
 	target := "http://api.test:" + srv.port() + "/"
 
 	// The environment would send this URL to the proxy.
@@ -541,7 +541,7 @@ func TestProxyEnvIgnored(t *testing.T) {
 
 // TestTransportRefusesCleartextHTTP2: the transport never speaks h2c.
 func TestTransportRefusesCleartextHTTP2(t *testing.T) {
-	g := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"a.test"}})
+	g := mustGuard(t, Config{AllowedDomains: []string{"a.test"}})
 	tr := g.Transport()
 	if tr.Protocols == nil || tr.Protocols.UnencryptedHTTP2() || !tr.Protocols.HTTP1() {
 		t.Fatalf("protocols = %v", tr.Protocols)
@@ -550,7 +550,7 @@ func TestTransportRefusesCleartextHTTP2(t *testing.T) {
 	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		seen.Store(r.Proto)
 	})
-	g2 := mustGuard(t, NetGuardConfig{AllowedDomains: []string{"127.0.0.1"}, AllowPrivateHosts: []string{"127.0.0.1"}})
+	g2 := mustGuard(t, Config{AllowedDomains: []string{"127.0.0.1"}, AllowPrivateHosts: []string{"127.0.0.1"}})
 	if _, err := get(t, g2, srv.URL+"/"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package policy
+package netguard
 
 import (
 	"fmt"
@@ -200,16 +200,16 @@ func v4At(b [16]byte, i int) netip.Addr {
 // multicast, unspecified, broadcast, 0.0.0.0/8, 240.0.0.0/4,
 // documentation, other reserved blocks, and IPv4 addresses embedded in IPv6
 // (mapped, compatible, NAT64, 6to4, Teredo) that are not public. The error
-// is a *NetDeniedError.
-func (g *NetGuard) CheckIP(host string, ip netip.Addr) error {
+// is a *DeniedError.
+func (g *Guard) CheckIP(host string, ip netip.Addr) error {
 	if reason := g.ipRefusal(host, ip); reason != "" {
-		return &NetDeniedError{URL: shown(host), Reason: reason}
+		return &DeniedError{URL: shown(host), Reason: reason}
 	}
 	return nil
 }
 
 // ipRefusal is CheckIP's reason, "" when the address is allowed.
-func (g *NetGuard) ipRefusal(host string, ip netip.Addr) string {
+func (g *Guard) ipRefusal(host string, ip netip.Addr) string {
 	class, why := classifyIP(ip)
 	switch class {
 	case ipPublic:
@@ -225,7 +225,7 @@ func (g *NetGuard) ipRefusal(host string, ip netip.Addr) string {
 
 // hostIsPrivateAllowed normalises host (as written in a URL, brackets
 // allowed) and looks it up in AllowPrivateHosts.
-func (g *NetGuard) hostIsPrivateAllowed(host string) bool {
+func (g *Guard) hostIsPrivateAllowed(host string) bool {
 	if len(g.private) == 0 {
 		return false
 	}

@@ -1,4 +1,4 @@
-package policy
+package jscheck
 
 import (
 	"unicode/utf8"

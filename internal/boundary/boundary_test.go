@@ -1,0 +1,84 @@
+package boundary
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/toolcage/toolcage"
+
+// deps lists the packages pkg links, as the go command sees them.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", pkg)
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr)
+	}
+	return strings.Fields(string(out))
+}
+
+// under reports whether path is prefix or a package below it.
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+func TestImportBoundaries(t *testing.T) {
+	rpcStack := []string{
+		module + "/executors",
+		"google.golang.org/grpc",
+		"google.golang.org/protobuf",
+		"github.com/hashicorp/go-plugin",
+	}
+	tests := []struct {
+		pkg string
+		// must be linked: proves the list is the real one, not empty
+		need []string
+		// may not be linked (nor anything below them) ...
+		forbid []string
+		// ... except these
+		allow []string
+		// leaf: links no other package of ours
+		leaf bool
+	}{
+		{pkg: "./daemon/api", need: []string{module + "/errdefs"}, forbid: rpcStack},
+		{pkg: "./daemon/catalog", need: []string{module + "/errdefs", module + "/principal", module + "/toolspec"}, forbid: rpcStack},
+		// executors link only the guards they re-check
+		{pkg: "./cmd/toolcage-executor", need: []string{module + "/policy/netguard", module + "/policy/jscheck"},
+			forbid: []string{module + "/policy", module + "/daemon", module + "/store"},
+			allow:  []string{module + "/policy/netguard", module + "/policy/jscheck"}},
+		{pkg: "./errdefs", need: []string{"errors"}, leaf: true},
+		{pkg: "./principal", need: []string{module + "/principal"}, leaf: true},
+		{pkg: "./toolspec", need: []string{"time"}, leaf: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg, func(t *testing.T) {
+			got := deps(t, tt.pkg)
+			for _, n := range tt.need {
+				if !slices.Contains(got, n) {
+					t.Errorf("%s does not link %s; is the list right? %v", tt.pkg, n, got)
+				}
+			}
+			for _, p := range got {
+				if slices.ContainsFunc(tt.allow, func(a string) bool { return under(p, a) }) {
+					continue
+				}
+				for _, f := range tt.forbid {
+					if under(p, f) {
+						t.Errorf("%s links %s (forbidden: %s)", tt.pkg, p, f)
+					}
+				}
+				if tt.leaf && under(p, module) && p != module+strings.TrimPrefix(tt.pkg, ".") {
+					t.Errorf("%s links %s: it must import no package of ours", tt.pkg, p)
+				}
+			}
+		})
+	}
+}
