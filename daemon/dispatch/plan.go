@@ -1,9 +1,7 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
@@ -53,10 +51,6 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	if !ok || res.Compiled == nil {
 		return p, errdefs.Errorf(errdefs.InvalidDefinition, "unknown kind %q", def.Kind)
 	}
-	args, err := decodeArgs(c.args)
-	if err != nil {
-		return p, err
-	}
 	dryRunBy := ""
 	if c.dryRun {
 		dryRunBy = c.caller.Type
@@ -68,7 +62,7 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	}
 	p.scrub = s.scrub
 	body := &kind.Request{Permissions: req.Permissions}
-	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: args,
+	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: c.args,
 		AllowDash: res.Schema.AllowDash, Secret: s.lookup, Envelopes: s.docs}, body)
 	if err != nil {
 		return p, err
@@ -85,17 +79,6 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	p.key = host.NewKey(def.Kind, def.Isolation, req.Permissions)
 	p.key.Reset = k.ResetAfterCall()
 	return p, nil
-}
-
-// decodeArgs decodes validated arguments, keeping numbers exact.
-func decodeArgs(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
-	}
-	return m, nil
 }
 
 func fillLimits(l *executors.Limits, def executors.Limits) {

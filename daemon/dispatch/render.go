@@ -32,10 +32,6 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	if err := res.Schema.Validate(args); err != nil {
 		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
-	m, err := decodeArgs(args)
-	if err != nil {
-		return nil, err
-	}
 	out := &Rendering{Tool: name, Version: res.Tool.Version, Kind: def.Kind}
 	tpl, ok := res.Compiled.(kind.Templated)
 	if !ok {
@@ -51,7 +47,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	env := d.env
 	env.Preview = true
 	req := &kind.Request{Permissions: def.Permissions}
-	if _, err := tpl.Build(ctx, &kind.Call{Env: &env, Tool: tool, Args: m, AllowDash: res.Schema.AllowDash, Secret: s.lookup}, req); err != nil {
+	if _, err := tpl.Build(ctx, &kind.Call{Env: &env, Tool: tool, Args: args, AllowDash: res.Schema.AllowDash, Secret: s.lookup}, req); err != nil {
 		return nil, redactError(s.scrub, err)
 	}
 	if sh := req.Shell; sh != nil {

@@ -35,3 +35,14 @@ func RenderError(err error) error {
 	}
 	return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 }
+
+// DecodeArgs decodes the call's validated arguments, keeping numbers exact.
+func (c *Call) DecodeArgs() (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(c.Args))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
+	}
+	return m, nil
+}

@@ -113,8 +113,10 @@ type Env struct {
 type Call struct {
 	Env  *Env
 	Tool Tool
-	// Args are the call's validated arguments, numbers kept exact.
-	Args map[string]any
+	// Args are the call's validated arguments, as JSON: a kind that
+	// renders templates decodes them (DecodeArgs), one that does not
+	// pays nothing.
+	Args json.RawMessage
 	// AllowDash names the parameters whose values may start with "-"
 	// (the schema's say).
 	AllowDash map[string]bool

@@ -139,7 +139,11 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	if !call.Tool.Has("network") {
 		req.Permissions = append(slices.Clone(req.Permissions), "network")
 	}
-	real, err := c.render(call, call.Secret)
+	args, err := call.DecodeArgs()
+	if err != nil {
+		return nil, err
+	}
+	real, err := c.render(call, args, call.Secret)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +164,7 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 		}
 		return t, nil
 	}
-	r, err := c.render(call, tokens)
+	r, err := c.render(call, args, tokens)
 	if err != nil || len(stand) == 0 {
 		return built, nil
 	}
@@ -173,8 +177,8 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	return built, nil
 }
 
-func (c *Compiled) render(call *kind.Call, secrets func(string) (string, error)) (*toolspec.HTTPCall, error) {
-	r, err := c.Request.Render(call.Args, secrets)
+func (c *Compiled) render(call *kind.Call, args map[string]any, secrets func(string) (string, error)) (*toolspec.HTTPCall, error) {
+	r, err := c.Request.Render(args, secrets)
 	if err != nil {
 		return nil, kind.RenderError(err)
 	}

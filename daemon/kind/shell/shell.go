@@ -133,7 +133,11 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 		return nil, errdefs.Errorf(errdefs.PolicyDenied,
 			"shell tool %q holds the network permission, which the config must grant by name (sandbox.network_shell_tools): a shell command's sockets pass no network guard", t.Name)
 	}
-	r, err := c.Command.Render(call.Args, policy.ShellOptions{AllowDash: call.AllowDash, Secrets: call.Secret})
+	args, err := call.DecodeArgs()
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.Command.Render(args, policy.ShellOptions{AllowDash: call.AllowDash, Secrets: call.Secret})
 	if err != nil {
 		return nil, kind.RenderError(err)
 	}
@@ -149,7 +153,7 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	for k, tpl := range c.Env {
 		// Environment values never pass through a shell's parser: placed
 		// verbatim, one variable each.
-		v, err := tpl.Render(call.Args, policy.RenderOptions{AllowMissing: true, Secrets: call.Secret})
+		v, err := tpl.Render(args, policy.RenderOptions{AllowMissing: true, Secrets: call.Secret})
 		if err != nil {
 			return nil, kind.RenderError(err)
 		}
