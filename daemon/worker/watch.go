@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +49,7 @@ type Watcher struct {
 
 	mu      sync.Mutex
 	workers map[string]*watched    // worker file → its state
-	deps    map[string][]string    // watched file (worker or tool) → worker files to reload
+	deps    map[string][]string    // watched file or tool_files pattern → worker files to reload
 	dirs    map[string]int         // directory → files watched in it
 	timers  map[string]*time.Timer // worker file → its settle timer
 }
@@ -56,7 +58,7 @@ type Watcher struct {
 type watched struct {
 	last *Worker  // the last good version
 	json []byte   // last, marshalled: a reload that changes nothing is no change
-	deps []string // the worker file and its tool files
+	deps []string // the worker file, its tool files and tool_files patterns
 }
 
 // NewWatcher returns a watcher; call Run to start it.
@@ -165,11 +167,19 @@ func (wt *Watcher) Run(ctx context.Context) error {
 }
 
 // schedule reloads, once the file settles, every worker that depends on
-// the file named by an event; events about other files in the same
-// directories are ignored.
+// the file named by an event, or has a tool_files pattern it matches (a
+// new tool file); events about other files in the same directories are
+// ignored.
 func (wt *Watcher) schedule(file string) {
 	wt.mu.Lock()
-	workers := wt.deps[file]
+	workers := slices.Clone(wt.deps[file])
+	for key, ws := range wt.deps {
+		if hasMeta(key) && filepath.Dir(key) == filepath.Dir(file) {
+			if ok, _ := filepath.Match(key, file); ok {
+				workers = append(workers, ws...)
+			}
+		}
+	}
 	wt.mu.Unlock()
 	for _, p := range workers {
 		wt.scheduleWorker(p)
@@ -271,17 +281,29 @@ func nameChanged(path string, data []byte, was, now string) *Error {
 	return e
 }
 
-// depsOf lists the files a worker is read from.
+// depsOf lists the files a worker is read from, and its tool_files
+// patterns whose directory part is literal, so a tool file added there is
+// noticed. (A wildcard in a directory part would need a recursive watch; a
+// tool file added under one is read with the worker file's next change.)
 func depsOf(w *Worker) []string {
 	files := []string{w.Path}
 	for _, t := range w.LocalTools {
 		files = append(files, filepath.Clean(t.File))
 	}
+	for _, p := range w.ToolFiles {
+		abs := filepath.Join(filepath.Dir(w.Path), p)
+		if hasMeta(filepath.Base(abs)) && !hasMeta(filepath.Dir(abs)) && !contains(files, abs) {
+			files = append(files, abs)
+		}
+	}
 	return files
 }
 
-// setDeps makes path depend on files, watching their directories. wt.mu
-// is held.
+// hasMeta reports whether a path holds glob syntax.
+func hasMeta(path string) bool { return strings.ContainsAny(path, `*?[\`) }
+
+// setDeps makes path depend on files (and patterns), watching their
+// directories. wt.mu is held.
 func (wt *Watcher) setDeps(path string, st *watched, files []string) error {
 	var errs []error
 	for _, f := range files {

@@ -239,6 +239,37 @@ func TestWatcherToolFiles(t *testing.T) {
 	}
 }
 
+func TestWatcherNewToolFile(t *testing.T) {
+	h := startWatcher(t, map[string]string{
+		"w.yaml":            "name: ops\ntool_files: [tools/*.yaml]\n",
+		"tools/lookup.yaml": lookupTool,
+	})
+	// A tool file dropped where a pattern points is picked up.
+	h.replace("tools/asker.yaml", askTool)
+	w := h.change()
+	if len(w.LocalTools) != 2 || w.LocalTool("asker") == nil {
+		t.Fatalf("reloaded %+v", w.LocalTools)
+	}
+	// And its removal is noticed too.
+	if err := os.Remove(filepath.Join(h.dir, "tools", "asker.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if w := h.change(); len(w.LocalTools) != 1 || w.LocalTool("lookup") == nil {
+		t.Fatalf("after removal %+v", w.LocalTools)
+	}
+	// Removing the last one leaves the pattern matching nothing: refused,
+	// the last good version stays.
+	if err := os.Remove(filepath.Join(h.dir, "tools", "lookup.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.refusal(); !strings.Contains(err.Error(), `tool_files: "tools/*.yaml" matches no file`) {
+		t.Fatalf("refusal %v", err)
+	}
+	if h.w.Current(h.path).LocalTool("lookup") == nil {
+		t.Error("the last good version was dropped")
+	}
+}
+
 func TestWatcherFileRemovedAndBack(t *testing.T) {
 	h := startWatcher(t, map[string]string{"w.yaml": "name: ops\n"})
 	if err := os.Remove(h.path); err != nil {
