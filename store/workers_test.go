@@ -289,3 +289,40 @@ func TestWorkerUpdateAndList(t *testing.T) {
 		t.Errorf("empty ListWorkers = %#v, %v", l, err)
 	}
 }
+
+// FuzzAuthenticate checks the token check on arbitrary input: it never
+// panics, refuses everything but the one issued token with
+// ErrInvalidToken, and accepts that token.
+func FuzzAuthenticate(f *testing.F) {
+	s := openTest(f)
+	revoked, _, err := s.RegisterWorker(context.Background(), &Worker{Name: "ops", Path: "/w.yaml", Definition: json.RawMessage(`{}`)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	revoked2, _, err := s.IssueWorkerToken(context.Background(), "ops")
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := s.RevokeWorkerTokens(context.Background(), "ops"); err != nil {
+		f.Fatal(err)
+	}
+	token, id, err := s.IssueWorkerToken(context.Background(), "ops")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{token, revoked, revoked2, "", TokenPrefix, token[:len(token)-1] + "a", strings.ToUpper(token), token + "\n", "tcw_" + strings.Repeat("\xff", 52)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		w, gotID, err := s.Authenticate(context.Background(), in)
+		if in == token {
+			if err != nil || w != "ops" || gotID != id {
+				t.Fatalf("the valid token: %q, %q, %v", w, gotID, err)
+			}
+			return
+		}
+		if !errors.Is(err, ErrInvalidToken) || w != "" || gotID != "" {
+			t.Fatalf("Authenticate(%q) = %q, %q, %v; want ErrInvalidToken", in, w, gotID, err)
+		}
+	})
+}
