@@ -184,7 +184,7 @@ func (p *parser) crossCheck(w *Worker, root, approvalTools *yaml.Node) {
 	}
 	for i := 0; i+1 < len(approvalTools.Content); i += 2 {
 		k := approvalTools.Content[i]
-		if !w.HasTool(k.Value) {
+		if _, valid := w.Approval.Tools[k.Value]; valid && !w.HasTool(k.Value) {
 			p.errorAt(k, "approval.tools: %q is not one of this worker's tools (tools, tool_files), and agent_tools.create is off", k.Value)
 		}
 	}

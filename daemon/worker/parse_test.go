@@ -191,6 +191,8 @@ func TestParseErrors(t *testing.T) {
 		{"approval case", "name: ops\ntools: [a]\napproval:\n  tools: {a: PreApproved}\n", []string{`4:14: approval.tools.a: unknown approval "PreApproved"`}},
 		{"approval not a mapping", "name: ops\napproval: ask\n", []string{`2:11: approval: want a mapping, got the string "ask"`}},
 		{"approval for a tool the worker lacks", "name: ops\ntools: [a]\napproval: {tools: {b: ask}}\n", []string{`3:20: approval.tools: "b" is not one of this worker's tools`}},
+		{"bad tool name in approval.tools", "name: ops\napproval: {tools: {Bad: ask}}\n", []string{`2:20: approval.tools: "Bad" is not a valid tool name`}},
+		{"approval.tools not a mapping", "name: ops\napproval: {tools: [a]}\n", []string{"2:19: approval.tools: want a mapping of tool name to approval, got a list"}},
 		{"bad timeout", "name: ops\nlimits: {timeout: soon}\n", []string{`2:19: limits.timeout: bad duration "soon"`}},
 		{"negative timeout", "name: ops\nlimits: {timeout: -1s}\n", []string{"2:19: limits.timeout: must be positive"}},
 		{"long timeout", "name: ops\nlimits: {timeout: 25h}\n", []string{"2:19: limits.timeout: is longer than 24h"}},

@@ -40,7 +40,9 @@ type WatchConfig struct {
 // change, keeping the last good version of each when an edit is broken.
 // It watches directories, not files, because editors replace a file by
 // renaming a new one over it. Callbacks run one at a time on Run's
-// goroutine.
+// goroutine; the *Worker they get is shared with Current and must be
+// treated as read-only. Add and Remove may be called at any time; Run
+// runs once.
 type Watcher struct {
 	cfg     WatchConfig
 	fsw     *fsnotify.Watcher
