@@ -326,3 +326,17 @@ func FuzzAuthenticate(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkAuthenticate(b *testing.B) {
+	s := openTest(b)
+	ctx := context.Background()
+	token, _, err := s.RegisterWorker(ctx, &Worker{Name: "ops", Path: "/w.yaml", Definition: json.RawMessage(`{}`)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, _, err := s.Authenticate(ctx, token); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -72,17 +72,13 @@ type workerProblem struct {
 }
 
 func runWorkerCheck(_ context.Context, a *app, opts workerCheckOptions) error {
-	data, err := os.ReadFile(opts.file)
-	if err != nil {
-		return inputErrorf("%v", trimPathError(err))
-	}
-	w, err := worker.Parse(opts.file, data)
+	w, err := worker.Load(opts.file)
 	var pe *worker.ParseError
 	switch {
 	case errors.As(err, &pe):
 		return reportWorkerProblems(a, opts, pe)
 	case err != nil:
-		return inputErrorf("%v", err)
+		return inputErrorf("%v", trimPathError(err))
 	}
 	if opts.json {
 		return writeValueJSON(a.out, workerCheckResult{Valid: true, Worker: w})

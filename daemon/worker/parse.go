@@ -42,6 +42,17 @@ func Parse(path string, data []byte) (*Worker, error) {
 	return parse(path, data, Toolsets())
 }
 
+// Load reads the worker file at path (at most MaxFileBytes) and parses it.
+// A file that cannot be read gives its *os.PathError; a file that does
+// not parse, a *ParseError.
+func Load(path string) (*Worker, error) {
+	data, err := readLimited(path, MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
 // parse is Parse with the toolset registry as a parameter, for tests.
 func parse(path string, data []byte, toolsets []Toolset) (*Worker, error) {
 	abs, err := filepath.Abs(path)

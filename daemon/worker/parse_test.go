@@ -356,3 +356,30 @@ func TestCapLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestLoad(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"w.yaml": "name: ops\n", "big.yaml": "name: ops\n# " + strings.Repeat("x", MaxFileBytes) + "\n"})
+	if w, err := Load(filepath.Join(dir, "w.yaml")); err != nil || w.Name != "ops" {
+		t.Errorf("Load = %+v, %v", w, err)
+	}
+	if _, err := Load(filepath.Join(dir, "none.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	var pathErr *os.PathError
+	if _, err := Load(filepath.Join(dir, "big.yaml")); !errors.As(err, &pathErr) || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("big file: %v", err)
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	path := filepath.Join("..", "..", "examples", "workers", "data.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Parse(path, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

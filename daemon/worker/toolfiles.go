@@ -126,7 +126,7 @@ func readLimited(file string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", file, limit)
+		return nil, &os.PathError{Op: "read", Path: file, Err: fmt.Errorf("larger than %d bytes", limit)}
 	}
 	return data, nil
 }

@@ -217,7 +217,7 @@ func (wt *Watcher) reload(path string) {
 	log := wt.cfg.Log.With("worker", st.last.Name, "file", path)
 	data, err := readLimited(path, MaxFileBytes)
 	if err != nil {
-		wt.refuse(log, path, fmt.Errorf("%s: %w", path, err))
+		wt.refuse(log, path, err)
 		return
 	}
 	w, err := Parse(path, data)
