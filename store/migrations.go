@@ -105,6 +105,27 @@ CREATE TABLE always_approvals (
 	PRIMARY KEY (tool, version, args_hash)
 ) STRICT, WITHOUT ROWID;
 `,
+	// 4: registered workers with the last good parse of their file, and
+	// their tokens, kept only as SHA-256 hashes (see workers.go).
+	`
+CREATE TABLE workers (
+	name       TEXT    NOT NULL PRIMARY KEY,
+	path       TEXT    NOT NULL,  -- the worker file, absolute
+	definition TEXT    NOT NULL,  -- JSON of the last good parse of the file
+	created_at INTEGER NOT NULL,  -- Unix ns
+	updated_at INTEGER NOT NULL   -- Unix ns
+) STRICT;
+
+CREATE TABLE worker_tokens (
+	id         TEXT    NOT NULL PRIMARY KEY, -- public: names the token in logs and audit
+	worker     TEXT    NOT NULL REFERENCES workers (name) ON DELETE CASCADE ON UPDATE CASCADE,
+	hash       BLOB    NOT NULL UNIQUE,      -- SHA-256 of the token
+	created_at INTEGER NOT NULL,             -- Unix ns
+	revoked_at INTEGER                       -- Unix ns, NULL while valid
+) STRICT;
+
+CREATE INDEX worker_tokens_worker ON worker_tokens (worker);
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

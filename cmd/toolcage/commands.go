@@ -15,6 +15,7 @@ func commands() []*cli.Command {
 		auditCommand(),
 		secretsCommand(),
 		approvalsCommand(),
+		workerCommand(),
 		healthCommand(),
 		sandboxCommand(),
 		versionCommand(),
