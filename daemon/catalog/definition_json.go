@@ -3,7 +3,6 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
@@ -79,7 +78,7 @@ func (d *Definition) UnmarshalJSON(b []byte) error {
 		k, _ := kinds.Get(n)
 		spec, err := k.Decode(raw)
 		if err != nil {
-			return fmt.Errorf("%s: %w", n, err)
+			return err // worded as the decoder of the whole definition words it
 		}
 		d.Spec = spec
 	}
