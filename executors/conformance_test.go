@@ -146,7 +146,9 @@ func TestConformance(t *testing.T) {
 		name   string
 		s      scenario
 		limits executors.Limits
-		check  func(t *testing.T, res *executors.Result, err error, took time.Duration)
+		// deadline, when set, is the caller's own: ctx ends, no limit does
+		deadline time.Duration
+		check    func(t *testing.T, res *executors.Result, err error, took time.Duration)
 	}{
 		{name: "result", s: greet, check: func(t *testing.T, res *executors.Result, err error, _ time.Duration) {
 			if err != nil {
@@ -173,6 +175,12 @@ func TestConformance(t *testing.T) {
 				t.Errorf("stopped after %v", took)
 			}
 		}},
+		{name: "caller's deadline", s: hang, deadline: caseTimeout, check: func(t *testing.T, res *executors.Result, err error, took time.Duration) {
+			wantCode(t, res, err, errdefs.Timeout, errdefs.LimitTimeout)
+			if took > 10*time.Second {
+				t.Errorf("stopped after %v", took)
+			}
+		}},
 		{name: "output cap", s: flood, limits: executors.Limits{OutputBytes: caseCap}, check: func(t *testing.T, res *executors.Result, err error, _ time.Duration) {
 			wantCode(t, res, err, errdefs.LimitExceeded, errdefs.LimitOutput)
 		}},
@@ -191,7 +199,11 @@ func TestConformance(t *testing.T) {
 							req.JS, req.Shell, req.HTTP = nil, nil, nil
 						}
 						req.CallID, req.Tool, req.Limits = "conf-"+c.name, "conformance", c.limits
-						ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+						deadline := 60 * time.Second
+						if c.deadline > 0 {
+							deadline = c.deadline
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), deadline)
 						defer cancel()
 						start := time.Now()
 						res, err := e.Execute(ctx, req)
