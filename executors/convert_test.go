@@ -86,7 +86,7 @@ func TestErrorRoundTrip(t *testing.T) {
 	if len(codeToProto) != len(errdefs.Codes) || len(codeFromProto) != len(errdefs.Codes) {
 		t.Fatalf("the wire maps %d/%d codes, errdefs has %d", len(codeToProto), len(codeFromProto), len(errdefs.Codes))
 	}
-	limits := append([]string{""}, errdefs.Limits...)
+	limits := append([]string{""}, errdefs.LimitNames...)
 	for _, code := range errdefs.Codes {
 		for _, limit := range limits {
 			for _, e := range []*errdefs.Error{
