@@ -151,8 +151,8 @@ func TestConformance(t *testing.T) {
 		check    func(t *testing.T, res *executors.Result, err error, took time.Duration)
 	}{
 		{name: "result", s: greet, check: func(t *testing.T, res *executors.Result, err error, _ time.Duration) {
-			if err != nil {
-				t.Fatalf("err = %v", err)
+			if err != nil || res == nil {
+				t.Fatalf("res %v, err = %v", res, err)
 			}
 			if res.IsError || !json.Valid(res.Value) || !strings.Contains(string(res.Value), greeting) {
 				t.Fatalf("result %+v (value %s), want %q in a valid JSON value", res, res.Value, greeting)
@@ -162,8 +162,8 @@ func TestConformance(t *testing.T) {
 			}
 		}},
 		{name: "tool failure is a result", s: fail, check: func(t *testing.T, res *executors.Result, err error, _ time.Duration) {
-			if err != nil {
-				t.Fatalf("err = %v, want a result with is_error", err)
+			if err != nil || res == nil {
+				t.Fatalf("res %v, err = %v, want a result with is_error", res, err)
 			}
 			if !res.IsError || res.Error == "" {
 				t.Fatalf("result %+v, want is_error with a message", res)
