@@ -43,6 +43,7 @@ const (
 	DefaultMemoryBytes   = 256 << 20
 	DefaultPids          = 64
 	DefaultCPUSeconds    = 300
+	DefaultCPUs          = 1.0
 	DefaultFileSizeBytes = 64 << 20
 	DefaultOpenFiles     = 256
 	DefaultTmpBytes      = 64 << 20
@@ -93,6 +94,11 @@ type Config struct {
 	// executor included: it counts over the executor's whole life, so
 	// Reset asks for a fresh executor once half of it is spent.
 	CPUSeconds int `json:"cpu_seconds,omitempty"`
+	// CPUs is the CPU bandwidth of everything in the sandbox, in CPUs
+	// (cgroup cpu.max, or cpu.cfs_quota_us on v1): 0.5 is half of one CPU,
+	// 2 is two. Many spinning processes then slow only their own sandbox.
+	// Without a cpu controller it is not enforced (Report notes say so).
+	CPUs float64 `json:"cpus,omitempty"`
 	// FileSizeBytes is RLIMIT_FSIZE.
 	FileSizeBytes int64 `json:"file_size_bytes,omitempty"`
 	// OpenFiles is RLIMIT_NOFILE.
@@ -137,6 +143,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CPUSeconds <= 0 {
 		c.CPUSeconds = DefaultCPUSeconds
+	}
+	if c.CPUs <= 0 {
+		c.CPUs = DefaultCPUs
 	}
 	if c.FileSizeBytes <= 0 {
 		c.FileSizeBytes = DefaultFileSizeBytes
