@@ -226,9 +226,15 @@ func enableV2(m cgroupMount, p string) error {
 	}
 	err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory +pids"), 0o644)
 	if errors.Is(err, syscall.EBUSY) {
-		return fmt.Errorf("cannot enable memory and pids in %s: it holds processes (a cgroup v2 group with processes cannot delegate controllers; run the daemon in a leaf of a delegated group and set sandbox.cgroup_parent to a sibling)", p)
+		return delegationError(p)
 	}
 	return err
+}
+
+// delegationError says why controllers cannot be enabled in p, and how to
+// configure around it.
+func delegationError(p string) error {
+	return fmt.Errorf("cannot enable memory and pids in %s: it holds processes (a cgroup v2 group with processes cannot delegate controllers; run the daemon in a leaf of a delegated group and set sandbox.cgroup_parent to a sibling)", p)
 }
 
 // cpuPeriod is the CFS period the quota is given for: 100 ms, the

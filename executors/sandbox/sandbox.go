@@ -34,6 +34,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -121,9 +122,11 @@ type Config struct {
 	// scratch directory (the mount point of its new root); it must be
 	// searchable by the mapped uid. Default os.TempDir().
 	StateDir string `json:"state_dir,omitempty"`
-	// CgroupParent is where per-sandbox cgroups are made, as a path inside
-	// each cgroup hierarchy (e.g. "/toolcage.slice"). Default: a "toolcage"
-	// group under the daemon's own cgroup.
+	// CgroupParent is where per-sandbox cgroups are made, as an absolute
+	// path inside each cgroup hierarchy (e.g. "/toolcage.slice"; the
+	// daemon's sandbox.cgroup_parent). Default: a "toolcage" group under
+	// the daemon's own cgroup. On cgroup v2 it must not hold processes,
+	// the daemon's included.
 	CgroupParent string `json:"cgroup_parent,omitempty"`
 	// HostUID and HostGID are what root inside the sandbox maps to when the
 	// daemon runs as root (default 65534). An unprivileged daemon can map
@@ -209,10 +212,32 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("bind target %q: overlaps the work dir %s", t, c.WorkDir))
 		}
 	}
+	if !(c.CPUs > 0 && c.CPUs <= 1024) { // NaN too
+		errs = append(errs, fmt.Errorf("cpus %v: want a number of CPUs above 0, at most 1024", c.CPUs))
+	}
+	if err := CheckCgroupParent(c.CgroupParent); err != nil {
+		errs = append(errs, fmt.Errorf("cgroup parent: %w", err))
+	}
 	if c.SocketDir != "" && (!filepath.IsAbs(c.SocketDir) || within(c.SocketDir, c.WorkDir)) {
 		errs = append(errs, fmt.Errorf("socket dir %q: must be absolute and outside the work dir", c.SocketDir))
 	}
 	return errors.Join(errs...)
+}
+
+// CheckCgroupParent checks a Config.CgroupParent: empty, or an absolute,
+// clean path below the root of the hierarchy ("/toolcage.slice").
+func CheckCgroupParent(p string) error {
+	switch {
+	case p == "":
+		return nil
+	case !strings.HasPrefix(p, "/") || path.Clean(p) != p:
+		return fmt.Errorf("%q: want an absolute, clean cgroup path like /toolcage.slice", p)
+	case p == "/":
+		return errors.New(`"/": sandboxes need a group of their own, not the root`)
+	case strings.ContainsAny(p, "\x00\n"):
+		return fmt.Errorf("%q: control characters in a cgroup path", p)
+	}
+	return nil
 }
 
 // Report says which protections a sandbox has (from Probe, or from a
