@@ -331,6 +331,9 @@ func errnoOut(e unix.Errno) string { return fmt.Sprintf("errno %d:", int(e)) }
 // tool wrote, each in several spellings.
 func TestConfinement(t *testing.T) {
 	needSandbox(t)
+	if !seccompSupported {
+		t.Skip("no seccomp table for this architecture")
+	}
 	refused := "refused" // any error
 	tests := []struct {
 		name string

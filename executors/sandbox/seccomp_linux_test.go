@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -173,4 +174,72 @@ func TestSeccompAllowlist(t *testing.T) {
 		}
 	}
 	t.Logf("%d syscalls allowed, %d instructions", nAllowed, len(prog))
+}
+
+// decide is the filter's policy written plainly, for the fuzz target.
+func decide(arch, nr uint32, args [3]uint32) uint32 {
+	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+	if arch != auditArch || (x32SyscallBit != 0 && nr >= x32SyscallBit) {
+		return unix.SECCOMP_RET_KILL_PROCESS
+	}
+	if slices.Contains(allowedSyscalls, nr) || slices.Contains(archAllowedSyscalls, nr) {
+		return unix.SECCOMP_RET_ALLOW
+	}
+	if slices.Contains(deniedSyscalls, nr) || slices.Contains(archDeniedSyscalls, nr) {
+		return errno(unix.EPERM)
+	}
+	allowIf := func(ok bool, e unix.Errno) uint32 {
+		if ok {
+			return unix.SECCOMP_RET_ALLOW
+		}
+		return errno(e)
+	}
+	device := func(mode uint32) bool { return mode&unix.S_IFMT == unix.S_IFCHR || mode&unix.S_IFMT == unix.S_IFBLK }
+	switch {
+	case nr == unix.SYS_CLONE:
+		return allowIf(args[0]&cloneNamespaces == 0, unix.EPERM)
+	case nr == unix.SYS_MKNODAT:
+		return allowIf(!device(args[2]), unix.EPERM)
+	case sysMknod >= 0 && nr == uint32(sysMknod):
+		return allowIf(!device(args[1]), unix.EPERM)
+	case nr == unix.SYS_PERSONALITY:
+		return allowIf(slices.Contains(allowedPersonalities, args[0]), unix.EPERM)
+	case nr == unix.SYS_IOCTL:
+		return allowIf(args[1] != unix.TIOCSTI && args[1] != unix.TIOCLINUX, unix.EPERM)
+	case nr == unix.SYS_SOCKET:
+		return allowIf(slices.Contains(socketFamilies, args[0]) || (args[0] == unix.AF_NETLINK && args[2] == unix.NETLINK_ROUTE), unix.EAFNOSUPPORT)
+	case nr == unix.SYS_SOCKETPAIR:
+		return allowIf(args[0] == unix.AF_UNIX, unix.EAFNOSUPPORT)
+	}
+	return errno(unix.ENOSYS)
+}
+
+// FuzzSeccompFilter checks the assembled program against decide.
+func FuzzSeccompFilter(f *testing.F) {
+	prog, err := seccompFilter()
+	if err != nil {
+		f.Fatal(err)
+	}
+	vm, err := bpf.NewVM(prog)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(uint32(auditArch), uint32(unix.SYS_READ), uint32(0), uint32(0), uint32(0))
+	f.Add(uint32(auditArch), uint32(unix.SYS_SOCKET), uint32(unix.AF_VSOCK), uint32(unix.SOCK_STREAM), uint32(0))
+	f.Add(uint32(auditArch), uint32(unix.SYS_SOCKET), uint32(unix.AF_NETLINK), uint32(unix.SOCK_RAW), uint32(unix.NETLINK_ROUTE))
+	f.Add(uint32(auditArch), uint32(unix.SYS_CLONE), uint32(unix.CLONE_NEWUSER), uint32(0), uint32(0))
+	f.Add(uint32(auditArch), uint32(unix.SYS_MKNODAT), uint32(0), uint32(0), uint32(unix.S_IFCHR))
+	f.Add(uint32(auditArch), uint32(unix.SYS_IOCTL), uint32(0), uint32(unix.TIOCSTI), uint32(0))
+	f.Add(uint32(auditArch), uint32(unix.SYS_MEMFD_CREATE), uint32(0), uint32(0), uint32(0))
+	f.Add(uint32(auditArch), uint32(1000), uint32(0), uint32(0), uint32(0))
+	f.Add(uint32(unix.AUDIT_ARCH_I386), uint32(unix.SYS_READ), uint32(0), uint32(0), uint32(0))
+	f.Fuzz(func(t *testing.T, arch, nr, a0, a1, a2 uint32) {
+		got, err := vm.Run(seccompData(arch, nr, a0, a1, a2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := decide(arch, nr, [3]uint32{a0, a1, a2}); uint32(got) != want {
+			t.Fatalf("arch %#x nr %d args %#x %#x %#x: %#x, want %#x", arch, nr, a0, a1, a2, uint32(got), want)
+		}
+	})
 }
