@@ -50,3 +50,23 @@ func TestDelegationErrorNamesTheKey(t *testing.T) {
 		t.Fatalf("%q does not name the config key", msg)
 	}
 }
+
+// TestProbeCPUQuota: where a cpu controller is mounted, a root daemon's
+// sandbox lands in a CPU-capped group, and Probe says so.
+func TestProbeCPUQuota(t *testing.T) {
+	needRoot(t)
+	fs, err := readCgroupFS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasCPU := false
+	for _, m := range fs.mounts {
+		hasCPU = hasCPU || contains(m.controllers, "cpu") || (m.v2 && hasControllers(m.dir, "cpu"))
+	}
+	if !hasCPU {
+		t.Skip("no cpu controller on this machine")
+	}
+	if r := Probe(); !r.CPUQuota {
+		t.Fatalf("no CPU quota: %+v", r)
+	}
+}

@@ -252,6 +252,8 @@ type Report struct {
 	CgroupNS bool `json:"cgroup_ns"`
 	// Cgroup is "v2", "v1" or "none" (rlimits only).
 	Cgroup string `json:"cgroup"`
+	// CPUQuota: the cgroup caps the sandbox's CPU bandwidth (Config.CPUs).
+	CPUQuota bool `json:"cpu_quota"`
 	// LandlockABI is the Landlock ABI the ruleset was built for; 0 if none.
 	LandlockABI int  `json:"landlock_abi"`
 	Seccomp     bool `json:"seccomp"`
