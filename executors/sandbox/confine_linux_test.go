@@ -58,8 +58,13 @@ var attempts = map[string]func() error{
 		name := []byte("q\x00")
 		return rawErr(unix.SYS_MQ_OPEN, uintptr(unsafe.Pointer(&name[0])), unix.O_CREAT|unix.O_RDWR, 0o600)
 	},
-	"keyctl":  func() error { return rawErr(unix.SYS_KEYCTL, 0, 0, 0) },
-	"add_key": func() error { return rawErr(unix.SYS_ADD_KEY, 0, 0, 0) },
+	"request_key": func() error {
+		typ, desc := []byte("user\x00"), []byte("k\x00")
+		return rawErr(unix.SYS_REQUEST_KEY, uintptr(unsafe.Pointer(&typ[0])), uintptr(unsafe.Pointer(&desc[0])), 0)
+	},
+	"rlimit nproc": func() error { return rlimitAbove(unix.RLIMIT_NPROC, DefaultPids+32) },
+	"keyctl":       func() error { return rawErr(unix.SYS_KEYCTL, 0, 0, 0) },
+	"add_key":      func() error { return rawErr(unix.SYS_ADD_KEY, 0, 0, 0) },
 	// per-user kernel objects
 	"inotify_init1":         func() error { return inotify(0) },
 	"inotify_init1 flags":   func() error { return inotify(unix.IN_CLOEXEC | unix.IN_NONBLOCK) },
@@ -99,6 +104,16 @@ var helpers = map[string]func() error{
 		}
 		fmt.Printf("holding %d\n", n)
 		time.Sleep(time.Hour)
+		return nil
+	},
+	// getppid times a cheap system call under the filter, in ns.
+	"getppid": func() error {
+		const n = 1000000
+		start := time.Now()
+		for range n {
+			unix.Getppid()
+		}
+		fmt.Printf("%d\n", time.Since(start).Nanoseconds()/n)
 		return nil
 	},
 	// spin keeps 4 threads busy for 1.5 s, then prints the CPU time the
@@ -358,6 +373,8 @@ func TestConfinement(t *testing.T) {
 		{"io_setup", errnoOut(unix.ENOSYS)},
 		{"mq_open", errnoOut(unix.ENOSYS)},
 		{"keyctl", errnoOut(unix.EPERM)},
+		{"request_key", errnoOut(unix.EPERM)},
+		{"rlimit nproc", refused},
 		{"add_key", errnoOut(unix.EPERM)},
 		{"inotify_init1", errnoOut(unix.EMFILE)},
 		{"inotify_init1 flags", errnoOut(unix.EMFILE)},
@@ -514,4 +531,30 @@ func TestCPUQuota(t *testing.T) {
 			t.Errorf("%d ms of CPU in %v, want at most %d", ms, wall, limit)
 		}
 	})
+}
+
+// BenchmarkSyscallCost reports what the seccomp program adds to a cheap
+// system call: getppid in a sandbox against getppid here.
+func BenchmarkSyscallCost(b *testing.B) {
+	needSandbox(b)
+	for range b.N {
+		c := Command(Config{}, "/proc/self/exe")
+		c.Env = []string{envTry + "=getppid"}
+		var out bytes.Buffer
+		c.Stdout = &out
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Wait(); err != nil {
+			b.Fatal(err, out.String())
+		}
+		var in int64
+		fmt.Sscan(out.String(), &in)
+		start := time.Now()
+		for range 1000000 {
+			unix.Getppid()
+		}
+		b.ReportMetric(float64(in), "ns/sandboxed-getppid")
+		b.ReportMetric(float64(time.Since(start).Nanoseconds())/1e6, "ns/host-getppid")
+	}
 }
