@@ -8,9 +8,11 @@
 //	launcher, pid 1 of the new pid namespace (the executor binary itself, or
 //	the lean cmd/toolcage-sandbox): joins its v1 cgroups, makes a cgroup
 //	namespace, brings lo up, builds a read-only root on a tmpfs and
-//	pivots into it; then, on its locked main thread only, sets the rlimits,
-//	locks root out of capabilities, sets no_new_privs, applies Landlock,
-//	empties the capability sets and installs the seccomp filter, and
+//	pivots into it, lets its user namespace hold none of the per-user
+//	kernel objects charged to the host (inotify, fanotify, namespaces);
+//	then, on its locked main thread only, sets the rlimits, locks root
+//	out of capabilities, sets no_new_privs, applies Landlock, empties the
+//	capability sets and installs the seccomp allowlist, and
 //	└─fork/exec──▶ the executor, which inherits all of that; Init marks it
 //	               undumpable and returns, and main serves go-plugin.
 //
