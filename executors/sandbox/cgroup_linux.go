@@ -13,9 +13,10 @@ import (
 )
 
 // cgroupSet is one sandbox's cgroups: a single v2 group, or a memory, a
-// pids and (where mounted) a cpu group on v1. The launcher joins them by writing "0" to the
-// cgroup.procs files the host opened (open-time credentials decide, so a
-// root daemon's sandbox needs no write access of its own).
+// pids and (where mounted) a cpu group on v1. The launcher joins them by
+// writing "0" to the cgroup.procs files the host opened (open-time
+// credentials decide, so a root daemon's sandbox needs no write access of
+// its own).
 type cgroupSet struct {
 	version string // "v2" or "v1"
 	mem     string // dir holding the memory files
@@ -309,12 +310,11 @@ func newCgroupV2(m cgroupMount, parent, name string, cfg Config) (*cgroupSet, er
 
 func newCgroupV1(memM, pidsM, cpuM *cgroupMount, fs *cgroupFS, name string, cfg Config) (*cgroupSet, error) {
 	cs := &cgroupSet{version: "v1"}
-	hs := []struct {
+	for _, h := range []struct {
 		m    *cgroupMount
 		ctl  string
 		dest *string
-	}{{memM, "memory", &cs.mem}, {pidsM, "pids", &cs.pids}}
-	for _, h := range hs {
+	}{{memM, "memory", &cs.mem}, {pidsM, "pids", &cs.pids}} {
 		parent := parentPath(cfg, fs.own[h.ctl])
 		pdir := h.m.dirOf(parent)
 		if pdir == "" {

@@ -70,3 +70,42 @@ func TestProbeCPUQuota(t *testing.T) {
 		t.Fatalf("no CPU quota: %+v", r)
 	}
 }
+
+func TestCgroupV2CPU(t *testing.T) {
+	for _, tt := range []struct {
+		name, controllers string
+		cpuMax            string // "" for none
+	}{
+		{"delegated", "cpu memory pids\n", "25000 100000"},
+		{"no cpu controller", "memory pids\n", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte("cpu memory pids\n"), 0o644)
+			os.WriteFile(filepath.Join(root, "cgroup.subtree_control"), nil, 0o644)
+			os.Mkdir(filepath.Join(root, "toolcage"), 0o755)
+			os.WriteFile(filepath.Join(root, "toolcage/cgroup.controllers"), []byte(tt.controllers), 0o644)
+			fs := &cgroupFS{mounts: []cgroupMount{{dir: root, root: "/", v2: true}}, own: map[string]string{"": "/"}}
+			cs, err := newCgroupSet(fs, Config{CPUs: 0.25}, "sbx")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.closeFiles()
+			got, _ := os.ReadFile(filepath.Join(root, "toolcage/sbx/cpu.max"))
+			if string(got) != tt.cpuMax || (cs.cpu != "") != (tt.cpuMax != "") {
+				t.Fatalf("cpu.max %q, cpu group %q (%s); want %q", got, cs.cpu, cs.cpuNote, tt.cpuMax)
+			}
+			if tt.cpuMax == "" && cs.cpuNote == "" {
+				t.Fatal("no quota and no note saying why")
+			}
+		})
+	}
+}
+
+func TestCPUQuotaValue(t *testing.T) {
+	for cpus, want := range map[float64]int64{1: 100000, 0.5: 50000, 2.5: 250000, 0.001: 1000} {
+		if got := cpuQuota(cpus); got != want {
+			t.Errorf("cpuQuota(%v) = %d, want %d", cpus, got, want)
+		}
+	}
+}
