@@ -215,7 +215,11 @@ func (w *shWalker) walkScriptLenient(src string, sc *shScope) {
 		w.failParse("too_deep", "commands are nested more than 8 levels deep")
 		return
 	}
-	l, err := shParseLenient(src, sc.depth, &w.work)
+	lenient := shParseLenient
+	if w.oldParser {
+		lenient = shParseLenientOld
+	}
+	l, err := lenient(src, sc.depth, &w.work)
 	if err != nil {
 		w.err = err
 		return

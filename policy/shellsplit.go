@@ -144,8 +144,8 @@ func (p *shParser) newCmd(kind shCmdKind) *shCmd {
 	return &p.cmds[len(p.cmds)-1]
 }
 
-// shParse parses src as a shell script at the given nesting depth.
-func shParse(src string, depth int, work *int) (*shList, *ShellDeniedError) {
+// shParseOld parses src as a shell script at the given nesting depth.
+func shParseOld(src string, depth int, work *int) (*shList, *ShellDeniedError) {
 	p := &shParser{src: src, depth: depth, work: work}
 	if depth > shMaxDepth {
 		p.fail("too_deep", "commands are nested more than 8 levels deep")
@@ -765,7 +765,7 @@ func (p *shParser) tryArithCommand() *shCmd {
 	c := &shCmd{kind: cmdArith, words: []*shWord{w}}
 	// bash reads ((...)) as arithmetic, dash as two nested subshells:
 	// keep the commands of the second reading too when it parses.
-	l, err := shParseLenient(w.raw, p.depth+1, p.work)
+	l, err := shParseLenientOld(w.raw, p.depth+1, p.work)
 	if err != nil {
 		p.err = err
 		p.pos = len(p.src)
@@ -777,15 +777,15 @@ func (p *shParser) tryArithCommand() *shCmd {
 	return p.compoundRedirs(c)
 }
 
-// shParseLenient parses text that may or may not be commands; it returns
+// shParseLenientOld parses text that may or may not be commands; it returns
 // no list when it does not parse, and an error only for the limits (depth,
 // work), which stop the analysis.
-func shParseLenient(src string, depth int, work *int) (*shList, *ShellDeniedError) {
+func shParseLenientOld(src string, depth int, work *int) (*shList, *ShellDeniedError) {
 	if strings.TrimSpace(src) == "" {
 		return nil, nil
 	}
 	w := *work
-	l, err := shParse(src, depth, &w)
+	l, err := shParseOld(src, depth, &w)
 	if err != nil {
 		if err.Rule == "too_deep" || err.Rule == "too_complex" {
 			return nil, err
@@ -1000,10 +1000,10 @@ func (p *shParser) readWord() *shWord {
 	return w
 }
 
-// partsBuilder accumulates literal text into as few parts as possible.
+// oldPartsBuilder accumulates literal text into as few parts as possible.
 // A literal that is one piece of the source is kept as a substring
 // without copying.
-type partsBuilder struct {
+type oldPartsBuilder struct {
 	parts  []shPart
 	lit    strings.Builder
 	single string // the literal so far, while it is one piece
@@ -1012,7 +1012,7 @@ type partsBuilder struct {
 	open   bool
 }
 
-func (b *partsBuilder) text(s string, quoted bool) {
+func (b *oldPartsBuilder) text(s string, quoted bool) {
 	if b.open && b.quoted != quoted {
 		b.flush()
 	}
@@ -1029,7 +1029,7 @@ func (b *partsBuilder) text(s string, quoted bool) {
 	b.lit.WriteString(s)
 }
 
-func (b *partsBuilder) byte(c byte, quoted bool) {
+func (b *oldPartsBuilder) byte(c byte, quoted bool) {
 	if b.open && b.quoted != quoted {
 		b.flush()
 	}
@@ -1044,7 +1044,7 @@ func (b *partsBuilder) byte(c byte, quoted bool) {
 	b.lit.WriteByte(c)
 }
 
-func (b *partsBuilder) flush() {
+func (b *oldPartsBuilder) flush() {
 	if b.open {
 		text := b.single
 		if b.multi {
@@ -1056,12 +1056,12 @@ func (b *partsBuilder) flush() {
 	}
 }
 
-func (b *partsBuilder) part(pt shPart) {
+func (b *oldPartsBuilder) part(pt shPart) {
 	b.flush()
 	b.parts = append(b.parts, pt)
 }
 
-func (b *partsBuilder) done() []shPart {
+func (b *oldPartsBuilder) done() []shPart {
 	b.flush()
 	return b.parts
 }
@@ -1073,7 +1073,7 @@ func (p *shParser) readParts(mode int) []shPart {
 }
 
 func (p *shParser) readPartsInto(mode int, store []shPart) []shPart {
-	b := partsBuilder{parts: store}
+	b := oldPartsBuilder{parts: store}
 	inner := mode == modeDQ || mode == modeHeredoc // expansions are quoted
 	braceDepth := 0
 	parenDepth := 0
@@ -1205,7 +1205,7 @@ func (p *shParser) readPartsInto(mode int, store []shPart) []shPart {
 
 // wordStart finds where the word being read began (for NAME=( detection):
 // the word starts after the last metacharacter before pos.
-func (p *shParser) wordStart(b *partsBuilder) int {
+func (p *shParser) wordStart(b *oldPartsBuilder) int {
 	if len(b.parts) > 0 {
 		return p.pos // a quoted or expanded part came first: not NAME=
 	}
@@ -1232,7 +1232,7 @@ func shPlainByte(c byte, mode int) bool {
 	return true
 }
 
-func (p *shParser) readDQ(b *partsBuilder) {
+func (p *shParser) readDQ(b *oldPartsBuilder) {
 	if !p.enter() {
 		return
 	}
@@ -1255,7 +1255,7 @@ func (p *shParser) readDQ(b *partsBuilder) {
 	}
 }
 
-func (p *shParser) readBacktick(b *partsBuilder, inner bool) {
+func (p *shParser) readBacktick(b *oldPartsBuilder, inner bool) {
 	start := p.pos
 	p.pos++
 	var body strings.Builder
@@ -1280,7 +1280,7 @@ func (p *shParser) readBacktick(b *partsBuilder, inner bool) {
 		body.WriteByte(c)
 		p.pos++
 	}
-	sub, err := shParse(body.String(), p.depth+1, p.work)
+	sub, err := shParseOld(body.String(), p.depth+1, p.work)
 	if err != nil {
 		p.err = err
 		p.pos = len(p.src)
@@ -1289,7 +1289,7 @@ func (p *shParser) readBacktick(b *partsBuilder, inner bool) {
 	b.part(shPart{kind: partCmdSub, quoted: inner, text: p.src[start:p.pos], sub: sub})
 }
 
-func (p *shParser) readProcSub(b *partsBuilder) {
+func (p *shParser) readProcSub(b *oldPartsBuilder) {
 	kind := partProcIn
 	if p.src[p.pos] == '>' {
 		kind = partProcOut
@@ -1299,7 +1299,7 @@ func (p *shParser) readProcSub(b *partsBuilder) {
 
 // readParenSub reads a two-byte opener ("$(", "<(", ">("), a command list
 // and its ")" as one part of kind.
-func (p *shParser) readParenSub(b *partsBuilder, kind shPartKind, quoted bool, unterminated string) {
+func (p *shParser) readParenSub(b *oldPartsBuilder, kind shPartKind, quoted bool, unterminated string) {
 	start := p.pos
 	p.pos += 2
 	if !p.enter() {
@@ -1318,7 +1318,7 @@ func (p *shParser) readParenSub(b *partsBuilder, kind shPartKind, quoted bool, u
 	b.part(shPart{kind: kind, quoted: quoted, text: p.src[start:p.pos], sub: sub})
 }
 
-func (p *shParser) readArray(b *partsBuilder) {
+func (p *shParser) readArray(b *oldPartsBuilder) {
 	start := p.pos
 	p.pos++
 	if !p.enter() {
@@ -1345,7 +1345,7 @@ func (p *shParser) readArray(b *partsBuilder) {
 	b.part(shPart{kind: partArray, text: p.src[start:p.pos], words: words})
 }
 
-func (p *shParser) readExtglob(b *partsBuilder) {
+func (p *shParser) readExtglob(b *oldPartsBuilder) {
 	start := p.pos
 	p.pos += 2
 	depth := 1
@@ -1394,7 +1394,7 @@ func (p *shParser) readArith() (*shWord, bool) {
 }
 
 // readDollar reads what follows a $.
-func (p *shParser) readDollar(b *partsBuilder, inner bool, mode int) {
+func (p *shParser) readDollar(b *oldPartsBuilder, inner bool, mode int) {
 	start := p.pos
 	next := p.peekByte(1)
 	switch {
@@ -1446,12 +1446,12 @@ func (p *shParser) readDollar(b *partsBuilder, inner bool, mode int) {
 	}
 }
 
-func (p *shParser) readCmdSub(b *partsBuilder, inner bool) {
+func (p *shParser) readCmdSub(b *oldPartsBuilder, inner bool) {
 	p.readParenSub(b, partCmdSub, inner, "unterminated $(")
 }
 
 // readBraceParam reads ${...}.
-func (p *shParser) readBraceParam(b *partsBuilder, inner bool) {
+func (p *shParser) readBraceParam(b *oldPartsBuilder, inner bool) {
 	p.pos += 2
 	if !p.enter() {
 		return
@@ -1543,7 +1543,7 @@ func (p *shParser) readBraceParam(b *partsBuilder, inner bool) {
 // readUntilByte reads an array subscript up to the closing byte.
 func (p *shParser) readUntilByte(end byte) *shWord {
 	start := p.pos
-	var b partsBuilder
+	var b oldPartsBuilder
 	depth := 0
 	for p.err == nil {
 		if p.eof() {
