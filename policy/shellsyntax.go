@@ -711,14 +711,17 @@ func (c *shSyntax) param(b *shPartsBuilder, x *syntax.ParamExp, inner bool) {
 			c.parts(&ab, c.word(x.Repl.With, false).parts, false)
 		}
 		pt.op = op
-		pt.arg = &shWord{parts: ab.done(), raw: c.text(x.Repl.Orig.Pos(), x.Rbrace)}
+		pt.arg = &shWord{parts: ab.done()}
+		if x.Repl.Orig != nil {
+			pt.arg.raw = c.text(x.Repl.Orig.Pos(), x.Rbrace)
+		}
 	case x.Slice != nil:
 		pt.op = ":"
-		end := x.Slice.Offset.End()
-		if x.Slice.Length != nil {
-			end = x.Slice.Length.End()
+		start := x.Param.End()
+		if x.Index != nil {
+			start = posAdd(x.Index.End(), 1)
 		}
-		pt.arg = c.arithWord(c.text(x.Slice.Offset.Pos(), end))
+		pt.arg = c.arithWord(strings.TrimPrefix(c.text(start, x.Rbrace), ":"))
 	}
 	b.part(pt)
 }

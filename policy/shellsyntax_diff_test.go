@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -78,9 +79,22 @@ func FuzzShellParserDifferential(f *testing.F) {
 	}
 	rs := loadDefaultShellRules(f)
 	f.Fuzz(func(t *testing.T, s string) {
+		if shellDecidedDivergence(s) {
+			return
+		}
 		o, n := shellVerdict(rs, s, true), shellVerdict(rs, s, false)
 		if o != "allow" && !strings.HasPrefix(o, "parse/") && n == "allow" {
 			t.Errorf("%q: old %s, new allows", s, o)
 		}
 	})
 }
+
+// shellDecidedDivergence reports text of a class whose divergence is
+// decided in testdata/shellparser_divergences.md.
+func shellDecidedDivergence(s string) bool {
+	// 1. <( or >( inside a word: bash substitutes it there (a<(b) is one
+	// word, a/dev/fd/63), the old front-end split the word before it.
+	return shMidWordProcSub.MatchString(s)
+}
+
+var shMidWordProcSub = regexp.MustCompile(`[^\s;&|()<>]+[<>]\(`)
