@@ -215,11 +215,7 @@ func (w *shWalker) walkScriptLenient(src string, sc *shScope) {
 		w.failParse("too_deep", "commands are nested more than 8 levels deep")
 		return
 	}
-	lenient := shParseLenient
-	if w.oldParser {
-		lenient = shParseLenientOld
-	}
-	l, err := lenient(src, sc.depth, &w.work)
+	l, err := shParseLenient(src, sc.depth, &w.work)
 	if err != nil {
 		w.err = err
 		return

@@ -637,15 +637,10 @@ func (rs *ShellRules) Groups() []string {
 // CheckCommand checks a shell command line (the text sh -c runs) and
 // returns a *ShellDeniedError for the first rule it breaks, or nil.
 func (rs *ShellRules) CheckCommand(cmd string) error {
-	return rs.checkCommand(cmd, false)
-}
-
-func (rs *ShellRules) checkCommand(cmd string, oldParser bool) error {
 	if err := shellCheckInput(cmd); err != nil {
 		return err
 	}
 	w := newShWalker()
-	w.oldParser = oldParser
 	w.walkScript(cmd, &shScope{pos0: shArg{e: "sh", p: "sh"}, posKnown: true}, nil)
 	return rs.verdict(w, cmd)
 }

@@ -32,6 +32,12 @@ func shParse(src string, depth int, work *int) (*shList, *ShellDeniedError) {
 	if !c.spend(1 + len(src)/64) {
 		return nil, c.err
 	}
+	if shBracketDepth(src) > shMaxBrackets {
+		// The parser backtracks on deep $(( nesting (10,000 levels take
+		// seconds); text this deep is refused before it is parsed.
+		c.fail("too_deep", "commands are nested more than 8 levels deep")
+		return nil, c.err
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		// What bash refuses, dash may run: ((a; b)) is two subshells to
@@ -47,6 +53,32 @@ func shParse(src string, depth int, work *int) (*shList, *ShellDeniedError) {
 		return nil, c.err
 	}
 	return l, nil
+}
+
+// shMaxBrackets bounds the nesting of ( and { outside single quotes,
+// four per level of the depth bound: more cannot be within it.
+const shMaxBrackets = 4 * shMaxDepth
+
+// shBracketDepth is the deepest nesting of ( and { in src, outside single
+// quotes and escapes; a cheap upper bound of the parse tree's depth.
+func shBracketDepth(src string) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '\'':
+			if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
+				i += j + 1
+			}
+		case '(', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ')', '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return deepest
 }
 
 // shParseLenient parses text that may or may not be commands; it returns

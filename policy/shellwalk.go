@@ -101,7 +101,6 @@ type shWalker struct {
 	segBuf      [8]*shSeg
 	stdin       *shData            // the shell's standard input, once exec redirects it
 	fds         map[string]*shData // descriptors exec opened for reading // base names of downloaded files
-	oldParser   bool               // differential test: the hand-written front-end
 }
 
 func newShWalker() *shWalker {
@@ -167,11 +166,7 @@ func (w *shWalker) walkScript(src string, sc *shScope, stdin *shData) *shData {
 		w.failParse("too_deep", "commands are nested more than 8 levels deep")
 		return nil
 	}
-	parse := shParse
-	if w.oldParser {
-		parse = shParseOld
-	}
-	l, err := parse(src, sc.depth, &w.work)
+	l, err := shParse(src, sc.depth, &w.work)
 	if err != nil {
 		if w.err == nil {
 			w.err = err
