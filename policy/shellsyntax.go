@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -20,7 +21,30 @@ type shSyntax struct {
 	depth int
 	work  *int
 	err   *ShellDeniedError
+	words []shWord // allocation slabs, sized from the text's length
+	cmds  []shCmd
 }
+
+func (c *shSyntax) newWord() *shWord {
+	if len(c.words) == cap(c.words) {
+		c.words = make([]shWord, 0, min(16, 2+len(c.src)/6))
+	}
+	c.words = append(c.words, shWord{})
+	return &c.words[len(c.words)-1]
+}
+
+func (c *shSyntax) newCmd(kind shCmdKind) *shCmd {
+	if len(c.cmds) == cap(c.cmds) {
+		c.cmds = make([]shCmd, 0, min(8, 1+len(c.src)/32))
+	}
+	c.cmds = append(c.cmds, shCmd{kind: kind})
+	return &c.cmds[len(c.cmds)-1]
+}
+
+// shBashParsers holds idle bash parsers: a new one allocates several
+// kilobytes, as much as the rest of a typical check. A parser keeps no
+// state from one parse to the next.
+var shBashParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 // shParse parses src as a shell script at the given nesting depth.
 func shParse(src string, depth int, work *int) (*shList, *ShellDeniedError) {
@@ -38,7 +62,9 @@ func shParse(src string, depth int, work *int) (*shList, *ShellDeniedError) {
 		c.fail("too_deep", "commands are nested more than 8 levels deep")
 		return nil, c.err
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	p := shBashParsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	shBashParsers.Put(p)
 	if err != nil {
 		// What bash refuses, dash may run: ((a; b)) is two subshells to
 		// dash, a[$(cmd)] a word. Text either shell reads is walked.
@@ -376,7 +402,7 @@ func posAdd(p syntax.Pos, n int) syntax.Pos {
 
 // call converts a simple command.
 func (c *shSyntax) call(x *syntax.CallExpr) *shCmd {
-	out := &shCmd{kind: cmdSimple}
+	out := c.newCmd(cmdSimple)
 	for _, a := range x.Assigns {
 		w := c.assignWord(a)
 		if shIsAssignment(w) {
@@ -387,7 +413,9 @@ func (c *shSyntax) call(x *syntax.CallExpr) *shCmd {
 		}
 	}
 	if len(x.Args) > 0 {
-		out.words = make([]*shWord, 0, len(x.Args)+len(out.words))
+		if out.words == nil {
+			out.words = make([]*shWord, 0, len(x.Args))
+		}
 		for _, w := range x.Args {
 			out.words = append(out.words, c.word(w, false))
 		}
@@ -560,7 +588,9 @@ func (c *shSyntax) arithWord(text string) *shWord {
 		return w
 	}
 	sub := &shSyntax{src: text, depth: c.depth, work: c.work}
-	doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text))
+	p := shBashParsers.Get().(*syntax.Parser)
+	doc, err := p.Document(strings.NewReader(text))
+	shBashParsers.Put(p)
 	if err != nil {
 		c.err = shSyntaxErr(err, text)
 		return w
@@ -582,7 +612,7 @@ func (c *shSyntax) arithWord(text string) *shWord {
 
 // word converts a word; inner: inside double quotes or a here-document.
 func (c *shSyntax) word(w *syntax.Word, inner bool) *shWord {
-	out := &shWord{}
+	out := c.newWord()
 	if w == nil {
 		return out
 	}
