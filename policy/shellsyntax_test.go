@@ -284,3 +284,23 @@ func TestShellDepthEdge(t *testing.T) {
 		})
 	}
 }
+
+// TestShellArith checks arithmetic on known values, which mvdan.cc/sh's
+// evaluator computes; what is unknown stays unknown (empty here).
+func TestShellArith(t *testing.T) {
+	cases := []struct {
+		src  string
+		want []string
+	}{
+		{`n=2; echo $((n*3+1)) $((1<<3)) $(( (n+1) % 2 ))`, []string{"echo 7 8 1"}},
+		{`echo $((7/0))x $((u+1))y $((16#ff))`, []string{"echo x y 255"}},
+		{`n=abc; echo $((n+1))z`, []string{"echo z"}},
+		{`p=/usr/bin; echo ${p:1:3} ${p:n:2}`, []string{"echo usr"}}, // n may be set by the environment
+	}
+	for _, tc := range cases {
+		got := shCommandsOf(t, tc.src)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q:\n got %q\nwant %q", tc.src, got, tc.want)
+		}
+	}
+}
