@@ -187,12 +187,12 @@ func (c *shSyntax) text(from, to syntax.Pos) string {
 func (c *shSyntax) nodeText(n syntax.Node) string { return c.text(n.Pos(), n.End()) }
 
 func (c *shSyntax) stmts(ss []*syntax.Stmt) *shList {
-	l := &shList{}
+	l := &shList{items: make([]*shAndOr, 0, len(ss))}
 	for _, s := range ss {
 		if c.err != nil {
 			return l
 		}
-		ao := &shAndOr{bg: s.Background}
+		ao := &shAndOr{bg: s.Background, pipes: make([]*shPipeline, 0, shLeaves(s, false))}
 		c.andOr(s, ao)
 		if len(ao.pipes) > 0 {
 			l.items = append(l.items, ao)
@@ -208,9 +208,22 @@ func (c *shSyntax) andOr(s *syntax.Stmt, ao *shAndOr) {
 		c.andOr(b.Y, ao)
 		return
 	}
-	pl := &shPipeline{}
+	pl := &shPipeline{cmds: make([]*shCmd, 0, shLeaves(s, true))}
 	c.pipeline(s, pl)
 	ao.pipes = append(ao.pipes, pl)
+}
+
+// shLeaves counts the members of the pipeline (pipe) or and-or list s
+// heads, to size their slices once.
+func shLeaves(s *syntax.Stmt, pipe bool) int {
+	b, ok := s.Cmd.(*syntax.BinaryCmd)
+	if !ok || len(s.Redirs) > 0 {
+		return 1
+	}
+	if pipe && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) || !pipe && (b.Op == syntax.AndStmt || b.Op == syntax.OrStmt) {
+		return shLeaves(b.X, pipe) + shLeaves(b.Y, pipe)
+	}
+	return 1
 }
 
 // pipeline flattens | and |& into one pipeline.
