@@ -108,6 +108,8 @@ type SandboxConfig struct {
 	Memory            string             `mapstructure:"memory"`
 	Pids              int                `mapstructure:"pids"`
 	CPUSeconds        int                `mapstructure:"cpu_seconds"`
+	CPUs              float64            `mapstructure:"cpus"`
+	CgroupParent      string             `mapstructure:"cgroup_parent"`
 	FileSize          string             `mapstructure:"file_size"`
 	OpenFiles         int                `mapstructure:"open_files"`
 	TmpSize           string             `mapstructure:"tmp_size"`
@@ -128,7 +130,8 @@ func (c *Config) SandboxConfig() sandbox.Config {
 	fsize, _ := catalog.ParseByteSize(c.Sandbox.FileSize)
 	tmp, _ := catalog.ParseByteSize(c.Sandbox.TmpSize)
 	return sandbox.Config{
-		MemoryBytes: mem, Pids: c.Sandbox.Pids, CPUSeconds: c.Sandbox.CPUSeconds,
+		MemoryBytes: mem, Pids: c.Sandbox.Pids, CPUSeconds: c.Sandbox.CPUSeconds, CPUs: c.Sandbox.CPUs,
+		CgroupParent:  c.Sandbox.CgroupParent,
 		FileSizeBytes: fsize, OpenFiles: c.Sandbox.OpenFiles, TmpBytes: tmp,
 		Require: sandbox.Requirements{Cgroup: c.Sandbox.Require.Cgroup, LandlockABI: c.Sandbox.Require.LandlockABI, Seccomp: c.Sandbox.Require.Seccomp},
 	}
@@ -272,6 +275,12 @@ func (c *Config) finish() error {
 		if n, err := catalog.ParseByteSize(s); err != nil || n <= 0 {
 			errs = append(errs, fmt.Errorf("%s: want a positive size like \"64MiB\", got %q", key, s))
 		}
+	}
+	if c.Sandbox.CPUs <= 0 || c.Sandbox.CPUs > 1024 {
+		errs = append(errs, fmt.Errorf("sandbox.cpus: want a number of CPUs above 0, like 1 or 0.5, got %v", c.Sandbox.CPUs))
+	}
+	if err := sandbox.CheckCgroupParent(c.Sandbox.CgroupParent); err != nil {
+		errs = append(errs, fmt.Errorf("sandbox.cgroup_parent: %w", err))
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":

@@ -51,8 +51,8 @@ const (
 	LimitFileSize = "file_size"
 )
 
-// Limits lists every limit name.
-var Limits = []string{LimitTimeout, LimitMemory, LimitOutput, LimitRequests, LimitPids, LimitFileSize}
+// LimitNames lists every limit name.
+var LimitNames = []string{LimitTimeout, LimitMemory, LimitOutput, LimitRequests, LimitPids, LimitFileSize}
 
 // Error is an error with a stable code. Op names what was being done, Limit
 // which limit was broken (for timeout and limit_exceeded).

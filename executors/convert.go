@@ -123,39 +123,64 @@ func resultFromProto(in *proto.ExecuteResponse) (*Result, error) {
 	return r, nil
 }
 
+// codeToProto maps every stable code to its wire value; a test holds it to
+// errdefs.Codes.
 var codeToProto = map[errdefs.Code]proto.ErrorCode{
-	errdefs.Timeout:          proto.ErrorCode_ERROR_CODE_TIMEOUT,
-	errdefs.LimitExceeded:    proto.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED,
-	errdefs.ExecutorFailed:   proto.ErrorCode_ERROR_CODE_EXECUTOR_FAILED,
-	errdefs.PolicyDenied:     proto.ErrorCode_ERROR_CODE_POLICY_DENIED,
-	errdefs.InvalidArguments: proto.ErrorCode_ERROR_CODE_INVALID_ARGUMENTS,
-	errdefs.Internal:         proto.ErrorCode_ERROR_CODE_INTERNAL,
-	errdefs.InvalidRequest:   proto.ErrorCode_ERROR_CODE_INVALID_REQUEST,
-	errdefs.Unavailable:      proto.ErrorCode_ERROR_CODE_UNAVAILABLE,
+	errdefs.Timeout:           proto.ErrorCode_ERROR_CODE_TIMEOUT,
+	errdefs.LimitExceeded:     proto.ErrorCode_ERROR_CODE_LIMIT_EXCEEDED,
+	errdefs.ExecutorFailed:    proto.ErrorCode_ERROR_CODE_EXECUTOR_FAILED,
+	errdefs.PolicyDenied:      proto.ErrorCode_ERROR_CODE_POLICY_DENIED,
+	errdefs.InvalidArguments:  proto.ErrorCode_ERROR_CODE_INVALID_ARGUMENTS,
+	errdefs.Internal:          proto.ErrorCode_ERROR_CODE_INTERNAL,
+	errdefs.InvalidRequest:    proto.ErrorCode_ERROR_CODE_INVALID_REQUEST,
+	errdefs.Unavailable:       proto.ErrorCode_ERROR_CODE_UNAVAILABLE,
+	errdefs.ToolNotFound:      proto.ErrorCode_ERROR_CODE_TOOL_NOT_FOUND,
+	errdefs.NotFound:          proto.ErrorCode_ERROR_CODE_NOT_FOUND,
+	errdefs.InvalidDefinition: proto.ErrorCode_ERROR_CODE_INVALID_DEFINITION,
+	errdefs.Conflict:          proto.ErrorCode_ERROR_CODE_CONFLICT,
+	errdefs.Forbidden:         proto.ErrorCode_ERROR_CODE_FORBIDDEN,
+	errdefs.ToolNotActive:     proto.ErrorCode_ERROR_CODE_TOOL_NOT_ACTIVE,
+	errdefs.RateLimited:       proto.ErrorCode_ERROR_CODE_RATE_LIMITED,
+	errdefs.ApprovalRequired:  proto.ErrorCode_ERROR_CODE_APPROVAL_REQUIRED,
+	errdefs.ApprovalDenied:    proto.ErrorCode_ERROR_CODE_APPROVAL_DENIED,
 }
 
+// codeFromProto is codeToProto inverted.
+var codeFromProto = func() map[proto.ErrorCode]errdefs.Code {
+	m := make(map[proto.ErrorCode]errdefs.Code, len(codeToProto))
+	for c, p := range codeToProto {
+		m[p] = c
+	}
+	return m
+}()
+
+// errorToProto carries err's code, op, limit and cause. An error that is no
+// *errdefs.Error goes as internal with its whole text.
 func errorToProto(err error) *proto.Error {
-	out := &proto.Error{Code: proto.ErrorCode_ERROR_CODE_INTERNAL, Message: err.Error()}
 	var e *errdefs.Error
-	if errors.As(err, &e) {
-		if c, ok := codeToProto[e.Code]; ok {
-			out.Code = c
-		}
-		out.Limit = e.Limit
-		if e.Err != nil {
-			out.Message = e.Err.Error()
-		}
+	if !errors.As(err, &e) {
+		return &proto.Error{Code: proto.ErrorCode_ERROR_CODE_INTERNAL, Message: err.Error()}
+	}
+	out := &proto.Error{Code: proto.ErrorCode_ERROR_CODE_INTERNAL, Limit: e.Limit, Op: e.Op}
+	if c, ok := codeToProto[e.Code]; ok {
+		out.Code = c
+	}
+	if e.Err != nil {
+		out.Message = e.Err.Error()
 	}
 	return out
 }
 
+// errorFromProto rebuilds the *errdefs.Error; a code this build does not know
+// (a newer executor) reads as internal.
 func errorFromProto(in *proto.Error) error {
-	code := errdefs.Internal
-	for c, p := range codeToProto {
-		if p == in.GetCode() {
-			code = c
-			break
-		}
+	code, ok := codeFromProto[in.GetCode()]
+	if !ok {
+		code = errdefs.Internal
 	}
-	return &errdefs.Error{Code: code, Limit: in.GetLimit(), Err: errors.New(in.GetMessage())}
+	out := &errdefs.Error{Code: code, Limit: in.GetLimit(), Op: in.GetOp()}
+	if msg := in.GetMessage(); msg != "" {
+		out.Err = errors.New(msg)
+	}
+	return out
 }

@@ -1,7 +1,8 @@
 package policy
 
 // Shell tool rendering. A shell template that is one simple command runs as
-// an argv with no shell at all: it is split with google/shlex first and each
+// an argv with no shell at all: it is parsed with mvdan.cc/sh (the parser
+// the deny rules use), placeholders standing as sentinel words, and each
 // placeholder then becomes exactly one argv element (or is inserted verbatim
 // into the element it shares with literal text, as in --name={{x}}).
 // Anything else runs as sh -c text in which every value is one single-quoted
@@ -30,7 +31,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/shlex"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Shell rendering modes.
@@ -130,8 +131,9 @@ func CompileShell(command string) (*CompiledShell, error) {
 }
 
 // tshArgvMode decides whether the template can run without a shell: one
-// simple command using nothing a shell would interpret differently from
-// shlex. The words come from shlex.Split and must match the lexer's.
+// simple command using nothing a shell would interpret. The shell parser
+// reads the template with sentinels in place of the placeholders; its
+// words must be plain or quoted text and match the lexer's.
 func tshArgvMode(t *Template, l *tshLexer) ([][]tshPiece, bool) {
 	if l.needShell || len(l.b.cmds) != 1 || len(l.nested) != 0 {
 		return nil, false
@@ -144,8 +146,6 @@ func tshArgvMode(t *Template, l *tshLexer) ([][]tshPiece, bool) {
 	if lit, ok := tshLiteral(first); ok && !first.quoted && (tshLeadWords[lit] || tshNoCommand[lit]) {
 		return nil, false
 	}
-	// Placeholders become private-use sentinels that shlex treats as
-	// ordinary word characters.
 	var b strings.Builder
 	for _, p := range t.parts {
 		if p.ph >= 0 {
@@ -159,13 +159,30 @@ func tshArgvMode(t *Template, l *tshLexer) ([][]tshPiece, bool) {
 		}
 		b.WriteString(p.lit)
 	}
-	toks, err := shlex.Split(b.String())
-	if err != nil || len(toks) != len(words) {
+	src := b.String()
+	parser := shBashParsers.Get().(*syntax.Parser)
+	f, err := parser.Parse(strings.NewReader(src), "")
+	shBashParsers.Put(parser)
+	if err != nil || len(f.Stmts) != 1 {
 		return nil, false
 	}
-	argv := make([][]tshPiece, len(toks))
-	for i, tok := range toks {
-		pieces, ok := tshSentPieces(tok)
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) != len(words) {
+		return nil, false
+	}
+	work := shMaxWork
+	conv := &shSyntax{src: src, work: &work}
+	argv := make([][]tshPiece, len(call.Args))
+	for i, w := range call.Args {
+		if !tshPlainWord(w) {
+			return nil, false
+		}
+		var text strings.Builder
+		for _, p := range conv.word(w, false).parts {
+			text.WriteString(p.text)
+		}
+		pieces, ok := tshSentPieces(text.String())
 		if !ok || !slices.Equal(pieces, tshNormPieces(words[i].pieces)) {
 			return nil, false
 		}
@@ -174,12 +191,37 @@ func tshArgvMode(t *Template, l *tshLexer) ([][]tshPiece, bool) {
 	return argv, true
 }
 
+// tshPlainWord reports whether a word is only literal and quoted text.
+func tshPlainWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				return false
+			}
+		case *syntax.DblQuoted:
+			if x.Dollar {
+				return false
+			}
+			for _, q := range x.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 const (
 	tshSentOpen  = "\uE000"
 	tshSentClose = "\uE001"
 )
 
-// tshSentPieces splits a shlex token back into literal text and placeholders.
+// tshSentPieces splits a word back into literal text and placeholders.
 func tshSentPieces(tok string) ([]tshPiece, bool) {
 	var out []tshPiece
 	for tok != "" {

@@ -580,7 +580,8 @@ func (l *tshLexer) doubleQuoted(depth int) error {
 				l.shell("a line continuation")
 				l.i += 2
 			default:
-				// The shell keeps the backslash here; shlex would drop it.
+				// The shell keeps the backslash here; an argv would need it
+				// written differently.
 				l.shell(`a backslash inside double quotes`)
 				l.addLit('\\', true)
 				l.i++

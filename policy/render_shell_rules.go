@@ -59,122 +59,6 @@ const (
 	tshCurl                   // curl: an option argument starting with @ or < names a file to read
 )
 
-// tshProg describes one program's command line, as far as the rules need.
-type tshProg struct {
-	kind     tshKind
-	argOpts  string   // short options that take an argument
-	argLong  []string // long options that take an argument (unless written --opt=value)
-	codeOpts string   // short options whose argument is code (or picks code to run)
-	codeLong []string
-	codeFlag string // short flags that make the first operand code (sh -c)
-	// stdinFlag: short flags that make it read its program from standard
-	// input (sh -s).
-	stdinFlag string
-	progOpts  string // short options, taking an argument, that give the program (awk -f)
-	progLong  []string
-	leading   int  // operands before the command (timeout DURATION)
-	assigns   bool // NAME=value operands among the options (env, sudo)
-	permute   bool // options may follow operands (GNU getopt)
-	plus      bool // +o style options too (shells)
-}
-
-var tshShell = &tshProg{kind: tshInterp, codeFlag: "c", stdinFlag: "s", argOpts: "oO", argLong: []string{"rcfile", "init-file"}, codeLong: []string{"command"}, plus: true}
-var tshPython = &tshProg{kind: tshInterp, codeOpts: "cm", argOpts: "WX"}
-var tshPerl = &tshProg{kind: tshInterp, codeOpts: "eEMm", argOpts: "I"}
-var tshAwk = &tshProg{kind: tshInterp, permute: true, argOpts: "Fv", argLong: []string{"field-separator", "assign"},
-	codeOpts: "eilE", codeLong: []string{"source", "include", "load", "exec"}, progOpts: "f", progLong: []string{"file"}}
-var tshSed = &tshProg{kind: tshInterp, permute: true, argOpts: "l", argLong: []string{"line-length"},
-	codeOpts: "e", codeLong: []string{"expression"}, progOpts: "f", progLong: []string{"file"}}
-
-// tshPrograms maps a program's base name to its rules.
-var tshPrograms = map[string]*tshProg{
-	// Shells.
-	"sh": tshShell, "bash": tshShell, "rbash": tshShell, "dash": tshShell, "zsh": tshShell, "ksh": tshShell,
-	"ksh93": tshShell, "mksh": tshShell, "ash": tshShell, "yash": tshShell, "posh": tshShell,
-	"fish": tshShell, "csh": tshShell, "tcsh": tshShell,
-	// Interpreters.
-	"python": tshPython, "python2": tshPython, "python3": tshPython, "pypy": tshPython, "pypy3": tshPython,
-	"perl": tshPerl, "perl5": tshPerl,
-	"ruby":      {kind: tshInterp, codeOpts: "er", argOpts: "ICEFx"},
-	"node":      {kind: tshInterp, codeOpts: "epr", codeLong: []string{"eval", "print", "require", "import", "loader", "experimental-loader"}},
-	"nodejs":    {kind: tshInterp, codeOpts: "epr", codeLong: []string{"eval", "print", "require", "import", "loader", "experimental-loader"}},
-	"php":       {kind: tshInterp, codeOpts: "rBREfd", argOpts: "cz"},
-	"lua":       {kind: tshInterp, codeOpts: "el"},
-	"luajit":    {kind: tshInterp, codeOpts: "elj"},
-	"Rscript":   {kind: tshInterp, codeOpts: "e"},
-	"R":         {kind: tshInterp, codeOpts: "e", argLong: []string{"file"}},
-	"julia":     {kind: tshInterp, codeOpts: "eEL"},
-	"osascript": {kind: tshInterp, codeOpts: "e"},
-	"tclsh":     {kind: tshInterp},
-	"wish":      {kind: tshInterp},
-	"expect":    {kind: tshInterp, codeOpts: "cf"},
-	"guile":     {kind: tshInterp, codeOpts: "cels", permute: false},
-	"awk":       tshAwk, "gawk": tshAwk, "mawk": tshAwk, "nawk": tshAwk,
-	"sed": tshSed, "gsed": tshSed,
-	// Shell builtins that evaluate their arguments.
-	"eval": {kind: tshEval}, "trap": {kind: tshEval}, "let": {kind: tshEval}, "alias": {kind: tshEval},
-	"bind": {kind: tshEval}, "complete": {kind: tshEval}, "compgen": {kind: tshEval}, "fc": {kind: tshEval},
-	"enable": {kind: tshEval}, "hash": {kind: tshEval},
-	"source": {kind: tshSource}, ".": {kind: tshSource},
-	// Builtins whose operands are variable names.
-	"read":      {kind: tshNames, argOpts: "dinNptu", codeOpts: "a"},
-	"unset":     {kind: tshNames},
-	"mapfile":   {kind: tshNames},
-	"readarray": {kind: tshNames},
-	"getopts":   {kind: tshNames},
-	"declare":   {kind: tshDeclare}, "typeset": {kind: tshDeclare},
-	"export": {kind: tshExport}, "readonly": {kind: tshExport}, "local": {kind: tshExport},
-	"printf": {kind: tshPrintf},
-	"test":   {kind: tshTest}, "[": {kind: tshTest},
-	// Wrappers: they run a command.
-	"env":          {kind: tshWrapper, argOpts: "uCP", argLong: []string{"unset", "chdir"}, codeOpts: "S", codeLong: []string{"split-string"}, assigns: true},
-	"exec":         {kind: tshWrapper, argOpts: "a"},
-	"command":      {kind: tshWrapper},
-	"builtin":      {kind: tshWrapper},
-	"nohup":        {kind: tshWrapper},
-	"setsid":       {kind: tshWrapper},
-	"time":         {kind: tshWrapper, argOpts: "fo", argLong: []string{"format", "output"}},
-	"nice":         {kind: tshWrapper, argOpts: "n", argLong: []string{"adjustment"}},
-	"timeout":      {kind: tshWrapper, argOpts: "sk", argLong: []string{"signal", "kill-after"}, leading: 1},
-	"stdbuf":       {kind: tshWrapper, argOpts: "ioe", argLong: []string{"input", "output", "error"}},
-	"chroot":       {kind: tshWrapper, argLong: []string{"userspec", "groups"}, leading: 1},
-	"ionice":       {kind: tshWrapper, argOpts: "cnpPu"},
-	"taskset":      {kind: tshWrapper, leading: 1},
-	"chrt":         {kind: tshWrapper, argOpts: "TPD", leading: 1},
-	"xargs":        {kind: tshWrapper, argOpts: "adEILnPs", argLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}},
-	"sudo":         {kind: tshWrapper, argOpts: "CDghpRrTtUu", argLong: []string{"user", "group", "host", "prompt", "chroot", "chdir", "role", "type", "command-timeout", "other-user", "close-from"}, assigns: true},
-	"doas":         {kind: tshWrapper, argOpts: "uC"},
-	"pkexec":       {kind: tshWrapper, argLong: []string{"user"}},
-	"unshare":      {kind: tshWrapper, argOpts: "SGRw"},
-	"nsenter":      {kind: tshWrapper, argOpts: "tSG"},
-	"strace":       {kind: tshWrapper, argOpts: "abeEIoOpPsSuUX"},
-	"ltrace":       {kind: tshWrapper, argOpts: "AaDeEFlnopsuwxX"},
-	"fakeroot":     {kind: tshWrapper},
-	"torsocks":     {kind: tshWrapper},
-	"proxychains":  {kind: tshWrapper, argOpts: "f"},
-	"proxychains4": {kind: tshWrapper, argOpts: "f"},
-	"catchsegv":    {kind: tshWrapper},
-	"coproc":       {kind: tshWrapper},
-	"busybox":      {kind: tshWrapper},
-	"git":          {kind: tshWrapper, argOpts: "C", argLong: []string{"git-dir", "work-tree", "namespace"}, codeOpts: "c", codeLong: []string{"config-env", "exec-path"}},
-	// Commands that hand their operands to a shell.
-	"ssh":      {kind: tshRemote, argOpts: "BbcDEeIiJLlmOpQRSWw", codeOpts: "oF", leading: 1},
-	"su":       {kind: tshRemote, argOpts: "gGsw", codeOpts: "c", codeLong: []string{"command", "session-command"}, leading: 1},
-	"runuser":  {kind: tshRemote, argOpts: "gGsuw", codeOpts: "c", codeLong: []string{"command", "session-command"}, leading: 1},
-	"sg":       {kind: tshRemote, codeOpts: "c", leading: 1},
-	"flock":    {kind: tshRemote, argOpts: "wE", codeOpts: "c", codeLong: []string{"command"}, leading: 1},
-	"watch":    {kind: tshRemote, argOpts: "nq"},
-	"parallel": {kind: tshRemote},
-	"curl":     {kind: tshCurl},
-	// Options that run commands.
-	"find":   {kind: tshFind},
-	"script": {kind: tshOpts, permute: true, codeOpts: "c", codeLong: []string{"command"}},
-	"tar":    {kind: tshOpts, permute: true, codeOpts: "IF", codeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}},
-	"rsync":  {kind: tshOpts, permute: true, codeOpts: "e", codeLong: []string{"rsh", "rsync-path"}},
-	"scp":    {kind: tshOpts, permute: true, argOpts: "cDiJlP", codeOpts: "oSF"},
-	"sftp":   {kind: tshOpts, permute: true, argOpts: "BciJlPR", codeOpts: "oSFbD"},
-}
-
 // tshLeadWords are reserved words after which a command starts.
 var tshLeadWords = map[string]bool{
 	"if": true, "then": true, "else": true, "elif": true, "do": true,
@@ -188,20 +72,60 @@ var tshNoCommand = map[string]bool{
 	"esac": true, "fi": true, "done": true, "}": true, "]]": true, "[[": true,
 }
 
-// tshProgram finds the rules for a program name: its base name, with
-// version suffixes of interpreters (python3.12, perl5.36, lua5.4) removed.
-func tshProgram(name string) *tshProg {
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	if p, ok := tshPrograms[base]; ok {
-		return p
-	}
-	trimmed := strings.TrimRight(base, "0123456789.-")
-	if trimmed != base && trimmed != "" {
-		if p, ok := tshPrograms[trimmed]; ok && p.kind == tshInterp {
-			return p
+// tshKindOf is what the template check does with a program, from its
+// grammar (shellgrammar.go).
+func tshKindOf(g *shGrammar) tshKind {
+	switch g.role {
+	case roleWrapper:
+		if g.join || g.cmdLine {
+			return tshRemote
 		}
+		return tshWrapper
+	case rolePlain:
+		switch {
+		case g.join:
+			return tshRemote
+		case g.subcommand:
+			return tshWrapper
+		}
+		return tshOpts
+	case roleShell, roleInterp:
+		return tshInterp
+	case roleEval:
+		return tshEval
+	case roleSource:
+		return tshSource
+	case roleSu:
+		return tshRemote
+	case roleXargs:
+		return tshWrapper
+	case roleFind:
+		return tshFind
+	case roleNames:
+		return tshNames
+	case roleDeclare:
+		return tshDeclare
+	case roleExport:
+		return tshExport
+	case rolePrintf:
+		return tshPrintf
+	case roleTest:
+		return tshTest
+	case roleCurl:
+		return tshCurl
 	}
-	return nil
+	return tshOpts
+}
+
+// tshCodeOpt reports whether a short option's value is code, or picks
+// code to run, for the template check.
+func tshCodeOpt(g *shGrammar, ch rune) bool {
+	return strings.ContainsRune(g.codeOpts, ch) || strings.ContainsRune(g.modOpts, ch) || strings.ContainsRune(g.splitOpts, ch)
+}
+
+// tshCodeLong is tshCodeOpt for long options.
+func tshCodeLong(g *shGrammar, opt string) bool {
+	return slices.Contains(g.codeLong, opt) || slices.Contains(g.modLong, opt) || slices.Contains(g.splitLong, opt)
 }
 
 // checkRules applies the command rules to every command of the template.
@@ -377,12 +301,23 @@ func (l *tshLexer) checkProgram(ws []*tshWord, depth int) error {
 		tshMarkDD(args)
 		return nil
 	}
-	p := tshProgram(name)
+	p := shGrammarOf(name)
 	if p == nil || depth > 32 {
 		tshMarkDD(args)
 		return nil
 	}
-	switch p.kind {
+	kind := tshKindOf(p)
+	if kind == tshWrapper {
+		_, _, shellFlag, err := l.walkOptions(name, p, args)
+		if err != nil {
+			return err
+		}
+		if shellFlag {
+			// sudo -s, doas -s: a shell runs the command line.
+			kind = tshRemote
+		}
+	}
+	switch kind {
 	case tshWrapper:
 		first, _, _, err := l.walkOptions(name, p, args)
 		if err != nil {
@@ -431,7 +366,7 @@ func (l *tshLexer) checkProgram(ws []*tshWord, depth int) error {
 		}
 		return nil
 	case tshDeclare, tshExport:
-		if p.kind == tshDeclare {
+		if kind == tshDeclare {
 			l.arith(cmd.pos, name)
 		}
 		for _, w := range args {
@@ -565,14 +500,14 @@ func (l *tshLexer) checkProgram(ws []*tshWord, depth int) error {
 // operand code (sh -c). A code option's argument may hold no placeholder
 // and no expansion. For permuting programs, options after operands are
 // read too, and first is the first operand.
-func (l *tshLexer) walkOptions(name string, p *tshProg, args []*tshWord) (first int, programGiven, codeFlag bool, err error) {
+func (l *tshLexer) walkOptions(name string, p *shGrammar, args []*tshWord) (first int, programGiven, codeFlag bool, err error) {
 	first, programGiven, codeFlag, _, err = l.walkOptionsStdin(name, p, args)
 	return first, programGiven, codeFlag, err
 }
 
 // walkOptionsStdin is walkOptions that also reports a flag making the
 // program read its program from standard input (sh -s).
-func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (first int, programGiven, codeFlag, stdin bool, err error) {
+func (l *tshLexer) walkOptionsStdin(name string, p *shGrammar, args []*tshWord) (first int, programGiven, codeFlag, stdin bool, err error) {
 	first = -1
 	codeArg := func(w *tshWord, opt string) error {
 		if l.tainted(w) {
@@ -609,7 +544,7 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 		case strings.HasPrefix(lit, "--"):
 			opt, _, hasEq := strings.Cut(lit[2:], "=")
 			switch {
-			case slices.Contains(p.codeLong, opt):
+			case tshCodeLong(p, opt):
 				programGiven = true
 				if hasEq {
 					j++
@@ -630,7 +565,7 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 					}
 					j++
 				}
-			case slices.Contains(p.argLong, opt) && !hasEq:
+			case slices.Contains(p.valueLong, opt) && !hasEq:
 				j++
 			}
 			j++
@@ -640,15 +575,15 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 		skipNext := false
 		for k, ch := range cluster {
 			attached := k+1 < len(cluster)
-			if strings.ContainsRune(p.codeFlag, ch) {
+			if strings.ContainsRune(p.shellFlags, ch) {
 				codeFlag = true
 				continue
 			}
-			if strings.ContainsRune(p.stdinFlag, ch) {
+			if strings.ContainsRune(p.stdinFlags, ch) {
 				stdin = true
 				continue
 			}
-			if strings.ContainsRune(p.codeOpts, ch) {
+			if tshCodeOpt(p, ch) {
 				programGiven = true
 				if !attached && j+1 < len(args) {
 					if err := codeArg(args[j+1], "-"+string(ch)); err != nil {
@@ -666,7 +601,7 @@ func (l *tshLexer) walkOptionsStdin(name string, p *tshProg, args []*tshWord) (f
 				skipNext = !attached
 				break
 			}
-			if strings.ContainsRune(p.argOpts, ch) {
+			if strings.ContainsRune(p.valueOpts, ch) {
 				skipNext = !attached
 				break
 			}

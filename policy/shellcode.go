@@ -12,34 +12,11 @@ import (
 // effort: shell-outs of string literals, literal argument vectors, backtick
 // commands and base64 literals are checked as commands.
 
-// Interpreter options: which take inline code, which take a value.
-type shInterpSpec struct {
-	code     string   // short options whose value is code
-	value    string   // short options whose value is separate
-	longCode []string // long options whose value is code
-	longVal  []string
-	module   string
-	progArg  bool // the first operand is the program (awk)
-}
-
-var shInterpSpecs = map[string]shInterpSpec{
-	"python":      {code: "c", value: "WXQ", module: "m"},
-	"perl":        {code: "eE"},
-	"ruby":        {code: "e", value: "rICEFK"},
-	"js":          {code: "ep", value: "r", longCode: []string{"eval", "print"}, longVal: []string{"require", "import", "input-type", "loader"}},
-	"php":         {code: "rBRE", value: "dcfz"},
-	"lua":         {code: "e", value: "l"},
-	"awk":         {code: "e", value: "fvF", longCode: []string{"source"}, longVal: []string{"file", "assign", "field-separator"}, progArg: true},
-	"r":           {code: "e"},
-	"tcl":         {},
-	"applescript": {code: "e"},
-}
-
 // runInterp follows an interpreter to the code it runs.
-func (w *shWalker) runInterp(seg *shSeg, lang string, sc *shScope, stdin *shData) {
+func (w *shWalker) runInterp(seg *shSeg, lang string, spec *shGrammar, sc *shScope, stdin *shData) {
 	args := shNonDropped(seg.args)
-	spec := shInterpSpecs[lang]
-	var code []shArg
+	var code, mods []shArg
+	var prog *shArg
 	var codeData *shData
 	i := 1
 	// deno eval CODE, bun -e; deno run URL
@@ -49,6 +26,21 @@ func (w *shWalker) runInterp(seg *shSeg, lang string, sc *shScope, stdin *shData
 		}
 	}
 	module := false
+	// optValue is the value of option ch in args[i] at j: attached or the
+	// next word.
+	optValue := func(j int, ch byte) (shArg, bool) {
+		a := args[i].e
+		if j+1 < len(a) {
+			p := args[i].p
+			k := strings.IndexByte(p, ch)
+			return shArg{e: a[j+1:], p: p[k+1:], origins: args[i].origins}, true
+		}
+		if i+1 < len(args) {
+			i++
+			return args[i], true
+		}
+		return shArg{}, false
+	}
 	for i < len(args) && len(code) == 0 {
 		a := args[i].e
 		if a == "--" || a == "-" {
@@ -57,16 +49,29 @@ func (w *shWalker) runInterp(seg *shSeg, lang string, sc *shScope, stdin *shData
 		}
 		if strings.HasPrefix(a, "--") {
 			name, val, hasEq := strings.Cut(a[2:], "=")
+			var dst *[]shArg
 			switch {
-			case slices.Contains(spec.longCode, name):
+			case slices.Contains(spec.codeLong, name):
+				dst = &code
+			case slices.Contains(spec.modLong, name):
+				dst = &mods
+			case slices.Contains(spec.progLong, name):
+				if !hasEq && i+1 < len(args) {
+					i++
+					prog = &args[i]
+				} else if hasEq {
+					prog = &shArg{e: val, p: val, origins: args[i].origins}
+				}
+			case slices.Contains(spec.valueLong, name) && !hasEq:
+				i++
+			}
+			if dst != nil {
 				if hasEq {
-					code = append(code, shArg{e: val, p: val, origins: args[i].origins})
+					*dst = append(*dst, shArg{e: val, p: val, origins: args[i].origins})
 				} else if i+1 < len(args) {
 					i++
-					code = append(code, args[i])
+					*dst = append(*dst, args[i])
 				}
-			case slices.Contains(spec.longVal, name) && !hasEq:
-				i++
 			}
 			i++
 			continue
@@ -76,20 +81,24 @@ func (w *shWalker) runInterp(seg *shSeg, lang string, sc *shScope, stdin *shData
 			for j := 1; j < len(a) && !consumed; j++ {
 				ch := a[j]
 				switch {
-				case strings.IndexByte(spec.code, ch) >= 0:
-					if j+1 < len(a) {
-						p := args[i].p
-						k := strings.IndexByte(p, ch)
-						code = append(code, shArg{e: a[j+1:], p: p[k+1:], origins: args[i].origins})
-					} else if i+1 < len(args) {
-						i++
-						code = append(code, args[i])
+				case strings.IndexByte(spec.codeOpts, ch) >= 0:
+					if v, ok := optValue(j, ch); ok {
+						code = append(code, v)
 					}
 					consumed = true
-				case spec.module != "" && strings.IndexByte(spec.module, ch) >= 0:
-					module = true
+				case strings.IndexByte(spec.modOpts, ch) >= 0:
+					if lang == "python" {
+						module = true // python -m runs the module instead
+					} else if v, ok := optValue(j, ch); ok {
+						mods = append(mods, v)
+					}
 					consumed = true
-				case strings.IndexByte(spec.value, ch) >= 0:
+				case strings.IndexByte(spec.progOpts, ch) >= 0:
+					if v, ok := optValue(j, ch); ok {
+						prog = &v
+					}
+					consumed = true
+				case strings.IndexByte(spec.valueOpts, ch) >= 0:
 					if j+1 == len(a) {
 						i++
 					}
@@ -111,9 +120,19 @@ func (w *shWalker) runInterp(seg *shSeg, lang string, sc *shScope, stdin *shData
 		}
 		break
 	}
+	// Code loaded with the program (perl -MFoo;code, php -d
+	// auto_prepend_file=...) is checked too.
+	for k, m := range mods {
+		if k >= 4 {
+			break
+		}
+		w.analyseCode(lang, seg.name, m.p, sc.depth+1)
+	}
 	switch {
 	case len(code) > 0:
 		codeData = shJoinLines(code)
+	case prog != nil:
+		codeData = w.fileData(*prog, stdin)
 	case spec.progArg && i < len(args):
 		codeData = shArgData(args[i])
 	case i < len(args):

@@ -4,6 +4,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // This file expands words the way the shell will before it runs a command:
@@ -1235,149 +1238,78 @@ func shBraceSeq(body string) []string {
 	return nil
 }
 
-// arithValue evaluates a shell arithmetic expression made of integers,
-// known variables and + - * / % ( ); ok is false for anything else.
+// arithValue evaluates an arithmetic expression whose variables are
+// known numbers, with mvdan.cc/sh's evaluator; an unknown variable, an
+// assignment or an error leaves the value unknown. A variable's value that
+// holds a substitution is checked as commands: bash evaluates it again.
 func (w *shWalker) arithValue(expr string, sc *shScope) (int64, bool) {
-	a := shArith{src: strings.TrimSpace(expr), w: w, sc: sc, ok: true}
-	if a.src == "" {
+	expr = strings.TrimSpace(expr)
+	if expr == "" {
 		return 0, true
 	}
-	v := a.expr(0)
-	a.skip()
-	if !a.ok || a.pos != len(a.src) {
+	if shBracketDepth(expr) > shMaxBrackets {
 		return 0, false
 	}
-	return v, true
-}
-
-type shArith struct {
-	src   string
-	pos   int
-	ok    bool
-	depth int
-	w     *shWalker
-	sc    *shScope
-}
-
-func (a *shArith) skip() {
-	for a.pos < len(a.src) && (a.src[a.pos] == ' ' || a.src[a.pos] == '\t' || a.src[a.pos] == '\n') {
-		a.pos++
+	p := shBashParsers.Get().(*syntax.Parser)
+	x, err := p.Arithmetic(strings.NewReader(expr))
+	shBashParsers.Put(p)
+	if err != nil || x == nil {
+		return 0, false
 	}
-}
-
-func (a *shArith) expr(minPrec int) int64 {
-	if a.depth > 32 {
-		a.ok = false
-		return 0
-	}
-	a.depth++
-	defer func() { a.depth-- }()
-	left := a.unary()
-	for a.ok {
-		a.skip()
-		if a.pos >= len(a.src) {
-			break
+	env := shArithEnv{}
+	ok := true
+	syntax.Walk(x, func(n syntax.Node) bool {
+		word, isWord := n.(*syntax.Word)
+		if !ok || !isWord {
+			return ok
 		}
-		op := a.src[a.pos]
-		prec := arithPrec(op)
-		if prec == 0 || prec < minPrec {
-			break
-		}
-		a.pos++
-		right := a.expr(prec + 1)
-		switch op {
-		case '+':
-			left += right
-		case '-':
-			left -= right
-		case '*':
-			left *= right
-		case '/', '%':
-			if right == 0 {
-				a.ok = false
-				return 0
+		lit := word.Lit()
+		switch {
+		case lit == "":
+			ok = false
+		case syntax.ValidName(lit):
+			vals, _, _, _, known := w.lookupVar(lit, sc)
+			for _, v := range vals {
+				if shMayRunCode(v) {
+					w.walkScriptLenient(v, &shScope{depth: sc.depth + 1})
+				}
 			}
-			if op == '/' {
-				left /= right
-			} else {
-				left %= right
+			if !known || len(vals) != 1 {
+				ok = false
+				return false
+			}
+			if _, err := strconv.ParseInt(strings.TrimSpace(vals[0]), 0, 64); err != nil {
+				ok = false
+				return false
+			}
+			env[lit] = strings.TrimSpace(vals[0])
+		default:
+			if _, err := strconv.ParseInt(lit, 0, 64); err != nil && !strings.Contains(lit, "#") {
+				ok = false
 			}
 		}
+		return false
+	})
+	if !ok {
+		return 0, false
 	}
-	return left
+	v, err := expand.Arithm(&expand.Config{Env: env}, x)
+	if err != nil {
+		return 0, false
+	}
+	return int64(v), true
 }
 
-func (a *shArith) unary() int64 {
-	a.skip()
-	if a.pos >= len(a.src) {
-		a.ok = false
-		return 0
+// shArithEnv holds the known variables of one arithmetic expression; it
+// is read-only, so an assignment inside the expression is an error.
+type shArithEnv map[string]string
+
+func (e shArithEnv) Get(name string) expand.Variable {
+	v, ok := e[name]
+	if !ok {
+		return expand.Variable{}
 	}
-	switch c := a.src[a.pos]; {
-	case c == '-':
-		a.pos++
-		return -a.unary()
-	case c == '+':
-		a.pos++
-		return a.unary()
-	case c == '(':
-		a.pos++
-		v := a.expr(0)
-		a.skip()
-		if a.pos >= len(a.src) || a.src[a.pos] != ')' {
-			a.ok = false
-			return 0
-		}
-		a.pos++
-		return v
-	case c >= '0' && c <= '9':
-		j := a.pos
-		for j < len(a.src) && (a.src[j] >= '0' && a.src[j] <= '9' || a.src[j] == 'x' || a.src[j] == 'X' || a.src[j] >= 'a' && a.src[j] <= 'f' || a.src[j] >= 'A' && a.src[j] <= 'F' || a.src[j] == '#') {
-			j++
-		}
-		v, err := strconv.ParseInt(a.src[a.pos:j], 0, 64)
-		if err != nil {
-			a.ok = false
-			return 0
-		}
-		a.pos = j
-		return v
-	case shIsNameByte(c, true):
-		j := a.pos
-		for j < len(a.src) && shIsNameByte(a.src[j], false) {
-			j++
-		}
-		name := a.src[a.pos:j]
-		a.pos = j
-		vals, _, _, _, known := a.w.lookupVar(name, a.sc)
-		for _, v := range vals {
-			if shMayRunCode(v) {
-				// Arithmetic evaluates a value again: its subscripts run.
-				a.w.walkScriptLenient(v, &shScope{depth: a.sc.depth + 1})
-			}
-		}
-		if !known || len(vals) != 1 {
-			a.ok = false
-			return 0
-		}
-		v, err := strconv.ParseInt(strings.TrimSpace(vals[0]), 0, 64)
-		if err != nil {
-			a.ok = false
-			return 0
-		}
-		return v
-	}
-	a.ok = false
-	return 0
+	return expand.Variable{Set: true, Kind: expand.String, Str: v}
 }
 
-// arithPrec is a binary arithmetic operator's precedence, 0 for none.
-func arithPrec(op byte) int {
-	switch op {
-	case '+', '-':
-		return 1
-	case '*', '/', '%':
-		return 2
-	}
-	return 0
-}
+func (e shArithEnv) Each(func(name string, vr expand.Variable) bool) {}

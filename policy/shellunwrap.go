@@ -28,84 +28,10 @@ const (
 	kindHash
 )
 
-// shWrapSpec describes a wrapper's command line.
-type shWrapSpec struct {
-	value     string   // short options that take a value
-	longVal   []string // long options that take a value
-	longFlag  []string // long options known to take none (when unknownVal)
-	unknownV  bool     // unknown long options take a value
-	payload   string   // short options whose value is shell text
-	longPay   []string // long options whose value is shell text
-	shell     string   // short options that make the operands shell text
-	noExec    string   // short options after which nothing runs
-	operands  int      // operands before the command
-	assigns   bool     // NAME=value operands before the command
-	numeric   bool     // -N options
-	split     string   // short option whose value is split into words
-	longSplit []string
-	join      bool // the operands are joined into shell text (watch, ssh)
-	joinOff   string
-}
-
 type shCmdSpec struct {
 	kind shKind
-	wrap *shWrapSpec
+	wrap *shGrammar
 	lang string
-}
-
-var shWrappers = map[string]*shWrapSpec{
-	"env":              {value: "uCP", longVal: []string{"unset", "chdir"}, split: "S", longSplit: []string{"split-string"}, assigns: true},
-	"sudo":             {value: "ugCDhprtTUR", longVal: []string{"user", "group", "host", "prompt", "chdir", "chroot", "role", "type", "close-from", "command-timeout", "other-user"}, shell: "si", noExec: "lVe", assigns: true},
-	"run0":             {value: "ugDM", longVal: []string{"user", "group", "chdir", "machine", "property", "description", "slice", "setenv", "nice", "background", "unit"}, assigns: true},
-	"doas":             {value: "uC", shell: "s", noExec: "L"},
-	"pkexec":           {longVal: []string{"user"}},
-	"nice":             {value: "n", longVal: []string{"adjustment"}, numeric: true},
-	"nohup":            {},
-	"timeout":          {value: "sk", longVal: []string{"signal", "kill-after"}, operands: 1},
-	"stdbuf":           {value: "ioe", longVal: []string{"input", "output", "error"}},
-	"ionice":           {value: "cn", longVal: []string{"class", "classdata"}, noExec: "pPu"},
-	"chroot":           {longVal: []string{"userspec", "groups"}, operands: 1},
-	"busybox":          {},
-	"toybox":           {},
-	"command":          {noExec: "vV"},
-	"builtin":          {},
-	"exec":             {value: "a"},
-	"time":             {value: "fo", longVal: []string{"format", "output"}},
-	"setsid":           {},
-	"unshare":          {value: "SGRw", longVal: []string{"setgroups", "propagation", "map-user", "map-group", "map-users", "map-groups", "root", "wd", "setuid", "setgid"}},
-	"nsenter":          {value: "tSG", longVal: []string{"target", "setuid", "setgid", "env"}},
-	"systemd-run":      {value: "upEMH", unknownV: true, longFlag: []string{"user", "system", "scope", "pty", "pipe", "quiet", "wait", "collect", "no-block", "remain-after-exit", "same-dir", "send-sighup", "no-ask-password", "shell", "ignore-failure"}},
-	"chrt":             {value: "TPD", operands: 1, noExec: "pm"},
-	"taskset":          {operands: 1, noExec: "p"},
-	"prlimit":          {noExec: "p", longVal: []string{"pid"}},
-	"strace":           {value: "eoOpsuEIbPSXa"},
-	"ltrace":           {value: "eopsuinaADFL"},
-	"valgrind":         {},
-	"numactl":          {value: "CNmiPp"},
-	"torsocks":         {value: "upaP"},
-	"proxychains":      {value: "f"},
-	"proxychains4":     {value: "f"},
-	"faketime":         {value: "m", operands: 1},
-	"xvfb-run":         {value: "nsfepw"},
-	"dbus-run-session": {longVal: []string{"config-file", "dbus-daemon"}},
-	"catchsegv":        {},
-	"caffeinate":       {value: "tw"},
-	"gosu":             {operands: 1},
-	"su-exec":          {operands: 1},
-	"chpst":            {value: "uUbe/nlLmdofpcr"},
-	"setpriv":          {longVal: []string{"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule"}},
-	"flock":            {value: "wE", longVal: []string{"timeout", "wait", "conflict-exit-code"}, payload: "c", longPay: []string{"command"}, operands: 1},
-	"script":           {value: "EIOBTm", longVal: []string{"echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"}, payload: "c", longPay: []string{"command"}, noExec: "V"},
-	"watch":            {value: "nq", longVal: []string{"interval", "equexit"}, join: true, joinOff: "x"},
-	"ssh":              {value: "bcDEeFIiJLlmOopQRSWwB", operands: 1, join: true},
-	"coproc":           {},
-	"screen":           {value: "SsctehpTX"},
-}
-
-var shShells = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "pdksh": true,
-	"oksh": true, "lksh": true, "ash": true, "yash": true, "posh": true, "rbash": true, "fish": true,
-	"tcsh": true, "csh": true, "ksh93": true, "bash5": true, "hush": true, "msh": true,
 }
 
 // Command families the data-flow checks care about.
@@ -143,68 +69,42 @@ var (
 	}
 )
 
-// shInterpLang maps an interpreter's base name to its family.
-func shInterpLang(name string) string {
-	switch name {
-	case "node", "nodejs", "deno", "bun", "qjs", "d8":
-		return "js"
-	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
-		return "awk"
-	case "rscript", "r":
-		return "r"
-	case "tclsh", "wish", "expect":
-		return "tcl"
-	case "osascript":
-		return "applescript"
-	case "irb", "jruby", "truffleruby":
-		return "ruby"
-	case "lua", "luajit":
-		return "lua"
-	}
-	for _, p := range []string{"python", "pypy", "perl", "ruby", "php", "lua", "tclsh"} {
-		if strings.HasPrefix(name, p) {
-			rest := name[len(p):]
-			if rest == "" || strings.Trim(rest, "0123456789.-") == "" || (p == "pypy" && strings.Trim(rest, "0123456789.") == "") {
-				switch p {
-				case "pypy":
-					return "python"
-				case "tclsh":
-					return "tcl"
-				}
-				return p
-			}
-		}
-	}
-	return ""
-}
-
+// shSpec finds how the deny rules follow a command, from its grammar
+// (shellgrammar.go).
 func shSpec(name string) shCmdSpec {
-	if ws := shWrappers[name]; ws != nil {
-		return shCmdSpec{kind: kindWrapper, wrap: ws}
+	g := shGrammarOf(name)
+	if g == nil {
+		return shCmdSpec{}
 	}
-	if shShells[name] {
+	switch g.role {
+	case roleWrapper:
+		return shCmdSpec{kind: kindWrapper, wrap: g}
+	case roleShell:
 		return shCmdSpec{kind: kindShell}
-	}
-	switch name {
-	case "eval":
-		return shCmdSpec{kind: kindEval}
-	case "source", ".":
+	case roleInterp:
+		if g.lang != "" {
+			return shCmdSpec{kind: kindInterp, lang: g.lang, wrap: g}
+		}
+	case roleEval:
+		// Of the builtins that evaluate text, these are followed.
+		switch name {
+		case "eval":
+			return shCmdSpec{kind: kindEval}
+		case "trap":
+			return shCmdSpec{kind: kindTrap}
+		case "alias":
+			return shCmdSpec{kind: kindAlias}
+		case "hash":
+			return shCmdSpec{kind: kindHash}
+		}
+	case roleSource:
 		return shCmdSpec{kind: kindSource}
-	case "xargs":
+	case roleXargs:
 		return shCmdSpec{kind: kindXargs}
-	case "find", "gfind", "bfs":
+	case roleFind:
 		return shCmdSpec{kind: kindFind}
-	case "su", "runuser", "sg", "ksu":
+	case roleSu:
 		return shCmdSpec{kind: kindSu}
-	case "trap":
-		return shCmdSpec{kind: kindTrap}
-	case "alias":
-		return shCmdSpec{kind: kindAlias}
-	case "hash":
-		return shCmdSpec{kind: kindHash}
-	}
-	if lang := shInterpLang(name); lang != "" {
-		return shCmdSpec{kind: kindInterp, lang: lang}
 	}
 	return shCmdSpec{}
 }
@@ -289,7 +189,7 @@ func (w *shWalker) runCommand(seg *shSeg, sc *shScope, stdin *shData, pc pipeCtx
 		res.out = &shData{origins: originDecode | shOrigins(stdin)}
 		return res
 	case kindInterp:
-		w.runInterp(seg, spec.lang, sc, stdin)
+		w.runInterp(seg, spec.lang, spec.wrap, sc, stdin)
 		res.kinds = ksShell
 		res.out = &shData{origins: originDecode | shOrigins(stdin)}
 		return res
@@ -456,7 +356,7 @@ func (w *shWalker) runShellData(d *shData, sc *shScope, seg *shSeg) {
 }
 
 // runWrapper follows a wrapper to the command it runs.
-func (w *shWalker) runWrapper(seg *shSeg, ws *shWrapSpec, sc *shScope, stdin *shData, pc pipeCtx) stageResult {
+func (w *shWalker) runWrapper(seg *shSeg, ws *shGrammar, sc *shScope, stdin *shData, pc pipeCtx) stageResult {
 	lists := [][]shArg{shNonDropped(seg.args)}
 	if len(lists[0]) != len(seg.args) {
 		lists = append(lists, seg.args)
@@ -512,7 +412,7 @@ type shUnwrapped struct {
 }
 
 // shUnwrap parses a wrapper's options and returns what it runs.
-func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
+func shUnwrap(args []shArg, ws *shGrammar) shUnwrapped {
 	var u shUnwrapped
 	shellMode, noExec, joinOff := false, false, false
 	i := 1
@@ -530,7 +430,7 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 		if strings.HasPrefix(a, "--") && len(a) > 2 {
 			name, val, hasEq := strings.Cut(a[2:], "=")
 			switch {
-			case slices.Contains(ws.longPay, name):
+			case slices.Contains(ws.codeLong, name):
 				if !hasEq && i+1 < len(args) {
 					i++
 					u.payload = shArgData(args[i])
@@ -538,13 +438,13 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 					u.payload = &shData{texts: []string{val}, origins: args[i].origins}
 				}
 				return u
-			case slices.Contains(ws.longSplit, name):
+			case slices.Contains(ws.splitLong, name):
 				if !hasEq && i+1 < len(args) {
 					i++
 					val = args[i].p
 				}
 				prefix = append(prefix, shLiteralArgs(strings.Fields(val))...)
-			case slices.Contains(ws.longVal, name), ws.unknownV && !slices.Contains(ws.longFlag, name):
+			case slices.Contains(ws.valueLong, name), slices.Contains(ws.modLong, name), ws.unknownVal && !slices.Contains(ws.flagLong, name):
 				if !hasEq {
 					i++
 				}
@@ -561,7 +461,7 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 			for j := 1; j < len(a) && !consumed; j++ {
 				ch := a[j]
 				switch {
-				case strings.IndexByte(ws.payload, ch) >= 0:
+				case strings.IndexByte(ws.codeOpts, ch) >= 0:
 					if j+1 < len(a) {
 						u.payload = &shData{texts: []string{args[i].p[strings.IndexByte(args[i].p, ch)+1:]}, origins: args[i].origins}
 					} else if i+1 < len(args) {
@@ -569,7 +469,7 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 						u.payload = shArgData(args[i])
 					}
 					return u
-				case strings.IndexByte(ws.split, ch) >= 0:
+				case strings.IndexByte(ws.splitOpts, ch) >= 0:
 					val := a[j+1:]
 					if val == "" && i+1 < len(args) {
 						i++
@@ -577,15 +477,15 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 					}
 					prefix = append(prefix, shLiteralArgs(strings.Fields(val))...)
 					consumed = true
-				case strings.IndexByte(ws.value, ch) >= 0:
+				case strings.IndexByte(ws.noExec, ch) >= 0:
+					noExec = true
+				case strings.IndexByte(ws.valueOpts, ch) >= 0, strings.IndexByte(ws.modOpts, ch) >= 0:
 					if j+1 == len(a) {
 						i++
 					}
 					consumed = true
-				case strings.IndexByte(ws.shell, ch) >= 0:
+				case strings.IndexByte(ws.shellFlags, ch) >= 0:
 					shellMode = true
-				case strings.IndexByte(ws.noExec, ch) >= 0:
-					noExec = true
 				case ws.joinOff != "" && strings.IndexByte(ws.joinOff, ch) >= 0:
 					joinOff = true
 				}
@@ -608,16 +508,16 @@ func shUnwrap(args []shArg, ws *shWrapSpec) shUnwrapped {
 		i = len(args) // an option's value was missing
 	}
 	rest := args[i:]
-	if len(rest) < ws.operands {
+	if len(rest) < ws.leading {
 		return u
 	}
-	rest = rest[ws.operands:]
+	rest = rest[ws.leading:]
 	// flock FILE -c TEXT: an option after the operands.
-	if len(rest) > 1 && ws.payload != "" && len(rest[0].e) == 2 && rest[0].e[0] == '-' && strings.IndexByte(ws.payload, rest[0].e[1]) >= 0 {
+	if len(rest) > 1 && ws.codeOpts != "" && len(rest[0].e) == 2 && rest[0].e[0] == '-' && strings.IndexByte(ws.codeOpts, rest[0].e[1]) >= 0 {
 		u.payload = shArgData(rest[1])
 		return u
 	}
-	if len(rest) > 1 && strings.HasPrefix(rest[0].e, "--") && slices.Contains(ws.longPay, strings.TrimPrefix(rest[0].e, "--")) {
+	if len(rest) > 1 && strings.HasPrefix(rest[0].e, "--") && slices.Contains(ws.codeLong, strings.TrimPrefix(rest[0].e, "--")) {
 		u.payload = shArgData(rest[1])
 		return u
 	}

@@ -206,7 +206,7 @@ func writeSandboxCheck(w io.Writer, cfg *daemon.Config, res sandboxCheckResult) 
 	ns("ipc", rep.IPCNS, "private System V IPC and POSIX queues")
 	ns("uts", rep.UTSNS, "own host name")
 	row(t, "cgroup namespace", activeOr(rep.CgroupNS, "missing"), "sees only its own cgroup")
-	row(t, "cgroup", cgroupStatus(rep.Cgroup), cgroupDetail(cfg, rep.Cgroup)+requiredMark(req.Cgroup, rep.Cgroup == "v1" || rep.Cgroup == "v2"))
+	row(t, "cgroup", cgroupStatus(rep.Cgroup), cgroupDetail(cfg, *rep)+requiredMark(req.Cgroup, rep.Cgroup == "v1" || rep.Cgroup == "v2"))
 	row(t, "landlock", landlockStatus(rep.LandlockABI), landlockDetail(rep.LandlockABI, req.LandlockABI))
 	row(t, "seccomp", activeOr(rep.Seccomp, "missing"), "system call filter"+requiredMark(req.Seccomp, rep.Seccomp))
 	row(t, "no_new_privs", activeOr(rep.NoNewPrivs, "MISSING"), "no privilege gain through exec; always required")
@@ -268,9 +268,12 @@ func cgroupStatus(v string) string {
 	return v
 }
 
-func cgroupDetail(cfg *daemon.Config, v string) string {
-	if v == "v1" || v == "v2" {
-		return fmt.Sprintf("memory (%s) and pids (%d) caps apply", cfg.Sandbox.Memory, cfg.Sandbox.Pids)
+func cgroupDetail(cfg *daemon.Config, rep sandbox.Report) string {
+	if v := rep.Cgroup; v == "v1" || v == "v2" {
+		if rep.CPUQuota {
+			return fmt.Sprintf("memory (%s), pids (%d) and CPU (%g) caps apply", cfg.Sandbox.Memory, cfg.Sandbox.Pids, cfg.Sandbox.CPUs)
+		}
+		return fmt.Sprintf("memory (%s) and pids (%d) caps apply; no CPU quota", cfg.Sandbox.Memory, cfg.Sandbox.Pids)
 	}
 	return fmt.Sprintf("no memory cap; pids capped by RLIMIT_NPROC (%d) only", cfg.Sandbox.Pids)
 }

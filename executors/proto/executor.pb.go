@@ -24,44 +24,72 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// ErrorCode mirrors executors.Code for the codes an executor may return.
+// ErrorCode mirrors errdefs.Code: every stable code, so an error keeps its
+// code across the wire whichever layer behind the executor made it.
 type ErrorCode int32
 
 const (
-	ErrorCode_ERROR_CODE_UNSPECIFIED       ErrorCode = 0
-	ErrorCode_ERROR_CODE_TIMEOUT           ErrorCode = 1
-	ErrorCode_ERROR_CODE_LIMIT_EXCEEDED    ErrorCode = 2
-	ErrorCode_ERROR_CODE_EXECUTOR_FAILED   ErrorCode = 3
-	ErrorCode_ERROR_CODE_POLICY_DENIED     ErrorCode = 4
-	ErrorCode_ERROR_CODE_INVALID_ARGUMENTS ErrorCode = 5
-	ErrorCode_ERROR_CODE_INTERNAL          ErrorCode = 6
-	ErrorCode_ERROR_CODE_INVALID_REQUEST   ErrorCode = 7
-	ErrorCode_ERROR_CODE_UNAVAILABLE       ErrorCode = 8
+	ErrorCode_ERROR_CODE_UNSPECIFIED        ErrorCode = 0
+	ErrorCode_ERROR_CODE_TIMEOUT            ErrorCode = 1
+	ErrorCode_ERROR_CODE_LIMIT_EXCEEDED     ErrorCode = 2
+	ErrorCode_ERROR_CODE_EXECUTOR_FAILED    ErrorCode = 3
+	ErrorCode_ERROR_CODE_POLICY_DENIED      ErrorCode = 4
+	ErrorCode_ERROR_CODE_INVALID_ARGUMENTS  ErrorCode = 5
+	ErrorCode_ERROR_CODE_INTERNAL           ErrorCode = 6
+	ErrorCode_ERROR_CODE_INVALID_REQUEST    ErrorCode = 7
+	ErrorCode_ERROR_CODE_UNAVAILABLE        ErrorCode = 8
+	ErrorCode_ERROR_CODE_TOOL_NOT_FOUND     ErrorCode = 9
+	ErrorCode_ERROR_CODE_NOT_FOUND          ErrorCode = 10
+	ErrorCode_ERROR_CODE_INVALID_DEFINITION ErrorCode = 11
+	ErrorCode_ERROR_CODE_CONFLICT           ErrorCode = 12
+	ErrorCode_ERROR_CODE_FORBIDDEN          ErrorCode = 13
+	ErrorCode_ERROR_CODE_TOOL_NOT_ACTIVE    ErrorCode = 14
+	ErrorCode_ERROR_CODE_RATE_LIMITED       ErrorCode = 15
+	ErrorCode_ERROR_CODE_APPROVAL_REQUIRED  ErrorCode = 16
+	ErrorCode_ERROR_CODE_APPROVAL_DENIED    ErrorCode = 17
 )
 
 // Enum value maps for ErrorCode.
 var (
 	ErrorCode_name = map[int32]string{
-		0: "ERROR_CODE_UNSPECIFIED",
-		1: "ERROR_CODE_TIMEOUT",
-		2: "ERROR_CODE_LIMIT_EXCEEDED",
-		3: "ERROR_CODE_EXECUTOR_FAILED",
-		4: "ERROR_CODE_POLICY_DENIED",
-		5: "ERROR_CODE_INVALID_ARGUMENTS",
-		6: "ERROR_CODE_INTERNAL",
-		7: "ERROR_CODE_INVALID_REQUEST",
-		8: "ERROR_CODE_UNAVAILABLE",
+		0:  "ERROR_CODE_UNSPECIFIED",
+		1:  "ERROR_CODE_TIMEOUT",
+		2:  "ERROR_CODE_LIMIT_EXCEEDED",
+		3:  "ERROR_CODE_EXECUTOR_FAILED",
+		4:  "ERROR_CODE_POLICY_DENIED",
+		5:  "ERROR_CODE_INVALID_ARGUMENTS",
+		6:  "ERROR_CODE_INTERNAL",
+		7:  "ERROR_CODE_INVALID_REQUEST",
+		8:  "ERROR_CODE_UNAVAILABLE",
+		9:  "ERROR_CODE_TOOL_NOT_FOUND",
+		10: "ERROR_CODE_NOT_FOUND",
+		11: "ERROR_CODE_INVALID_DEFINITION",
+		12: "ERROR_CODE_CONFLICT",
+		13: "ERROR_CODE_FORBIDDEN",
+		14: "ERROR_CODE_TOOL_NOT_ACTIVE",
+		15: "ERROR_CODE_RATE_LIMITED",
+		16: "ERROR_CODE_APPROVAL_REQUIRED",
+		17: "ERROR_CODE_APPROVAL_DENIED",
 	}
 	ErrorCode_value = map[string]int32{
-		"ERROR_CODE_UNSPECIFIED":       0,
-		"ERROR_CODE_TIMEOUT":           1,
-		"ERROR_CODE_LIMIT_EXCEEDED":    2,
-		"ERROR_CODE_EXECUTOR_FAILED":   3,
-		"ERROR_CODE_POLICY_DENIED":     4,
-		"ERROR_CODE_INVALID_ARGUMENTS": 5,
-		"ERROR_CODE_INTERNAL":          6,
-		"ERROR_CODE_INVALID_REQUEST":   7,
-		"ERROR_CODE_UNAVAILABLE":       8,
+		"ERROR_CODE_UNSPECIFIED":        0,
+		"ERROR_CODE_TIMEOUT":            1,
+		"ERROR_CODE_LIMIT_EXCEEDED":     2,
+		"ERROR_CODE_EXECUTOR_FAILED":    3,
+		"ERROR_CODE_POLICY_DENIED":      4,
+		"ERROR_CODE_INVALID_ARGUMENTS":  5,
+		"ERROR_CODE_INTERNAL":           6,
+		"ERROR_CODE_INVALID_REQUEST":    7,
+		"ERROR_CODE_UNAVAILABLE":        8,
+		"ERROR_CODE_TOOL_NOT_FOUND":     9,
+		"ERROR_CODE_NOT_FOUND":          10,
+		"ERROR_CODE_INVALID_DEFINITION": 11,
+		"ERROR_CODE_CONFLICT":           12,
+		"ERROR_CODE_FORBIDDEN":          13,
+		"ERROR_CODE_TOOL_NOT_ACTIVE":    14,
+		"ERROR_CODE_RATE_LIMITED":       15,
+		"ERROR_CODE_APPROVAL_REQUIRED":  16,
+		"ERROR_CODE_APPROVAL_DENIED":    17,
 	}
 )
 
@@ -644,10 +672,12 @@ func (x *LogLine) GetMessage() string {
 }
 
 type Error struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Code          ErrorCode              `protobuf:"varint,1,opt,name=code,proto3,enum=toolcage.executor.v1.ErrorCode" json:"code,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Limit         string                 `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Code  ErrorCode              `protobuf:"varint,1,opt,name=code,proto3,enum=toolcage.executor.v1.ErrorCode" json:"code,omitempty"`
+	// message is the cause's text (errdefs.Error.Err), empty when it has none.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Limit         string `protobuf:"bytes,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	Op            string `protobuf:"bytes,4,opt,name=op,proto3" json:"op,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -699,6 +729,13 @@ func (x *Error) GetMessage() string {
 func (x *Error) GetLimit() string {
 	if x != nil {
 		return x.Limit
+	}
+	return ""
+}
+
+func (x *Error) GetOp() string {
+	if x != nil {
+		return x.Op
 	}
 	return ""
 }
@@ -864,11 +901,12 @@ const file_executor_proto_rawDesc = "" +
 	"\x04http\x18\v \x01(\v2\x1e.toolcage.executor.v1.HTTPCallR\x04http\"9\n" +
 	"\aLogLine\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"l\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"|\n" +
 	"\x05Error\x123\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x1f.toolcage.executor.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
-	"\x05limit\x18\x03 \x01(\tR\x05limit\"\xa4\x02\n" +
+	"\x05limit\x18\x03 \x01(\tR\x05limit\x12\x0e\n" +
+	"\x02op\x18\x04 \x01(\tR\x02op\"\xa4\x02\n" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\x121\n" +
 	"\x04logs\x18\x02 \x03(\v2\x1d.toolcage.executor.v1.LogLineR\x04logs\x12\x19\n" +
@@ -878,7 +916,7 @@ const file_executor_proto_rawDesc = "" +
 	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
 	"durationNs\x125\n" +
-	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\x93\x02\n" +
+	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\xa1\x04\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x01\x12\x1d\n" +
@@ -888,7 +926,17 @@ const file_executor_proto_rawDesc = "" +
 	"\x1cERROR_CODE_INVALID_ARGUMENTS\x10\x05\x12\x17\n" +
 	"\x13ERROR_CODE_INTERNAL\x10\x06\x12\x1e\n" +
 	"\x1aERROR_CODE_INVALID_REQUEST\x10\a\x12\x1a\n" +
-	"\x16ERROR_CODE_UNAVAILABLE\x10\b2b\n" +
+	"\x16ERROR_CODE_UNAVAILABLE\x10\b\x12\x1d\n" +
+	"\x19ERROR_CODE_TOOL_NOT_FOUND\x10\t\x12\x18\n" +
+	"\x14ERROR_CODE_NOT_FOUND\x10\n" +
+	"\x12!\n" +
+	"\x1dERROR_CODE_INVALID_DEFINITION\x10\v\x12\x17\n" +
+	"\x13ERROR_CODE_CONFLICT\x10\f\x12\x18\n" +
+	"\x14ERROR_CODE_FORBIDDEN\x10\r\x12\x1e\n" +
+	"\x1aERROR_CODE_TOOL_NOT_ACTIVE\x10\x0e\x12\x1b\n" +
+	"\x17ERROR_CODE_RATE_LIMITED\x10\x0f\x12 \n" +
+	"\x1cERROR_CODE_APPROVAL_REQUIRED\x10\x10\x12\x1e\n" +
+	"\x1aERROR_CODE_APPROVAL_DENIED\x10\x112b\n" +
 	"\bExecutor\x12V\n" +
 	"\aExecute\x12$.toolcage.executor.v1.ExecuteRequest\x1a%.toolcage.executor.v1.ExecuteResponseB.Z,github.com/toolcage/toolcage/executors/protob\x06proto3"
 

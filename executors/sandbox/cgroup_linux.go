@@ -12,14 +12,18 @@ import (
 	"time"
 )
 
-// cgroupSet is one sandbox's cgroups: a single v2 group, or a memory and a
-// pids group on v1. The launcher joins them by writing "0" to the
-// cgroup.procs files the host opened (open-time credentials decide, so a
-// root daemon's sandbox needs no write access of its own).
+// cgroupSet is one sandbox's cgroups: a single v2 group, or a memory, a
+// pids and (where mounted) a cpu group on v1. The launcher joins them by
+// writing "0" to the cgroup.procs files the host opened (open-time
+// credentials decide, so a root daemon's sandbox needs no write access of
+// its own).
 type cgroupSet struct {
 	version string // "v2" or "v1"
 	mem     string // dir holding the memory files
 	pids    string // dir holding the pids files
+	// cpu is the dir holding the CPU quota files, "" without a quota;
+	// cpuNote then says why.
+	cpu, cpuNote string
 	// procs are the v1 cgroup.procs files the launcher writes itself into;
 	// dir is the v2 group, which the launcher is cloned into.
 	procs []*os.File
@@ -66,7 +70,7 @@ func readCgroupFS() (*cgroupFS, error) {
 			m.v2 = true
 		case "cgroup":
 			for _, o := range strings.Split(g[2], ",") {
-				if o == "memory" || o == "pids" {
+				if o == "memory" || o == "pids" || o == "cpu" {
 					m.controllers = append(m.controllers, o)
 				}
 			}
@@ -156,7 +160,7 @@ func newCgroupSet(fs *cgroupFS, cfg Config, name string) (*cgroupSet, error) {
 		}
 		errs = append(errs, fmt.Errorf("cgroup v2: %w", err))
 	}
-	var memM, pidsM *cgroupMount
+	var memM, pidsM, cpuM *cgroupMount
 	for i := range fs.mounts {
 		for _, c := range fs.mounts[i].controllers {
 			switch c {
@@ -164,11 +168,13 @@ func newCgroupSet(fs *cgroupFS, cfg Config, name string) (*cgroupSet, error) {
 				memM = &fs.mounts[i]
 			case "pids":
 				pidsM = &fs.mounts[i]
+			case "cpu":
+				cpuM = &fs.mounts[i]
 			}
 		}
 	}
 	if memM != nil && pidsM != nil {
-		cs, err := newCgroupV1(memM, pidsM, fs, name, cfg)
+		cs, err := newCgroupV1(memM, pidsM, cpuM, fs, name, cfg)
 		if err == nil {
 			return cs, nil
 		}
@@ -221,9 +227,40 @@ func enableV2(m cgroupMount, p string) error {
 	}
 	err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory +pids"), 0o644)
 	if errors.Is(err, syscall.EBUSY) {
-		return fmt.Errorf("cannot enable memory and pids in %s: it holds processes (a cgroup v2 group with processes cannot delegate controllers; run the daemon in a leaf of a delegated group and set the sandbox cgroup parent to a sibling)", p)
+		return delegationError(p)
 	}
 	return err
+}
+
+// delegationError says why controllers cannot be enabled in p, and how to
+// configure around it.
+func delegationError(p string) error {
+	return fmt.Errorf("cannot enable memory and pids in %s: it holds processes (a cgroup v2 group with processes cannot delegate controllers; run the daemon in a leaf of a delegated group and set sandbox.cgroup_parent to a sibling)", p)
+}
+
+// cpuPeriod is the CFS period the quota is given for: 100 ms, the
+// kernel's default.
+const cpuPeriod = 100000
+
+// cpuQuota is the quota in µs per cpuPeriod for cpus CPUs; the kernel
+// refuses less than 1 ms.
+func cpuQuota(cpus float64) int64 {
+	return max(int64(cpus*cpuPeriod), 1000)
+}
+
+// enableCPUV2 makes the cpu controller available to the children of the
+// group at p, if the group has it; it is optional, so an ancestor is never
+// changed for it.
+func enableCPUV2(m cgroupMount, p string) error {
+	dir := m.dirOf(p)
+	if !hasControllers(dir, "cpu") {
+		return fmt.Errorf("the cpu controller is not available in %s", dir)
+	}
+	sc, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if contains(strings.Fields(string(sc)), "cpu") {
+		return nil
+	}
+	return os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu"), 0o644)
 }
 
 func contains(s []string, v string) bool {
@@ -254,6 +291,13 @@ func newCgroupV2(m cgroupMount, parent, name string, cfg Config) (*cgroupSet, er
 	// Optional knobs: no swap, and one OOM kill takes the whole sandbox.
 	_ = writeCg(dir, "memory.swap.max", 0)
 	_ = writeCg(dir, "memory.oom.group", 1)
+	if cerr := enableCPUV2(m, parent); cerr != nil {
+		cs.cpuNote = cerr.Error()
+	} else if cerr := os.WriteFile(filepath.Join(dir, "cpu.max"), fmt.Appendf(nil, "%d %d", cpuQuota(cfg.CPUs), cpuPeriod), 0o644); cerr != nil {
+		cs.cpuNote = "cpu.max: " + cerr.Error()
+	} else {
+		cs.cpu = dir
+	}
 	if err == nil {
 		err = cs.open()
 	}
@@ -264,7 +308,7 @@ func newCgroupV2(m cgroupMount, parent, name string, cfg Config) (*cgroupSet, er
 	return cs, nil
 }
 
-func newCgroupV1(memM, pidsM *cgroupMount, fs *cgroupFS, name string, cfg Config) (*cgroupSet, error) {
+func newCgroupV1(memM, pidsM, cpuM *cgroupMount, fs *cgroupFS, name string, cfg Config) (*cgroupSet, error) {
 	cs := &cgroupSet{version: "v1"}
 	for _, h := range []struct {
 		m    *cgroupMount
@@ -295,6 +339,9 @@ func newCgroupV1(memM, pidsM *cgroupMount, fs *cgroupFS, name string, cfg Config
 	// Only where swap accounting is on; must follow limit_in_bytes.
 	_ = writeCg(cs.mem, "memory.memsw.limit_in_bytes", cfg.MemoryBytes)
 	if err == nil {
+		cs.cpuV1(cpuM, memM, pidsM, fs, name, cfg)
+	}
+	if err == nil {
 		err = cs.open()
 	}
 	if err != nil {
@@ -304,8 +351,75 @@ func newCgroupV1(memM, pidsM *cgroupMount, fs *cgroupFS, name string, cfg Config
 	return cs, nil
 }
 
+// cpuV1 gives the set a CPU quota where it can, and notes why not where
+// it cannot: the cpu controller is optional. It is mounted on its own, or
+// with cpuacct, or (rarely) with memory or pids, whose group then holds
+// the quota.
+func (cs *cgroupSet) cpuV1(cpuM, memM, pidsM *cgroupMount, fs *cgroupFS, name string, cfg Config) {
+	var dir string
+	switch cpuM {
+	case nil:
+		cs.cpuNote = "no cgroup v1 hierarchy with the cpu controller"
+		return
+	case memM:
+		dir = cs.mem
+	case pidsM:
+		dir = cs.pids
+	default:
+		parent := parentPath(cfg, fs.own["cpu"])
+		pdir := cpuM.dirOf(parent)
+		if pdir == "" {
+			cs.cpuNote = fmt.Sprintf("cpu: %s is not under the mount %s", parent, cpuM.dir)
+			return
+		}
+		dir = filepath.Join(pdir, name)
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			cs.cpuNote = "cpu: " + err.Error()
+			return
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			cs.cpuNote = "cpu: " + err.Error()
+			return
+		}
+		cs.cpu = dir // removed with the set from here on
+	}
+	if err := errors.Join(writeCg(dir, "cpu.cfs_period_us", cpuPeriod), writeCg(dir, "cpu.cfs_quota_us", cpuQuota(cfg.CPUs))); err != nil {
+		cs.cpuNote = "cpu quota: " + err.Error()
+		if dir != cs.mem && dir != cs.pids {
+			os.Remove(dir)
+		}
+		cs.cpu = ""
+		return
+	}
+	cs.cpu = dir
+}
+
 func writeCg(dir, file string, v int64) error {
 	return os.WriteFile(filepath.Join(dir, file), []byte(strconv.FormatInt(v, 10)), 0o644)
+}
+
+// dirs are the set's distinct group directories.
+func (cs *cgroupSet) dirs() []string {
+	var ds []string
+	for _, d := range []string{cs.mem, cs.pids, cs.cpu} {
+		if d != "" && !contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	return ds
+}
+
+// throttled returns how often the CPU quota stopped the sandbox, and for
+// how long in all, from cpu.stat; -1 without a quota.
+func (cs *cgroupSet) throttled() (periods int64, d time.Duration) {
+	if cs.cpu == "" {
+		return -1, 0
+	}
+	f := filepath.Join(cs.cpu, "cpu.stat")
+	if us := readKey(f, "throttled_usec"); us > 0 { // v2
+		return readKey(f, "nr_throttled"), time.Duration(us) * time.Microsecond
+	}
+	return readKey(f, "nr_throttled"), time.Duration(readKey(f, "throttled_time")) // v1: ns
 }
 
 // open opens the v2 group, or the v1 cgroup.procs files.
@@ -315,11 +429,7 @@ func (cs *cgroupSet) open() error {
 		cs.dir = f
 		return err
 	}
-	dirs := []string{cs.mem}
-	if cs.pids != cs.mem {
-		dirs = append(dirs, cs.pids)
-	}
-	for _, d := range dirs {
+	for _, d := range cs.dirs() {
 		f, err := os.OpenFile(filepath.Join(d, "cgroup.procs"), os.O_WRONLY|os.O_CREATE|syscall.O_CLOEXEC, 0o644)
 		if err != nil {
 			cs.closeFiles()
@@ -397,11 +507,7 @@ func readKey(path, key string) int64 {
 // pid namespace is gone by the time it is called, so this is a backstop.
 func (cs *cgroupSet) remove() {
 	cs.closeFiles()
-	dirs := []string{cs.mem}
-	if cs.pids != cs.mem {
-		dirs = append(dirs, cs.pids)
-	}
-	for _, d := range dirs {
+	for _, d := range cs.dirs() {
 		if d == "" {
 			continue
 		}

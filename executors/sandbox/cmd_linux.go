@@ -161,6 +161,10 @@ func (c *Cmd) Start() (err error) {
 		c.report.Notes = append(c.report.Notes, "no cgroup ("+err.Error()+"): memory is not capped; processes are capped by RLIMIT_NPROC only")
 	} else {
 		c.report.Cgroup = c.cg.version
+		c.report.CPUQuota = c.cg.cpu != ""
+		if c.cg.cpu == "" {
+			c.report.Notes = append(c.report.Notes, "no CPU quota ("+c.cg.cpuNote+"): a busy sandbox can take every CPU")
+		}
 		// v2: the launcher is born in its cgroup (clone3 CLONE_INTO_CGROUP);
 		// v1: it writes itself into cgroup.procs before anything else.
 		cgroupFD = c.cg.dir

@@ -211,6 +211,11 @@ func launch() int {
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 		return fail("cgroup namespace: %v", err)
 	}
+	// After the last namespace the launcher makes: the sandbox's share of
+	// the per-user kernel objects is none.
+	if err := limitUserNS(); err != nil {
+		return fail("%v", err)
+	}
 
 	devnull, err := os.Open("/dev/null")
 	if err != nil {

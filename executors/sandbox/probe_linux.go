@@ -93,6 +93,10 @@ func ProbeWith(binary string, cfg Config) Report {
 		m, _ := os.ReadFile(filepath.Join(c.cg.mem, "cgroup.procs"))
 		if len(bytes.TrimSpace(b)) > 0 && len(bytes.TrimSpace(m)) > 0 {
 			rep.Cgroup = c.cg.version
+			if c.cg.cpu != "" {
+				p, _ := os.ReadFile(filepath.Join(c.cg.cpu, "cgroup.procs"))
+				rep.CPUQuota = len(bytes.TrimSpace(p)) > 0
+			}
 		} else {
 			rep.Notes = append(rep.Notes, "the sandbox did not land in its cgroup")
 		}

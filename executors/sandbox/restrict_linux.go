@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -29,11 +30,48 @@ func setRlimits(c Config, cgroup bool) error {
 		// Counted per user and user namespace: every sandbox has its own.
 		{unix.RLIMIT_NPROC, "RLIMIT_NPROC", nproc},
 		{unix.RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK", 64 << 10},
-		{unix.RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", 64 << 10},
+		// Queued signals and POSIX message queue bytes are charged up the
+		// user namespaces to the host uid that owns the sandbox's (root,
+		// for a root daemon): the sandbox's share is what it may hold.
+		// POSIX message queues are refused by seccomp too.
+		{unix.RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", 0},
+		{unix.RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", sigPendingMax},
 	} {
 		// soft == hard: RLIMIT_CPU then ends in SIGKILL, not a catchable SIGXCPU.
 		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.v, Max: l.v}); err != nil {
 			return fmt.Errorf("%s: %w", l.name, err)
+		}
+	}
+	return nil
+}
+
+// sigPendingMax is the sandbox's RLIMIT_SIGPENDING: queued signals.
+const sigPendingMax = 256
+
+// userNSLimits are the per-user-namespace counts of the sandbox's own user
+// namespace (/proc/sys/user). Each object a sandbox makes of these kinds
+// is also charged to the host uid that owns its user namespace, up to that
+// uid's limit: a sandbox that held them all would make every process of
+// that uid (root, for a root daemon) fail inotify_init. Tools need none:
+// inotify users such as tail -f fall back to polling, and namespaces are
+// refused by seccomp as well.
+var userNSLimits = []string{
+	"max_inotify_instances", "max_inotify_watches", "max_fanotify_groups", "max_fanotify_marks",
+	"max_user_namespaces", "max_mnt_namespaces", "max_pid_namespaces", "max_net_namespaces",
+	"max_ipc_namespaces", "max_uts_namespaces", "max_cgroup_namespaces", "max_time_namespaces",
+}
+
+// limitUserNS sets every userNSLimits count of the calling process's user
+// namespace to 0. It needs CAP_SYS_RESOURCE in the namespace, so it runs
+// in the launcher before restrictThread; the executor, without
+// capabilities, cannot raise them back. (vm.memfd_noexec, per pid
+// namespace, cannot be set from inside: its file belongs to the host's
+// root. memfd_create is refused by seccomp instead.)
+func limitUserNS() error {
+	for _, k := range userNSLimits {
+		p := "/proc/sys/user/" + k
+		if err := os.WriteFile(p, []byte("0"), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("user namespace limit %s: %w", k, err)
 		}
 	}
 	return nil

@@ -8,9 +8,11 @@
 //	launcher, pid 1 of the new pid namespace (the executor binary itself, or
 //	the lean cmd/toolcage-sandbox): joins its v1 cgroups, makes a cgroup
 //	namespace, brings lo up, builds a read-only root on a tmpfs and
-//	pivots into it; then, on its locked main thread only, sets the rlimits,
-//	locks root out of capabilities, sets no_new_privs, applies Landlock,
-//	empties the capability sets and installs the seccomp filter, and
+//	pivots into it, lets its user namespace hold none of the per-user
+//	kernel objects charged to the host (inotify, fanotify, namespaces);
+//	then, on its locked main thread only, sets the rlimits, locks root
+//	out of capabilities, sets no_new_privs, applies Landlock, empties the
+//	capability sets and installs the seccomp allowlist, and
 //	└─fork/exec──▶ the executor, which inherits all of that; Init marks it
 //	               undumpable and returns, and main serves go-plugin.
 //
@@ -34,6 +36,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -43,6 +46,7 @@ const (
 	DefaultMemoryBytes   = 256 << 20
 	DefaultPids          = 64
 	DefaultCPUSeconds    = 300
+	DefaultCPUs          = 1.0
 	DefaultFileSizeBytes = 64 << 20
 	DefaultOpenFiles     = 256
 	DefaultTmpBytes      = 64 << 20
@@ -93,6 +97,11 @@ type Config struct {
 	// executor included: it counts over the executor's whole life, so
 	// Reset asks for a fresh executor once half of it is spent.
 	CPUSeconds int `json:"cpu_seconds,omitempty"`
+	// CPUs is the CPU bandwidth of everything in the sandbox, in CPUs
+	// (cgroup cpu.max, or cpu.cfs_quota_us on v1): 0.5 is half of one CPU,
+	// 2 is two. Many spinning processes then slow only their own sandbox.
+	// Without a cpu controller it is not enforced (Report notes say so).
+	CPUs float64 `json:"cpus,omitempty"`
 	// FileSizeBytes is RLIMIT_FSIZE.
 	FileSizeBytes int64 `json:"file_size_bytes,omitempty"`
 	// OpenFiles is RLIMIT_NOFILE.
@@ -115,9 +124,11 @@ type Config struct {
 	// scratch directory (the mount point of its new root); it must be
 	// searchable by the mapped uid. Default os.TempDir().
 	StateDir string `json:"state_dir,omitempty"`
-	// CgroupParent is where per-sandbox cgroups are made, as a path inside
-	// each cgroup hierarchy (e.g. "/toolcage.slice"). Default: a "toolcage"
-	// group under the daemon's own cgroup.
+	// CgroupParent is where per-sandbox cgroups are made, as an absolute
+	// path inside each cgroup hierarchy (e.g. "/toolcage.slice"; the
+	// daemon's sandbox.cgroup_parent). Default: a "toolcage" group under
+	// the daemon's own cgroup. On cgroup v2 it must not hold processes,
+	// the daemon's included.
 	CgroupParent string `json:"cgroup_parent,omitempty"`
 	// HostUID and HostGID are what root inside the sandbox maps to when the
 	// daemon runs as root (default 65534). An unprivileged daemon can map
@@ -137,6 +148,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CPUSeconds <= 0 {
 		c.CPUSeconds = DefaultCPUSeconds
+	}
+	if c.CPUs <= 0 {
+		c.CPUs = DefaultCPUs
 	}
 	if c.FileSizeBytes <= 0 {
 		c.FileSizeBytes = DefaultFileSizeBytes
@@ -200,10 +214,32 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("bind target %q: overlaps the work dir %s", t, c.WorkDir))
 		}
 	}
+	if !(c.CPUs > 0 && c.CPUs <= 1024) { // NaN too
+		errs = append(errs, fmt.Errorf("cpus %v: want a number of CPUs above 0, at most 1024", c.CPUs))
+	}
+	if err := CheckCgroupParent(c.CgroupParent); err != nil {
+		errs = append(errs, fmt.Errorf("cgroup parent: %w", err))
+	}
 	if c.SocketDir != "" && (!filepath.IsAbs(c.SocketDir) || within(c.SocketDir, c.WorkDir)) {
 		errs = append(errs, fmt.Errorf("socket dir %q: must be absolute and outside the work dir", c.SocketDir))
 	}
 	return errors.Join(errs...)
+}
+
+// CheckCgroupParent checks a Config.CgroupParent: empty, or an absolute,
+// clean path below the root of the hierarchy ("/toolcage.slice").
+func CheckCgroupParent(p string) error {
+	switch {
+	case p == "":
+		return nil
+	case !strings.HasPrefix(p, "/") || path.Clean(p) != p:
+		return fmt.Errorf("%q: want an absolute, clean cgroup path like /toolcage.slice", p)
+	case p == "/":
+		return errors.New(`"/": sandboxes need a group of their own, not the root`)
+	case strings.ContainsAny(p, "\x00\n"):
+		return fmt.Errorf("%q: control characters in a cgroup path", p)
+	}
+	return nil
 }
 
 // Report says which protections a sandbox has (from Probe, or from a
@@ -218,6 +254,8 @@ type Report struct {
 	CgroupNS bool `json:"cgroup_ns"`
 	// Cgroup is "v2", "v1" or "none" (rlimits only).
 	Cgroup string `json:"cgroup"`
+	// CPUQuota: the cgroup caps the sandbox's CPU bandwidth (Config.CPUs).
+	CPUQuota bool `json:"cpu_quota"`
 	// LandlockABI is the Landlock ABI the ruleset was built for; 0 if none.
 	LandlockABI int  `json:"landlock_abi"`
 	Seccomp     bool `json:"seccomp"`

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(err)
 		os.Exit(1)
 	}
+	if name, ok := os.LookupEnv(envTry); ok {
+		os.Exit(runTry(name))
+	}
 	if script, ok := os.LookupEnv(envShell); ok {
 		os.Unsetenv(envShell)
 		err := syscall.Exec("/bin/sh", []string{"sh", "-c", script}, os.Environ())

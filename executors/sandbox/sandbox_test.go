@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,16 @@ func TestValidate(t *testing.T) {
 		{"relative source", Config{Binds: []Bind{{Source: "data", Target: "/data"}}}, "absolute"},
 		{"unclean target", Config{Binds: []Bind{{Source: "/data", Target: "/a/../data"}}}, "clean"},
 		{"relative socket dir", Config{SocketDir: "s"}, "socket dir"},
+		{"half a CPU", Config{CPUs: 0.5}, ""},
+		{"too many CPUs", Config{CPUs: 1e6}, "cpus"},
+		{"NaN CPUs", Config{CPUs: math.NaN()}, "cpus"},
+		{"cgroup parent", Config{CgroupParent: "/toolcage.slice/sandboxes"}, ""},
+		{"relative cgroup parent", Config{CgroupParent: "toolcage.slice"}, "cgroup parent"},
+		{"cgroup parent climbs", Config{CgroupParent: "/toolcage/../system.slice"}, "cgroup parent"},
+		{"cgroup parent dot", Config{CgroupParent: "/toolcage/."}, "cgroup parent"},
+		{"cgroup parent trailing slash", Config{CgroupParent: "/toolcage/"}, "cgroup parent"},
+		{"cgroup parent root", Config{CgroupParent: "/"}, "cgroup parent"},
+		{"cgroup parent newline", Config{CgroupParent: "/a\nb"}, "cgroup parent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

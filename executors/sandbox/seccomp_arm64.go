@@ -13,3 +13,6 @@ const (
 var sysMknod = -1
 
 var archDeniedSyscalls []uint32
+
+// archAllowedSyscalls: arm64 has no older spellings.
+var archAllowedSyscalls []uint32

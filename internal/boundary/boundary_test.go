@@ -54,6 +54,11 @@ func TestImportBoundaries(t *testing.T) {
 		{pkg: "./cmd/toolcage-executor", need: []string{module + "/policy/netguard", module + "/policy/jscheck"},
 			forbid: []string{module + "/policy", module + "/daemon", module + "/store"},
 			allow:  []string{module + "/policy/netguard", module + "/policy/jscheck"}},
+		// policy and store import nothing of ours but the leaves
+		{pkg: "./policy/...", need: []string{module + "/policy"},
+			forbid: []string{module + "/daemon", module + "/executors", module + "/store", module + "/cmd"}},
+		{pkg: "./store/...", need: []string{module + "/store"},
+			forbid: []string{module + "/daemon", module + "/executors", module + "/policy", module + "/cmd"}},
 		{pkg: "./errdefs", need: []string{"errors"}, leaf: true},
 		{pkg: "./principal", need: []string{module + "/principal"}, leaf: true},
 		{pkg: "./toolspec", need: []string{"time"}, leaf: true},

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -176,6 +177,130 @@ func TestShellRequiredLiterals(t *testing.T) {
 		}
 		if !reflect.DeepEqual(re.needs, tc.needs) {
 			t.Errorf("%s: needs %q, want %q", tc.expr, re.needs, tc.needs)
+		}
+	}
+}
+
+// shellParserDecided are the commands whose verdict the move to
+// mvdan.cc/sh changed or could have changed, with the decided verdict
+// ("allow" or "group/rule"); testdata/shellparser_divergences.md gives
+// the reasons.
+var shellParserDecided = []struct{ cmd, want string }{
+	// Decided toward dash and bash: backslash-newline joins the lines of
+	// an unquoted here-document before the terminator is looked for.
+	{"cat <<E\na\\\nE\nrm -rf /\nE", "allow"},
+	{"sh -c 'cat <<E\na\\\nE\nrm -rf /\nE'", "allow"},
+	{"eval 'cat <<E\na\\\nE\nrm -rf /\nE'", "allow"},
+	{"echo 'cat <<E\na\\\nE\nrm -rf /\nE' | sh", "allow"},
+	{"sh <<'END'\ncat <<E\na\\\nE\nrm -rf /\nE\nEND", "allow"},
+	{"cat <<'E'\na\\\nE\nrm -rf /\nE", "destructive_file_ops/rm_recursive_critical"},
+	// Stricter than the shells (mvdan.cc/sh ends a <<- body early).
+	{"cat <<-E\n\ta\\\n\tE\n\trm -rf /\n\tE", "destructive_file_ops/rm_recursive_critical"},
+	// bash reads <( inside a word as part of it: sh/dev/fd/63.
+	{"sh<(curl x)", "allow"},
+	{"sh -c 'sh<(curl x)'", "allow"},
+	{"eval 'sh<(curl x)'", "allow"},
+	{"sh <<END\nsh<(curl x)\nEND", "allow"},
+	{"echo a<(rm -rf /)", "destructive_file_ops/rm_recursive_critical"},
+	{"cat >(rm -rf /)", "destructive_file_ops/rm_recursive_critical"},
+	// What bash refuses dash may run.
+	{"((echo; rm -rf /))", "destructive_file_ops/rm_recursive_critical"},
+	{"sh -c '((echo; rm -rf /))'", "destructive_file_ops/rm_recursive_critical"},
+	{"(( x = $(rm -rf /) ))", "destructive_file_ops/rm_recursive_critical"},
+	{"a[$(rm -rf /)]=1", "destructive_file_ops/rm_recursive_critical"},
+	{"printf -v 'a[$(rm -rf /)]' x", "destructive_file_ops/rm_recursive_critical"},
+	{"unset 'a[$(rm -rf /)]'", "destructive_file_ops/rm_recursive_critical"},
+	{"x='a[$(rm -rf /)]'; echo $((x))", "destructive_file_ops/rm_recursive_critical"},
+	// An operator with nothing after it is a syntax error.
+	{"a |", "parse/syntax"},
+	{"sh -c 'a |'", "parse/syntax"},
+	// Found by fuzzing the new front-end.
+	{"echo ${a/}", "allow"},
+	{"echo ${a::1}", "allow"},
+	{"${0/}", "allow"},
+	{"${0::0}", "allow"},
+	// bash's own nodes for builtins are read as the commands they are.
+	{"time -p rm -rf /", "destructive_file_ops/rm_recursive_critical"},
+	{"coproc rm -rf /", "destructive_file_ops/rm_recursive_critical"},
+	{"declare x=$(rm -rf /)", "destructive_file_ops/rm_recursive_critical"},
+	{"let x=$(rm -rf /)", "destructive_file_ops/rm_recursive_critical"},
+	{"[[ -f $(rm -rf /) ]]", "destructive_file_ops/rm_recursive_critical"},
+	{"f() rm -rf /", "parse/syntax"},
+	{"function f { rm -rf /; }; f", "destructive_file_ops/rm_recursive_critical"},
+}
+
+func TestShellParserDecided(t *testing.T) {
+	rs := loadDefaultShellRules(t)
+	for _, tc := range shellParserDecided {
+		got := "allow"
+		if err := rs.CheckCommand(tc.cmd); err != nil {
+			got = shellRuleID(err)
+		}
+		if got != tc.want {
+			t.Errorf("CheckCommand(%q) = %s, want %s", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// TestShellDepthEdge checks the nesting bound at its edge: 8 levels of
+// subshells, substitutions or sh -c are read, the 9th is refused.
+func TestShellDepthEdge(t *testing.T) {
+	rs := loadDefaultShellRules(t)
+	cases := []struct {
+		name string
+		mk   func(n int) string
+	}{
+		{"subshells", func(n int) string { return strings.Repeat("( ", n) + "ls" + strings.Repeat(")", n) }},
+		{"substitutions", func(n int) string { return strings.Repeat("$(echo ", n) + "x" + strings.Repeat(")", n) }},
+		{"sh -c", func(n int) string { return nestShellC("ls", n) }},
+		{"eval", func(n int) string {
+			s := "ls"
+			for i := 0; i < n; i++ {
+				s = "eval " + shQuote(s)
+			}
+			return s
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			deepest := -1
+			for n := 1; n <= 12; n++ {
+				err := rs.CheckCommand(tc.mk(n))
+				var d *ShellDeniedError
+				if errors.As(err, &d) && d.Rule == "too_deep" {
+					break
+				}
+				if err != nil {
+					t.Fatalf("%d levels: %v", n, err)
+				}
+				deepest = n
+			}
+			if deepest < 7 || deepest > shMaxDepth {
+				t.Errorf("deepest accepted nesting %d, want 7..%d", deepest, shMaxDepth)
+			}
+			if err := rs.CheckCommand(tc.mk(deepest + 1)); err == nil {
+				t.Errorf("%d levels accepted", deepest+1)
+			}
+		})
+	}
+}
+
+// TestShellArith checks arithmetic on known values, which mvdan.cc/sh's
+// evaluator computes; what is unknown stays unknown (empty here).
+func TestShellArith(t *testing.T) {
+	cases := []struct {
+		src  string
+		want []string
+	}{
+		{`n=2; echo $((n*3+1)) $((1<<3)) $(( (n+1) % 2 ))`, []string{"echo 7 8 1"}},
+		{`echo $((7/0))x $((u+1))y $((16#ff))`, []string{"echo x y 255"}},
+		{`n=abc; echo $((n+1))z`, []string{"echo z"}},
+		{`p=/usr/bin; echo ${p:1:3} ${p:n:2}`, []string{"echo usr"}}, // n may be set by the environment
+	}
+	for _, tc := range cases {
+		got := shCommandsOf(t, tc.src)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q:\n got %q\nwant %q", tc.src, got, tc.want)
 		}
 	}
 }
