@@ -47,25 +47,26 @@ func (d *Daemon) routes() http.Handler {
 	h("DELETE /v1/tools/{name}", d.deleteTool)
 	h("POST /v1/tools/{name}/enable", d.lifecycle(d.catalog.Enable))
 	h("POST /v1/tools/{name}/disable", d.lifecycle(d.catalog.Disable))
-	h("POST /v1/tools/{name}/approve", d.lifecycle(d.catalog.Approve))
-	h("POST /v1/tools/{name}/reject", d.lifecycle(d.catalog.Reject))
+	h("POST /v1/tools/{name}/approve", d.person(actToolApprove, "name", d.lifecycle(d.catalog.Approve)))
+	h("POST /v1/tools/{name}/reject", d.person(actToolReject, "name", d.lifecycle(d.catalog.Reject)))
 	h("POST /v1/tools/{name}/rollback", d.rollback)
 	h("GET /v1/tools/{name}/history", d.history)
 	h("POST /v1/tools/{name}/call", d.callTool)
 	h("POST /v1/tools/{name}/render", d.renderTool)
 	h("POST /v1/js", d.runJS)
 	h("GET /v1/executions", d.listExecutions)
-	h("GET /v1/secrets", d.listSecrets)
-	h("PUT /v1/secrets/{name}", d.putSecret)
-	h("DELETE /v1/secrets/{name}", d.deleteSecret)
+	h("GET /v1/secrets", d.person(actSecretList, "", d.listSecrets))
+	h("PUT /v1/secrets/{name}", d.person(actSecretSet, "name", d.putSecret))
+	h("DELETE /v1/secrets/{name}", d.person(actSecretRemove, "name", d.deleteSecret))
 	h("GET /v1/approvals", d.listApprovals)
-	h("POST /v1/approvals/{id}/allow", d.decideApproval(true))
-	h("POST /v1/approvals/{id}/deny", d.decideApproval(false))
-	h("POST /v1/secrets/rotate", d.rotateSecretsKey)
+	h("POST /v1/approvals/{id}/allow", d.person(actApprovalAllow, "id", d.decideApproval(true)))
+	h("POST /v1/approvals/{id}/deny", d.person(actApprovalDeny, "id", d.decideApproval(false)))
+	h("POST /v1/secrets/rotate", d.person(actSecretsRotate, "", d.rotateSecretsKey))
+	h("GET /v1/admin-acts", d.listAdminActs)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &errdefs.Error{Code: errdefs.InvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
 	})
-	return d.checkPeer(mux)
+	return d.checkPeer(d.authenticated(mux))
 }
 
 // checkPeer refuses any peer that is neither the daemon's own user nor root.
@@ -94,6 +95,8 @@ func statusOf(code errdefs.Code) int {
 		return http.StatusConflict
 	case errdefs.Forbidden, errdefs.PolicyDenied, errdefs.ApprovalDenied, errdefs.ApprovalRequired:
 		return http.StatusForbidden
+	case errdefs.Unauthorized:
+		return http.StatusUnauthorized
 	case errdefs.RateLimited:
 		return http.StatusTooManyRequests
 	case errdefs.Timeout:
@@ -196,31 +199,6 @@ func readDefinition(r *http.Request) (*catalog.Definition, error) {
 		return nil, &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
 	}
 	return def, nil
-}
-
-// callerOf reads the caller's identity: headers, defaulting to the peer uid.
-func callerOf(r *http.Request) (principal.Caller, error) {
-	c := principal.Caller{
-		Type:   r.Header.Get(api.HeaderCallerType),
-		ID:     r.Header.Get(api.HeaderCallerID),
-		Worker: r.Header.Get(api.HeaderWorker),
-		// A tool profile to be held to as well (profiles.go): it can
-		// only narrow what the caller may use.
-		Profile: r.Header.Get(api.HeaderProfile),
-	}
-	switch c.Type {
-	case "":
-		c.Type = catalog.CreatedByUser
-	case catalog.CreatedByUser, catalog.CreatedByLLM:
-	default:
-		return c, badRequest("%s must be user or llm, not %q", api.HeaderCallerType, c.Type)
-	}
-	if c.ID == "" {
-		if p, ok := r.Context().Value(peerKey).(peer); ok {
-			c.ID = "uid:" + strconv.FormatUint(uint64(p.uid), 10)
-		}
-	}
-	return c, nil
 }
 
 func toolView(t *catalog.Tool) (api.Tool, error) {
@@ -578,10 +556,37 @@ func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range es {
 		out.Executions = append(out.Executions, api.Execution{
 			ID: e.ID, Tool: e.Tool, Version: e.Version, CallerID: e.CallerID, CallerType: e.CallerType,
-			Worker: e.Worker, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
+			Worker: e.Worker, TokenID: e.TokenID, Session: e.Session, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
 			Limit: e.Limit, Error: e.Error, DurationMS: float64(e.Duration) / float64(time.Millisecond),
 			OutputBytes: e.OutputBytes, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
 		})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func (d *Daemon) listAdminActs(w http.ResponseWriter, r *http.Request) error {
+	c, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	if !c.IsPerson() {
+		return errdefs.Errorf(errdefs.Forbidden, "only a person may read the admin log")
+	}
+	limit, err := intParam(r, "limit", 50)
+	if err != nil {
+		return err
+	}
+	offset, err := intParam(r, "offset", 0)
+	if err != nil {
+		return err
+	}
+	acts, err := d.store.ListAdminActs(r.Context(), limit, offset)
+	if err != nil {
+		return err
+	}
+	out := api.AdminActList{AdminActs: make([]api.AdminAct, 0, len(acts))}
+	for _, a := range acts {
+		out.AdminActs = append(out.AdminActs, api.AdminAct(*a))
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

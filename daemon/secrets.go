@@ -44,10 +44,6 @@ func (d *Daemon) putSecret(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if caller.Type == catalog.CreatedByLLM {
-		// A model reads its own context; secrets come from people.
-		return errdefs.Errorf(errdefs.Forbidden, "an llm caller may not set secrets")
-	}
 	name := r.PathValue("name")
 	var req api.SecretValue
 	if err := decodeJSON(r, &req); err != nil {
@@ -109,9 +105,6 @@ func (d *Daemon) deleteSecret(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
-	}
-	if caller.Type == catalog.CreatedByLLM {
-		return errdefs.Errorf(errdefs.Forbidden, "an llm caller may not delete secrets")
 	}
 	name := r.PathValue("name")
 	if err := d.store.DeleteSecret(r.Context(), name); err != nil {

@@ -28,6 +28,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		errdefs.ExecutorFailed:    http.StatusBadGateway,
 		errdefs.Unavailable:       http.StatusServiceUnavailable,
 		errdefs.Internal:          http.StatusInternalServerError,
+		errdefs.Unauthorized:      http.StatusUnauthorized,
 	}
 	for _, code := range errdefs.Codes {
 		status, ok := want[code]

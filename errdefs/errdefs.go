@@ -21,16 +21,19 @@ const (
 	InvalidRequest    Code = "invalid_request"
 	Conflict          Code = "conflict"
 	Forbidden         Code = "forbidden"
-	ToolNotActive     Code = "tool_not_active"
-	PolicyDenied      Code = "policy_denied"
-	RateLimited       Code = "rate_limited"
-	ApprovalRequired  Code = "approval_required"
-	ApprovalDenied    Code = "approval_denied"
-	Timeout           Code = "timeout"
-	LimitExceeded     Code = "limit_exceeded"
-	ExecutorFailed    Code = "executor_failed"
-	Unavailable       Code = "unavailable"
-	Internal          Code = "internal"
+	// Unauthorized: a credential was presented (a worker token) that is
+	// malformed, unknown or revoked; the three are not told apart.
+	Unauthorized     Code = "unauthorized"
+	ToolNotActive    Code = "tool_not_active"
+	PolicyDenied     Code = "policy_denied"
+	RateLimited      Code = "rate_limited"
+	ApprovalRequired Code = "approval_required"
+	ApprovalDenied   Code = "approval_denied"
+	Timeout          Code = "timeout"
+	LimitExceeded    Code = "limit_exceeded"
+	ExecutorFailed   Code = "executor_failed"
+	Unavailable      Code = "unavailable"
+	Internal         Code = "internal"
 )
 
 // Codes lists every stable code, for tables that must cover them all.
@@ -38,7 +41,7 @@ var Codes = []Code{
 	ToolNotFound, NotFound, InvalidArguments, InvalidDefinition, InvalidRequest,
 	Conflict, Forbidden, ToolNotActive, PolicyDenied, RateLimited,
 	ApprovalRequired, ApprovalDenied, Timeout, LimitExceeded, ExecutorFailed,
-	Unavailable, Internal,
+	Unavailable, Internal, Unauthorized,
 }
 
 // The limits a call can break, recorded in Error.Limit and in the audit log.

@@ -56,7 +56,7 @@ func TestCodeStrings(t *testing.T) {
 	want := []string{"tool_not_found", "not_found", "invalid_arguments", "invalid_definition",
 		"invalid_request", "conflict", "forbidden", "tool_not_active", "policy_denied",
 		"rate_limited", "approval_required", "approval_denied", "timeout", "limit_exceeded",
-		"executor_failed", "unavailable", "internal"}
+		"executor_failed", "unavailable", "internal", "unauthorized"}
 	if len(Codes) != len(want) {
 		t.Fatalf("%d codes, want %d", len(Codes), len(want))
 	}

@@ -28,6 +28,8 @@ type Execution struct {
 	CallerID   string          `json:"caller_id,omitempty"`
 	CallerType string          `json:"caller_type,omitempty"`
 	Worker     string          `json:"worker,omitempty"`
+	TokenID    string          `json:"token_id,omitempty"`  // the worker token the call came with
+	Session    string          `json:"session,omitempty"`   // the client's session label
 	Arguments  json.RawMessage `json:"arguments,omitempty"` // already scrubbed by the caller
 	Outcome    string          `json:"outcome"`             // ok | error | failed | refused
 	ErrorCode  string          `json:"error_code,omitempty"`
@@ -53,7 +55,7 @@ const defaultExecutionLimit = 100
 
 const insertExecution = `INSERT INTO executions (id, tool, version, caller_id, caller_type,
 	worker, arguments, outcome, error_code, limit_name, error, duration_ns, output_bytes,
-	started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	started_at, finished_at, token_id, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // bumpUsage adds to a tool's usage count and moves its last use forward
 // (never back: batches may carry calls out of order).
@@ -61,13 +63,13 @@ const bumpUsage = `UPDATE tools SET usage_count = usage_count + ?,
 	last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE name = ?`
 
 const selectExecution = `SELECT id, tool, version, caller_id, caller_type, worker, arguments,
-	outcome, error_code, limit_name, error, duration_ns, output_bytes, started_at, finished_at
-	FROM executions`
+	outcome, error_code, limit_name, error, duration_ns, output_bytes, started_at, finished_at,
+	token_id, session FROM executions`
 
 // pendingExec is an execution record waiting for the writer, in the form it
 // is written.
 type pendingExec struct {
-	args   [15]any    // the parameters of insertExecution
+	args   [17]any    // the parameters of insertExecution
 	tool   string     // the tool whose usage this counts; "" for none
 	usedAt int64      // Unix ns of the call, for last_used_at
 	done   chan error // receives the commit result; buffered
@@ -142,9 +144,9 @@ func (s *Store) pending(e *Execution) (*pendingExec, error) {
 		args = string(e.Arguments)
 	}
 	p := &pendingExec{
-		args: [15]any{e.ID, e.Tool, e.Version, e.CallerID, e.CallerType, e.Worker, args,
+		args: [17]any{e.ID, e.Tool, e.Version, e.CallerID, e.CallerType, e.Worker, args,
 			e.Outcome, e.ErrorCode, e.Limit, e.Error, int64(e.Duration), e.OutputBytes,
-			started, finished},
+			started, finished, e.TokenID, e.Session},
 		done: make(chan error, 1),
 	}
 	if e.Outcome != OutcomeRefused {
@@ -309,7 +311,8 @@ func scanExecution(sc rowScanner) (*Execution, error) {
 	var dur int64
 	var started, finished sql.NullInt64
 	err := sc.Scan(&e.ID, &e.Tool, &e.Version, &e.CallerID, &e.CallerType, &e.Worker, &args,
-		&e.Outcome, &e.ErrorCode, &e.Limit, &e.Error, &dur, &e.OutputBytes, &started, &finished)
+		&e.Outcome, &e.ErrorCode, &e.Limit, &e.Error, &dur, &e.OutputBytes, &started, &finished,
+		&e.TokenID, &e.Session)
 	if err != nil {
 		return nil, err
 	}

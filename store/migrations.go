@@ -126,6 +126,31 @@ CREATE TABLE worker_tokens (
 
 CREATE INDEX worker_tokens_worker ON worker_tokens (worker);
 `,
+	// 5: the principal of every call (the worker token it came with, the
+	// session label), and the log of administrative acts: who decided an
+	// approval, approved a tool, touched a secret, a worker or a token, and
+	// who was refused trying.
+	`
+ALTER TABLE executions ADD COLUMN token_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE executions ADD COLUMN session  TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE admin_acts (
+	id          TEXT    NOT NULL PRIMARY KEY,
+	act         TEXT    NOT NULL,            -- e.g. secret.set, worker.add, approval.allow
+	target      TEXT    NOT NULL DEFAULT '', -- what it was done to (a name or an id)
+	caller_id   TEXT    NOT NULL DEFAULT '',
+	caller_type TEXT    NOT NULL DEFAULT '',
+	worker      TEXT    NOT NULL DEFAULT '',
+	token_id    TEXT    NOT NULL DEFAULT '',
+	session     TEXT    NOT NULL DEFAULT '',
+	outcome     TEXT    NOT NULL,            -- ok | refused | failed
+	error_code  TEXT    NOT NULL DEFAULT '',
+	error       TEXT    NOT NULL DEFAULT '',
+	at          INTEGER NOT NULL             -- Unix ns
+) STRICT;
+
+CREATE INDEX admin_acts_at ON admin_acts (at);
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -58,6 +58,8 @@ func fullExecution(tool string, started time.Time) *Execution {
 		CallerID:    "agent-7",
 		CallerType:  "worker",
 		Worker:      "ops",
+		TokenID:     "abcdefgh",
+		Session:     "s-1",
 		Arguments:   json.RawMessage(`{"domain": "example.com", "token": "[REDACTED]"}`),
 		Outcome:     OutcomeFailed,
 		ErrorCode:   "limit_exceeded",

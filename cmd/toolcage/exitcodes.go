@@ -56,7 +56,7 @@ func codeExit(code errdefs.Code) int {
 	case errdefs.InvalidArguments, errdefs.InvalidDefinition, errdefs.InvalidRequest:
 		return exitUsage
 	case errdefs.PolicyDenied, errdefs.ApprovalRequired, errdefs.ApprovalDenied,
-		errdefs.RateLimited, errdefs.Forbidden, errdefs.ToolNotActive:
+		errdefs.RateLimited, errdefs.Forbidden, errdefs.ToolNotActive, errdefs.Unauthorized:
 		return exitRefused
 	}
 	// tool_not_found, conflict, timeout, limit_exceeded, executor_failed,

@@ -46,6 +46,7 @@ func TestExitCode(t *testing.T) {
 		{"approval_denied", apiErr(errdefs.ApprovalDenied), 3},
 		{"rate_limited", apiErr(errdefs.RateLimited), 3},
 		{"forbidden", apiErr(errdefs.Forbidden), 3},
+		{"unauthorized", apiErr(errdefs.Unauthorized), 3},
 		{"tool_not_active", apiErr(errdefs.ToolNotActive), 3},
 		{"wrapped api error", fmt.Errorf("calling: %w", apiErr(errdefs.PolicyDenied)), 3},
 		{"executors error", errdefs.Errorf(errdefs.RateLimited, "slow down"), 3},
@@ -63,7 +64,7 @@ func TestExitCode(t *testing.T) {
 		errdefs.InvalidRequest, errdefs.Conflict, errdefs.Forbidden, errdefs.ToolNotActive,
 		errdefs.PolicyDenied, errdefs.RateLimited, errdefs.ApprovalRequired,
 		errdefs.ApprovalDenied, errdefs.Timeout, errdefs.LimitExceeded,
-		errdefs.ExecutorFailed, errdefs.Unavailable, errdefs.Internal,
+		errdefs.ExecutorFailed, errdefs.Unavailable, errdefs.Internal, errdefs.Unauthorized,
 	} {
 		if got := codeExit(c); got < 1 || got > 3 {
 			t.Errorf("codeExit(%s) = %d", c, got)

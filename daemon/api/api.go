@@ -17,6 +17,11 @@ const (
 	HeaderWorker     = "Toolcage-Worker"
 	// HeaderProfile narrows a caller to one more tool profile.
 	HeaderProfile = "Toolcage-Profile"
+	// HeaderSession is a label an agent's client may add to tell its
+	// sessions apart in the audit log.
+	HeaderSession = "Toolcage-Session"
+	// HeaderAuthorization carries a worker token: "Bearer tcw_…".
+	HeaderAuthorization = "Authorization"
 	// HeaderApprovalWait "0" makes a call of an approval: ask tool return
 	// approval_required with the approval id at once instead of waiting.
 	HeaderApprovalWait = "Toolcage-Approval-Wait"
@@ -149,6 +154,8 @@ type Execution struct {
 	CallerID    string          `json:"caller_id"`
 	CallerType  string          `json:"caller_type"`
 	Worker      string          `json:"worker,omitempty"`
+	TokenID     string          `json:"token_id,omitempty"`
+	Session     string          `json:"session,omitempty"`
 	Arguments   json.RawMessage `json:"arguments"`
 	Outcome     string          `json:"outcome"`
 	ErrorCode   string          `json:"error_code,omitempty"`
@@ -163,6 +170,29 @@ type Execution struct {
 // ExecutionList is GET /v1/executions.
 type ExecutionList struct {
 	Executions []Execution `json:"executions"`
+}
+
+// AdminAct is one administrative act in the audit log (GET /v1/admin-acts):
+// who decided an approval, approved a tool, touched a secret, a worker or
+// a token, or was refused trying.
+type AdminAct struct {
+	ID         string    `json:"id"`
+	Act        string    `json:"act"`
+	Target     string    `json:"target,omitempty"`
+	CallerID   string    `json:"caller_id"`
+	CallerType string    `json:"caller_type"`
+	Worker     string    `json:"worker,omitempty"`
+	TokenID    string    `json:"token_id,omitempty"`
+	Session    string    `json:"session,omitempty"`
+	Outcome    string    `json:"outcome"` // ok | refused | failed
+	ErrorCode  string    `json:"error_code,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	At         time.Time `json:"at"`
+}
+
+// AdminActList is GET /v1/admin-acts, newest first.
+type AdminActList struct {
+	AdminActs []AdminAct `json:"admin_acts"`
 }
 
 // Health is GET /v1/health.

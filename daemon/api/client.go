@@ -25,6 +25,11 @@ type Client struct {
 	// Profile names a tool profile the caller asks to be held to, on top
 	// of the ones the daemon's config maps it to.
 	Profile string
+	// Token, when set, is a worker token sent as Authorization: Bearer:
+	// the client then acts as that worker's agent.
+	Token string
+	// Session labels an agent's session (Toolcage-Session).
+	Session string
 	// ApprovalWait, when set, is sent as Toolcage-Approval-Wait ("0": a
 	// call needing approval returns at once).
 	ApprovalWait string
@@ -95,6 +100,12 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	if c.Profile != "" {
 		req.Header.Set(HeaderProfile, c.Profile)
+	}
+	if c.Token != "" {
+		req.Header.Set(HeaderAuthorization, "Bearer "+c.Token)
+	}
+	if c.Session != "" {
+		req.Header.Set(HeaderSession, c.Session)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

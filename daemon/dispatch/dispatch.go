@@ -329,6 +329,7 @@ func (d *Dispatcher) finish(ctx context.Context, c *call, scr *scrub.Scrubber, o
 	e := &store.Execution{
 		ID: c.id, Tool: c.tool, Version: c.version,
 		CallerID: c.caller.ID, CallerType: c.caller.Type, Worker: c.caller.Worker,
+		TokenID: c.caller.TokenID, Session: c.caller.Session,
 		Arguments: scrubJSON(scr, c.args), Outcome: outcome, Duration: now.Sub(c.started),
 		StartedAt: c.started, FinishedAt: now,
 	}

@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/store"
+)
+
+// Person-only acts: deciding approvals, approving or rejecting tools,
+// setting, listing, removing or rotating secrets, and registering,
+// changing or removing workers and their tokens. An agent (a worker
+// token, or a person narrowed to llm) gets forbidden. Every attempt, done,
+// failed or refused, goes to the admin log with its principal.
+
+// The acts, as the admin log names them.
+const (
+	actApprovalAllow = "approval.allow"
+	actApprovalDeny  = "approval.deny"
+	actToolApprove   = "tool.approve"
+	actToolReject    = "tool.reject"
+	actSecretSet     = "secret.set"
+	actSecretList    = "secret.list"
+	actSecretRemove  = "secret.rm"
+	actSecretsRotate = "secret.rotate"
+	actWorkerAdd     = "worker.add"
+	actWorkerRemove  = "worker.rm"
+	actTokenRotate   = "worker.token.rotate"
+)
+
+// actWords says what each act is, for the refusal's message.
+var actWords = map[string]string{
+	actApprovalAllow: "decide approvals", actApprovalDeny: "decide approvals",
+	actToolApprove: "approve a tool", actToolReject: "reject a tool",
+	actSecretSet: "set secrets", actSecretList: "list secrets", actSecretRemove: "delete secrets",
+	actSecretsRotate: "rotate the secrets key", actWorkerAdd: "register workers",
+	actWorkerRemove: "remove workers", actTokenRotate: "rotate worker tokens",
+}
+
+// person wraps a handler as a person-only act on the path value named
+// target ("" for none).
+func (d *Daemon) person(act, target string, fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		t := ""
+		if target != "" {
+			t = r.PathValue(target)
+		}
+		return d.personOnly(r, act, t, func(principal.Caller) error { return fn(w, r) })
+	}
+}
+
+// personOnly runs fn, the act on target, if the request's caller is a
+// person, and records the attempt either way.
+func (d *Daemon) personOnly(r *http.Request, act, target string, fn func(principal.Caller) error) error {
+	c, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	if !c.IsPerson() {
+		err = errdefs.Errorf(errdefs.Forbidden, "only a person may %s", actWords[act])
+		d.log.Warn("person-only act refused", "act", act, "target", target, "caller", c.ID, "worker", c.Worker, "token_id", c.TokenID)
+	} else {
+		err = fn(c)
+	}
+	d.recordAct(r.Context(), c, act, target, err)
+	return err
+}
+
+// recordAct writes one admin act. A failure to write it is logged: the act
+// itself has happened (or been refused) already.
+func (d *Daemon) recordAct(ctx context.Context, c principal.Caller, act, target string, actErr error) {
+	a := &store.AdminAct{Act: act, Target: target, CallerID: c.ID, CallerType: c.Type, Worker: c.Worker,
+		TokenID: c.TokenID, Session: c.Session, Outcome: store.ActOK}
+	if actErr != nil {
+		a.Outcome, a.ErrorCode, a.Error = store.ActFailed, string(errdefs.CodeOf(actErr)), actErr.Error()
+		if errdefs.CodeOf(actErr) == errdefs.Forbidden {
+			a.Outcome = store.ActRefused
+		}
+	}
+	if err := d.store.RecordAdminAct(context.WithoutCancel(ctx), a); err != nil {
+		d.log.Error("recording admin act", "act", act, "target", target, "err", err)
+	}
+}
