@@ -86,6 +86,7 @@ const (
 	ScopeTool        = "tool"
 	ScopeCaller      = "caller"
 	ScopeConcurrency = "concurrency"
+	ScopeWorker      = "worker"
 )
 
 // ConcurrencyRetryAfter is the RetryAfter hint given when a call is refused
@@ -181,7 +182,8 @@ type RateLimiter struct {
 	pairs     map[pairKey]*bucket
 	tools     map[string]*bucket
 	callers   map[string]*bucket
-	running   map[string]int // in-flight calls per capped tool; no zero entries
+	workers   map[string]*bucket // one bucket per worker, at the worker's own rate
+	running   map[string]int     // in-flight calls per capped tool; no zero entries
 	lastSweep time.Time
 }
 
@@ -207,6 +209,7 @@ func NewRateLimiter(cfg RateLimitConfig) *RateLimiter {
 		pairs:   make(map[pairKey]*bucket),
 		tools:   make(map[string]*bucket),
 		callers: make(map[string]*bucket),
+		workers: make(map[string]*bucket),
 		running: make(map[string]int),
 	}
 }
@@ -233,6 +236,14 @@ func noRelease() {}
 // called once the call finishes (calling it again is harmless). On refusal
 // it returns a *RateLimitedError and charges nothing.
 func (l *RateLimiter) Allow(caller, tool string, now time.Time) (release func(), err error) {
+	return l.AllowWorker(caller, tool, "", RateLimit{}, now)
+}
+
+// AllowWorker is Allow for a call through worker, whose own rate limit
+// workerLim is one more bucket shared by all of the worker's calls (a
+// worker whose limit changed gets a fresh bucket at the new rate). An
+// empty worker or an unlimited workerLim adds no bucket.
+func (l *RateLimiter) AllowWorker(caller, tool, worker string, workerLim RateLimit, now time.Time) (release func(), err error) {
 	pairLim := l.cfg.PerCallerTool
 	toolLim := l.toolLimit(tool)
 	callerLim := l.cfg.PerCaller
@@ -245,9 +256,9 @@ func (l *RateLimiter) Allow(caller, tool string, now time.Time) (release func(),
 
 	// Look up (creating if needed) every applicable bucket, then check them
 	// all before charging any.
-	var bs [3]*bucket
-	var avail [3]float64
-	scopes := [3]string{ScopeCallerTool, ScopeTool, ScopeCaller}
+	var bs [4]*bucket
+	var avail [4]float64
+	scopes := [4]string{ScopeCallerTool, ScopeTool, ScopeCaller, ScopeWorker}
 	if pairLim.limited() {
 		bs[0] = bucketIn(l.pairs, pairKey{caller, tool}, pairLim, now)
 	}
@@ -256,6 +267,12 @@ func (l *RateLimiter) Allow(caller, tool string, now time.Time) (release func(),
 	}
 	if callerLim.limited() {
 		bs[2] = bucketIn(l.callers, caller, callerLim, now)
+	}
+	if worker != "" && workerLim.limited() {
+		if b := l.workers[worker]; b != nil && (b.rate != workerLim.Rate || b.burst != workerLim.burst()) {
+			delete(l.workers, worker)
+		}
+		bs[3] = bucketIn(l.workers, worker, workerLim, now)
 	}
 
 	var refused *RateLimitedError
@@ -321,6 +338,7 @@ func (l *RateLimiter) maybeSweep(now time.Time) {
 	sweepMap(l.pairs, now)
 	sweepMap(l.tools, now)
 	sweepMap(l.callers, now)
+	sweepMap(l.workers, now)
 }
 
 func sweepMap[K comparable](m map[K]*bucket, now time.Time) {
@@ -335,7 +353,7 @@ func sweepMap[K comparable](m map[K]*bucket, now time.Time) {
 func (l *RateLimiter) bucketCount() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.pairs) + len(l.tools) + len(l.callers)
+	return len(l.pairs) + len(l.tools) + len(l.callers) + len(l.workers)
 }
 
 // bucketIn returns m's bucket for k, made full on first use.

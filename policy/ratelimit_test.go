@@ -523,3 +523,36 @@ func BenchmarkAllow(b *testing.B) {
 		})
 	})
 }
+
+func TestRateLimitWorker(t *testing.T) {
+	wl := RateLimit{Rate: 1, Burst: 2}
+	l := NewRateLimiter(RateLimitConfig{})
+	for i := 0; i < 2; i++ {
+		if _, err := l.AllowWorker("a", "grep", "ops", wl, rlT0); err != nil {
+			t.Fatalf("burst call %d: %v", i, err)
+		}
+	}
+	// The worker's bucket is shared by all its callers and tools.
+	_, err := l.AllowWorker("b", "sed", "ops", wl, rlT0)
+	var rle *RateLimitedError
+	if !errors.As(err, &rle) || rle.Scope != ScopeWorker || rle.RetryAfter != time.Second {
+		t.Fatalf("third call: %v", err)
+	}
+	// Another worker, and a call through none, are not charged.
+	if _, err := l.AllowWorker("a", "grep", "dev", wl, rlT0); err != nil {
+		t.Fatalf("other worker: %v", err)
+	}
+	if _, err := l.Allow("a", "grep", rlT0); err != nil {
+		t.Fatalf("no worker: %v", err)
+	}
+	// A changed limit starts a fresh bucket at the new rate.
+	if _, err := l.AllowWorker("a", "grep", "ops", RateLimit{Rate: 5, Burst: 1}, rlT0); err != nil {
+		t.Fatalf("new limit: %v", err)
+	}
+	if _, err := l.AllowWorker("a", "grep", "ops", RateLimit{Rate: 5, Burst: 1}, rlT0); err == nil {
+		t.Fatal("new limit's burst of 1 not kept")
+	}
+	if n := l.bucketCount(); n != 2 {
+		t.Fatalf("%d buckets, want 2", n)
+	}
+}
