@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/store"
 )
 
 // rawDo sends a request with exactly the headers given (repeats kept), for
@@ -38,16 +38,17 @@ func rawDo(t *testing.T, socket, method, path string, hdr http.Header, body stri
 	return resp.StatusCode, eb.Error
 }
 
-// registerRaw registers a worker straight in the daemon's store (the API
-// for it is tested in workers_test.go) and returns its token.
+// registerRaw registers a worker holding adder through the API and
+// returns its token.
 func registerRaw(t *testing.T, td *testDaemon, name string) string {
 	t.Helper()
-	tok, _, err := td.d.store.RegisterWorker(context.Background(), &store.Worker{Name: name, Path: "/nowhere/" + name + ".yaml",
-		Definition: json.RawMessage(`{"name":"` + name + `","path":"/nowhere/` + name + `.yaml","approval":{},"limits":{},"agent_tools":{"create":false}}`)})
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	writeFile(t, path, "name: "+name+"\ntools: [adder]\n")
+	added, err := addWorker(td.client, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tok
+	return added.Token
 }
 
 func withToken(c *api.Client, token string) *api.Client {

@@ -63,6 +63,11 @@ func (d *Daemon) routes() http.Handler {
 	h("POST /v1/approvals/{id}/deny", d.person(actApprovalDeny, "id", d.decideApproval(false)))
 	h("POST /v1/secrets/rotate", d.person(actSecretsRotate, "", d.rotateSecretsKey))
 	h("GET /v1/admin-acts", d.listAdminActs)
+	h("POST /v1/workers", d.addWorker)
+	h("GET /v1/workers", d.listWorkers)
+	h("GET /v1/workers/{name}", d.getWorker)
+	h("POST /v1/workers/{name}/token", d.person(actTokenRotate, "name", d.rotateWorkerToken))
+	h("DELETE /v1/workers/{name}", d.person(actWorkerRemove, "name", d.removeWorker))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &errdefs.Error{Code: errdefs.InvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
 	})
@@ -264,7 +269,21 @@ func (d *Daemon) listTools(w http.ResponseWriter, r *http.Request) error {
 	if f.Offset, err = intParam(r, "offset", 0); err != nil {
 		return err
 	}
-	tools, total, err := d.listToolsForProfile(r.Context(), f, q.Get("profile"))
+	caller, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	wk, err := d.callerWorker(caller)
+	if err != nil {
+		return err
+	}
+	var tools []*catalog.Tool
+	var total int
+	if wk != nil {
+		tools, total, err = d.listWorkerTools(r.Context(), wk, f, q.Get("profile"))
+	} else {
+		tools, total, err = d.listToolsForProfile(r.Context(), f, q.Get("profile"))
+	}
 	if err != nil {
 		return err
 	}
@@ -297,7 +316,7 @@ func (d *Daemon) createTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (d *Daemon) getTool(w http.ResponseWriter, r *http.Request) error {
-	t, err := d.catalog.Get(r.Context(), r.PathValue("name"))
+	t, err := d.toolFor(r, r.PathValue("name"))
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ type Daemon struct {
 	catalog *catalog.Catalog
 	pool    *host.Pool
 	disp    *dispatch.Dispatcher
+	workers *workerRegistry
 	metrics *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
 	egress *egress.Proxy
@@ -106,6 +107,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	}
 	d.store = st
 	d.catalog = catalog.New(st)
+	if d.workers, err = newWorkerRegistry(ctx, st, log); err != nil {
+		st.Close()
+		return nil, err
+	}
 	runner, err := d.processRunner(exe)
 	if err != nil {
 		st.Close()
@@ -138,6 +143,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
+		Workers:    d.workers.get,
 		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
 		NetworkShellTools: cfg.Sandbox.NetworkShellTools,
 		Metrics:           d.metrics, Logger: log,
@@ -244,6 +250,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	debug.FreeOSMemory()
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(d.ln) }()
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go d.workers.run(wctx)
 	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version)
 	select {
 	case err := <-errc:

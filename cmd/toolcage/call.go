@@ -20,7 +20,8 @@ type callOptions struct {
 	pairs    []string // --arg k=v
 	argsJSON string   // --args-json, already read when "-"
 	json     bool
-	noWait   bool // --no-wait: do not wait for a person's approval
+	noWait   bool   // --no-wait: do not wait for a person's approval
+	worker   string // --worker: call as that worker's agent would
 }
 
 func callCommand() *cli.Command {
@@ -34,7 +35,8 @@ Examples:
    toolcage call dns_lookup --arg domain=example.com --arg record_type=MX
    toolcage call add_numbers --arg a=2 --arg b=40
    toolcage call create_issue --args-json '{"title": "Disk full", "labels": ["ops"]}'
-   echo '{"city": "Oslo"}' | toolcage call weather --args-json -`,
+   echo '{"city": "Oslo"}' | toolcage call weather --args-json -
+   toolcage call --worker ops dns_lookup --arg domain=example.com`,
 		Description: `Calls tool NAME through the daemon: policy checks, sandboxed run, audit.
 
 --arg KEY=VALUE reads each value by the type the tool's parameters schema gives
@@ -49,16 +51,21 @@ A tool that reports an error exits 1; a call refused by policy exits 3.
 
 A tool with approval: ask waits until a person runs 'toolcage approvals allow'
 (or deny) or the daemon's approvals.timeout passes; --no-wait returns at once
-with the approval id instead.`,
+with the approval id instead.
+
+--worker NAME makes the call exactly as worker NAME's agent would (caller
+type llm): only the worker's tools exist, with its approvals, limits, rate
+limit and profile. The audit log records you as the caller, through NAME.`,
 		Flags: append(argsFlags(), jsonFlag(),
-			&cli.BoolFlag{Name: "no-wait", Usage: "for a tool that asks approval: return at once (exit 3) with the approval id instead of waiting"}),
+			&cli.BoolFlag{Name: "no-wait", Usage: "for a tool that asks approval: return at once (exit 3) with the approval id instead of waiting"},
+			&cli.StringFlag{Name: "worker", Usage: "call as registered worker `NAME`'s agent would"}),
 		Action: func(cCtx *cli.Context) error {
 			name, err := oneName(cCtx)
 			if err != nil {
 				return err
 			}
 			a := appOf(cCtx)
-			opts := callOptions{name: name, json: a.jsonOut(cCtx), noWait: cCtx.Bool("no-wait")}
+			opts := callOptions{name: name, json: a.jsonOut(cCtx), noWait: cCtx.Bool("no-wait"), worker: cCtx.String("worker")}
 			if opts.pairs, opts.argsJSON, err = readArgsFlags(cCtx, a); err != nil {
 				return err
 			}
@@ -68,6 +75,14 @@ with the approval id instead.`,
 }
 
 func runCall(ctx context.Context, a *app, opts callOptions) error {
+	if opts.worker != "" {
+		// The worker must be registered: an unknown name would be a mere
+		// label, and the call not the worker's at all.
+		if _, err := a.request(ctx, http.MethodGet, "/v1/workers/"+api.PathEscape(opts.worker), nil, nil); err != nil {
+			return err
+		}
+		a.client.Worker, a.client.CallerType = opts.worker, "llm"
+	}
 	args, err := a.toolArgs(ctx, opts.name, opts.pairs, opts.argsJSON)
 	if err != nil {
 		return err

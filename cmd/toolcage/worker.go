@@ -1,20 +1,42 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
 
 // workerCommand is the worker noun: worker files, which hold what an agent
-// may use. Only check exists so far; add, list, show, token rotate and rm
-// come with the daemon's side.
+// may use, and their registration with the daemon.
 func workerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "worker",
-		Usage: "check worker files: an agent's tools, rules and limits",
+		Usage: "check, register and manage workers: an agent's tools, rules, limits and token",
 		UsageText: `toolcage worker command [command options] [arguments...]
 
 Examples:
-   toolcage worker check examples/workers/ops.yaml`,
+   toolcage worker check examples/workers/ops.yaml
+   toolcage worker add examples/workers/ops.yaml
+   toolcage worker show ops
+   toolcage call --worker ops dns_lookup --arg domain=example.com`,
 		Subcommands: []*cli.Command{
 			workerCheckCommand(),
+			workerAddCommand(),
+			workerListCommand(),
+			workerShowCommand(),
+			workerTokenCommand(),
+			workerRmCommand(),
 		},
 	}
+}
+
+// workerName returns the one NAME argument.
+func workerName(cCtx *cli.Context) (string, error) {
+	switch n := cCtx.NArg(); {
+	case n == 0:
+		return "", usageErrorf(cCtx, "missing the worker NAME")
+	case n > 1:
+		return "", usageErrorf(cCtx, "want one worker NAME, got %d arguments: %s", n, strings.Join(cCtx.Args().Slice(), " "))
+	}
+	return cCtx.Args().First(), nil
 }

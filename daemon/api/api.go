@@ -270,3 +270,48 @@ type ApprovalList struct {
 type ApprovalDecision struct {
 	Always bool `json:"always,omitempty"`
 }
+
+// WorkerAddRequest is POST /v1/workers: the worker file's absolute path.
+// The daemon reads and parses the file itself.
+type WorkerAddRequest struct {
+	Path string `json:"path"`
+}
+
+// Worker is a registered worker (GET /v1/workers, GET /v1/workers/{name}).
+type Worker struct {
+	Name        string `json:"name"`
+	Path        string `json:"path"`
+	Description string `json:"description,omitempty"`
+	Profile     string `json:"profile,omitempty"`
+	// Tools are the worker's tools with their effective approvals (GET of
+	// one worker only).
+	Tools []WorkerTool `json:"tools,omitempty"`
+	// ReloadError is why the last edit of the file was refused, as
+	// file:line:col: message; the last good version stays in force.
+	ReloadError string    `json:"reload_error,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// WorkerTool is one of a worker's tools.
+type WorkerTool struct {
+	Name string `json:"name"`
+	// Source is "catalog" or the tool file defining it.
+	Source   string `json:"source"`
+	Approval string `json:"approval,omitempty"`
+	// Missing: a catalog tool the catalog does not hold.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// WorkerList is GET /v1/workers.
+type WorkerList struct {
+	Workers []Worker `json:"workers"`
+}
+
+// WorkerToken is a worker's new token, shown once: POST /v1/workers (with
+// the worker) and POST /v1/workers/{name}/token.
+type WorkerToken struct {
+	Worker  Worker `json:"worker"`
+	Token   string `json:"token"`
+	TokenID string `json:"token_id"`
+}

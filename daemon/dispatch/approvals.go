@@ -128,7 +128,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	if err != nil {
 		return nil, d.refuse(ctx, c, scr, err)
 	}
-	if policy.Approval(res.Tool.Def.Approval, always) == policy.ApprovalRun {
+	if policy.Approval(c.approval, always) == policy.ApprovalRun {
 		return d.execute(ctx, c, p)
 	}
 	q := d.approvals

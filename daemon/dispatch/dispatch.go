@@ -20,6 +20,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
@@ -66,6 +67,9 @@ type Config struct {
 	AllowPrivateHosts []string
 	// NetworkShellTools names the shell tools that may hold network.
 	NetworkShellTools []string
+	// Workers finds a registered worker (workers.go); nil means no call
+	// goes through one.
+	Workers WorkerLookup
 	// Metrics, when set, counts each recorded call.
 	Metrics Metrics
 	Logger  *slog.Logger
@@ -180,23 +184,37 @@ type call struct {
 	started time.Time
 	dryRun  bool // an unsaved definition (tools test)
 	noWait  bool
+	// worker bounds the call when it came through one (workers.go).
+	worker *worker.Worker
+	// approval is the tool's effective approval for this call.
+	approval string
 }
 
 // Call runs a stored tool.
 func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) {
-	res, err := d.cfg.Catalog.Resolve(ctx, r.Tool)
+	w, err := d.workerOf(r.Caller)
+	if err != nil {
+		return nil, err
+	}
+	var res *catalog.Resolved
+	if w != nil {
+		res, err = d.resolveFor(ctx, w, r.Tool)
+	} else {
+		res, err = d.cfg.Catalog.Resolve(ctx, r.Tool)
+	}
 	if err != nil {
 		return nil, err
 	}
 	t := res.Tool
-	c := &call{id: newCallID(), tool: r.Tool, version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait}
-	if err := d.profileAllows(t.Def, r.Caller); err != nil {
+	c := &call{id: newCallID(), tool: r.Tool, version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
+		worker: w, approval: approvalFor(w, res)}
+	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
 	if !policy.StatusCallable(t.Status) {
 		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.ToolNotActive, "tool %q is %s; only active tools run", r.Tool, t.Status))
 	}
-	switch policy.Approval(t.Def.Approval, false) {
+	switch policy.Approval(c.approval, false) {
 	case policy.ApprovalRefuse:
 		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.PolicyDenied, "tool %q is blocked by its approval setting", r.Tool))
 	case policy.ApprovalPark:
@@ -267,7 +285,12 @@ func (d *Dispatcher) run(ctx context.Context, c *call, res *catalog.Resolved) (*
 // executor, scrubbing, the audit record.
 func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, error) {
 	scr := p.scrubber(d)
-	release, err := d.cfg.Limiter.Allow(c.caller.ID, c.tool, d.now())
+	var wname string
+	var wlim policy.RateLimit
+	if c.worker != nil && c.worker.RateLimit != nil {
+		wname, wlim = c.worker.Name, c.worker.RateLimit.Bucket()
+	}
+	release, err := d.cfg.Limiter.AllowWorker(c.caller.ID, c.tool, wname, wlim, d.now())
 	if err != nil {
 		return nil, d.refuse(ctx, c, scr, &errdefs.Error{Code: errdefs.RateLimited, Err: err})
 	}

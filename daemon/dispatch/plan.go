@@ -70,6 +70,7 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	req.Permissions, req.JS, req.Shell, req.HTTP = body.Permissions, body.JS, body.Shell, body.HTTP
 	p.standIn = built.StandIn
 	fillLimits(&req.Limits, d.cfg.Limits[def.Kind])
+	capLimits(&req.Limits, c.worker)
 	if h := req.HTTP; h != nil && h.MaxResponseBytes <= 0 {
 		h.MaxResponseBytes = req.Limits.OutputBytes
 		if p.standIn != nil {

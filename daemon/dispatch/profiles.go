@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
@@ -32,12 +33,16 @@ func (d *Dispatcher) ProfileAllows(def *catalog.Definition, profile string) bool
 	return ok
 }
 
-// profileAllows refuses a call of a tool outside the caller's profiles.
-func (d *Dispatcher) profileAllows(def *catalog.Definition, caller principal.Caller) error {
+// profileAllows refuses a call of a tool outside the caller's profiles
+// and its worker's (workerProfile, "" for none).
+func (d *Dispatcher) profileAllows(def *catalog.Definition, caller principal.Caller, workerProfile string) error {
 	if err := d.KnownProfile(caller.Profile); err != nil {
 		return err
 	}
 	profiles := policy.CallerProfiles(d.cfg.ProfileCallers, caller.ID, caller.Worker, caller.Profile)
+	if workerProfile != "" && !slices.Contains(profiles, workerProfile) {
+		profiles = append(profiles, workerProfile)
+	}
 	if err := policy.ProfileAllows(d.cfg.Profiles, profiles, def.Name, def.Category); err != nil {
 		return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	}

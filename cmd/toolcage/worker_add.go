@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolcage/toolcage/daemon/api"
+)
+
+func workerAddCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "add",
+		Usage:     "register a worker file with the daemon and print its token (once)",
+		ArgsUsage: "FILE",
+		UsageText: `toolcage worker add [--json] FILE
+
+Examples:
+   toolcage worker add examples/workers/ops.yaml
+   TOKEN=$(toolcage worker add --json ~/agents/ops.yaml | jq -r .token)`,
+		Description: `Sends the file's absolute path to the daemon, which reads and checks it
+(as worker check does, plus: its profile must exist, and neither its path
+nor its name may be registered already), watches it for edits, and issues
+the worker's token. The token is printed once, here: the daemon keeps only
+its hash. Give it to the agent (Authorization: Bearer TOKEN); lost, it is
+replaced with 'toolcage worker token rotate NAME'. Only a person may
+register workers.`,
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(cCtx *cli.Context) error {
+			var file string
+			switch n := cCtx.NArg(); {
+			case n == 0:
+				return usageErrorf(cCtx, "missing the worker FILE")
+			case n > 1:
+				return usageErrorf(cCtx, "want one worker FILE, got %d arguments: %s", n, strings.Join(cCtx.Args().Slice(), " "))
+			default:
+				file = cCtx.Args().First()
+			}
+			a := appOf(cCtx)
+			return runWorkerAdd(cCtx.Context, a, file, a.jsonOut(cCtx))
+		},
+	}
+}
+
+func runWorkerAdd(ctx context.Context, a *app, file string, jsonOut bool) error {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return inputErrorf("%s: %v", file, err)
+	}
+	var out api.WorkerToken
+	raw, err := a.request(ctx, http.MethodPost, "/v1/workers", api.WorkerAddRequest{Path: abs}, &out)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return writeJSON(a.out, raw)
+	}
+	_, err = fmt.Fprintf(a.out, "Registered worker %s (%s)\nToken (shown once; the daemon keeps only its hash):\n%s\n", out.Worker.Name, out.Worker.Path, out.Token)
+	return err
+}

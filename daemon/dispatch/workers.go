@@ -1,0 +1,122 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/worker"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/store"
+)
+
+// A call through a worker (an agent's, or a person's narrowed to one) is
+// bounded by it: only the worker's tools exist (any other is
+// tool_not_found, as if absent), its approval rules combine with the
+// tool's (worker.EffectiveApproval), its limits cap the tool's, its rate
+// limit is one more bucket, and its profile one more profile.
+
+// WorkerLookup finds a registered worker's last good definition by name;
+// an error wrapping store.ErrNotFound means none is registered by that
+// name.
+type WorkerLookup func(name string) (*worker.Worker, error)
+
+// workerOf resolves the caller's worker: nil when the caller names none,
+// or names one that is not registered (a label the config's profiles may
+// map; only a person can send one, since a token always names its own).
+func (d *Dispatcher) workerOf(c principal.Caller) (*worker.Worker, error) {
+	if c.Worker == "" || d.cfg.Workers == nil {
+		return nil, nil
+	}
+	w, err := d.cfg.Workers(c.Worker)
+	if errors.Is(err, store.ErrNotFound) {
+		if c.TokenID != "" {
+			return nil, errdefs.Errorf(errdefs.Unauthorized, "worker %q is no longer registered", c.Worker)
+		}
+		return nil, nil
+	}
+	return w, err
+}
+
+// resolveFor resolves a tool the way w's agent sees the catalog.
+func (d *Dispatcher) resolveFor(ctx context.Context, w *worker.Worker, name string) (*catalog.Resolved, error) {
+	if lt := w.LocalTool(name); lt != nil {
+		return catalog.Compile(&catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
+	}
+	if !slices.Contains(w.Tools, name) {
+		// The catalog's own words: whether the tool exists is not told.
+		return nil, &errdefs.Error{Code: errdefs.ToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
+	}
+	return d.cfg.Catalog.Resolve(ctx, name)
+}
+
+// approvalFor is the approval a call of res through w gets.
+func approvalFor(w *worker.Worker, res *catalog.Resolved) string {
+	def := res.Tool.Def
+	if w == nil {
+		return def.Approval
+	}
+	if lt := w.LocalTool(def.Name); lt != nil {
+		return w.ToolApproval(def.Name, lt.WrittenApproval, catalog.CreatedByUser)
+	}
+	// The catalog keeps a definition's approval with its default filled
+	// in; as a written preApproved it decides the same (see
+	// worker.EffectiveApproval).
+	return w.ToolApproval(def.Name, def.Approval, res.Tool.CreatedBy)
+}
+
+// capLimits lowers each of l's limits to the worker's, where it sets one.
+func capLimits(l *executors.Limits, w *worker.Worker) {
+	if w == nil {
+		return
+	}
+	capped := (&catalog.Definition{Limits: &w.Limits}).ExecutorLimits()
+	if capped.Timeout > 0 && (l.Timeout <= 0 || capped.Timeout < l.Timeout) {
+		l.Timeout = capped.Timeout
+	}
+	if capped.MemoryBytes > 0 && (l.MemoryBytes <= 0 || capped.MemoryBytes < l.MemoryBytes) {
+		l.MemoryBytes = capped.MemoryBytes
+	}
+	if capped.OutputBytes > 0 && (l.OutputBytes <= 0 || capped.OutputBytes < l.OutputBytes) {
+		l.OutputBytes = capped.OutputBytes
+	}
+	if capped.Requests > 0 && (l.Requests <= 0 || capped.Requests < l.Requests) {
+		l.Requests = capped.Requests
+	}
+}
+
+// workerProfile is the worker's profile, lowercased; "" for none.
+func workerProfile(w *worker.Worker) string {
+	if w == nil {
+		return ""
+	}
+	return strings.ToLower(w.Profile)
+}
+
+// ToolsFor lists the tools w's agent sees: its catalog tools (that
+// exist), then its tool files' tools, each allowed by its profile.
+func (d *Dispatcher) ToolsFor(ctx context.Context, w *worker.Worker) ([]*catalog.Tool, error) {
+	var out []*catalog.Tool
+	for _, name := range w.Tools {
+		t, err := d.cfg.Catalog.Get(ctx, name)
+		if errdefs.Is(err, errdefs.ToolNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	for _, lt := range w.LocalTools {
+		out = append(out, &catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
+	}
+	if p := workerProfile(w); p != "" {
+		out = slices.DeleteFunc(out, func(t *catalog.Tool) bool { return !d.ProfileAllows(t.Def, p) })
+	}
+	return out, nil
+}
