@@ -100,7 +100,7 @@ func (s *Spec) Check(kind.Tool) error {
 	if err != nil {
 		return &kind.FieldError{Field: "http.url", Err: err}
 	}
-	if _, err := guard.CheckURL(r.URL); err != nil {
+	if _, err := guard.CheckAuthoredURL(r.URL); err != nil {
 		return &kind.FieldError{Field: "http.url", Err: fmt.Errorf("%w (is the host in allowed_domains?)", err)}
 	}
 	return nil
