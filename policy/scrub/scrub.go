@@ -37,7 +37,7 @@ type Rule struct {
 // Scrubber redacts secrets from text. It is safe for concurrent use.
 type Scrubber struct {
 	rules   []*scrubRule
-	nkw     int      // keywords in ac; the last one finds markers of earlier passes
+	nkw     int      // rule keywords in ac and, last, the one that finds markers of earlier passes; escape triggers follow
 	kwRules [][]int  // keyword id → rule indexes
 	always  []int    // rules with no keywords
 	kwList  []string // keyword literals, the automaton's first nkw ids
@@ -139,6 +139,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	kws = append(kws, strings.ToLower(markerPrefix))
 	s.kwRules = append(s.kwRules, nil)
 	s.nkw = len(kws)
+	kws = append(kws, escapeTriggers...)
 	return s.build(kws, known), nil
 }
 
@@ -264,8 +265,48 @@ type scrubWindow struct{ lo, hi int }
 
 // scrubOnce does one pass; changed reports whether anything was redacted.
 func (s *Scrubber) scrubOnce(text string) (string, bool) {
+	spans, escaped := s.find(text)
+	if escaped {
+		if u, ok := unescape(text); ok {
+			found, _ := s.find(u.text)
+			for _, sp := range found {
+				sp.start, sp.end = u.span(sp.start, sp.end)
+				spans = append(spans, sp)
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return text, false
+	}
+	slices.SortFunc(spans, func(a, b scrubSpan) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		if a.prio != b.prio {
+			return a.prio - b.prio
+		}
+		return b.end - a.end
+	})
+	var sb strings.Builder
+	sb.Grow(len(text))
+	last := 0
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && spans[i].start < cur.end; i++ {
+			cur.end = max(cur.end, spans[i].end)
+		}
+		sb.WriteString(text[last:cur.start])
+		sb.WriteString(cur.marker)
+		last = cur.end
+	}
+	sb.WriteString(text[last:])
+	return sb.String(), true
+}
+
+// find returns the spans to redact in text; escaped reports that text
+// may hold escapes worth decoding.
+func (s *Scrubber) find(text string) (spans []scrubSpan, escaped bool) {
 	var (
-		spans   []scrubSpan
 		markers []scrubWindow
 		wins    map[int][]scrubWindow
 		glWins  []glWindow
@@ -277,8 +318,10 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 	}
 	s.ac.scan(text, func(end int, id int32) {
 		start := end - s.ac.lens[id]
-		if int(id) == s.nkw-1 {
-			if w, ok := markerAt(text, start); ok {
+		if int(id) >= s.nkw-1 {
+			if int(id) >= s.nkw {
+				escaped = escaped || escapeAt(text, start, end)
+			} else if w, ok := markerAt(text, start); ok {
 				markers = append(markers, w)
 			}
 			return
@@ -338,7 +381,7 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 	}
 	spans = s.gitleaksSpans(text, glWins, spans)
 	if len(spans) == 0 {
-		return text, false
+		return nil, escaped
 	}
 	// Spans lying inside a marker come from earlier passes; gitleaks spans
 	// must not touch one at all.
@@ -353,33 +396,8 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			}
 			return false
 		})
-		if len(spans) == 0 {
-			return text, false
-		}
 	}
-	slices.SortFunc(spans, func(a, b scrubSpan) int {
-		if a.start != b.start {
-			return a.start - b.start
-		}
-		if a.prio != b.prio {
-			return a.prio - b.prio
-		}
-		return b.end - a.end
-	})
-	var sb strings.Builder
-	sb.Grow(len(text))
-	last := 0
-	for i := 0; i < len(spans); {
-		cur := spans[i]
-		for i++; i < len(spans) && spans[i].start < cur.end; i++ {
-			cur.end = max(cur.end, spans[i].end)
-		}
-		sb.WriteString(text[last:cur.start])
-		sb.WriteString(cur.marker)
-		last = cur.end
-	}
-	sb.WriteString(text[last:])
-	return sb.String(), true
+	return spans, escaped
 }
 
 // markerAt reports the extent of a well-formed marker starting at i.
