@@ -13,6 +13,7 @@ package scrub
 // single pass over its bytes.
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -66,6 +67,10 @@ type scrubRule struct {
 	// at, when set, replaces the regexp: it parses the text around a
 	// keyword at [ks, ke) and returns submatch indexes like the regexp's.
 	at func(text string, ks, ke int) []int
+	// all, when set, replaces the regexp for formats with several secrets
+	// per keyword (a Cookie header, a command line): it returns the
+	// secrets it found in text.
+	all func(text string, ks, ke int) []found
 	// anchored, for built-in regexp rules, is re tried only at the window's
 	// first back+1 positions. A built-in rule's match begins at most back
 	// bytes before its keyword, so one anchored attempt per keyword finds
@@ -334,6 +339,14 @@ func (s *Scrubber) find(text string) (spans []scrubSpan, escaped bool) {
 				}
 			} else {
 				r = s.rules[ri]
+				if r.all != nil {
+					for _, f := range r.all(text, start, end) {
+						if f.a < f.b && !strings.HasPrefix(text[f.a:], markerPrefix) {
+							spans = append(spans, scrubSpan{f.a, f.b, ri, markerPrefix + cmp.Or(f.kind, r.Kind) + "]"})
+						}
+					}
+					continue
+				}
 				if r.at != nil {
 					spans = r.findAt(text, start, end, ri, spans)
 					continue
@@ -540,8 +553,8 @@ var builtinScrubRules = sync.OnceValues(func() ([]*scrubRule, error) {
 			return nil, fmt.Errorf("built-in scrub rule %s: %w", b.rule.Kind, err)
 		}
 		cr.builtin, cr.back = true, max(1, b.back)
-		cr.multiline, cr.valid, cr.at = b.multiline, b.valid, b.at
-		if cr.at == nil {
+		cr.multiline, cr.valid, cr.at, cr.all = b.multiline, b.valid, b.at, b.all
+		if cr.at == nil && cr.all == nil {
 			// The same pattern, tried only at the starts a keyword hit
 			// allows: up to back bytes before the keyword.
 			anch, err := regexp.Compile(fmt.Sprintf(`^(?s:.){0,%d}?(?:%s)`, cr.back, b.rule.Pattern))
