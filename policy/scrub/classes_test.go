@@ -330,3 +330,24 @@ func TestClassProviderTokens(t *testing.T) {
 		{"tokenization key sandbox_q7zr2lm9_x4kp1vb8nc3hd6jf", "tokenization key [REDACTED:braintree-tokenization-key]"},
 	})
 }
+
+// Neighbours of the classes above: the same secret in the other shapes it
+// takes.
+func TestClassNeighbours(t *testing.T) {
+	runClass(t, append(unchanged(
+		"- name: LOG_LEVEL\n  value: debug-verbose",
+		"- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}",
+		"session: 3",
+		".git/hooks/pre-commit-sample-hook-file",
+	), []classCase{
+		{"- name: DB_PASSWORD\n  value: Xq7zP2mL9vK4\n", "- name: DB_PASSWORD\n  value: [REDACTED:password]\n"},
+		{`<add key="Password" value="Xq7zP2mL9vK4"/>`, `<add key="Password" value="[REDACTED:password]"/>`},
+		{`{"name": "api_token", "value": "Zq8vK2xL9mN4pR7t"}`, `{"name": "api_token", "value": "[REDACTED:password]"}`},
+		{"session_id=9f8e7d6c5b4a3f2e1d0c", "session_id=[REDACTED:password]"},
+		{`{"sessionId":"Zq8vK2xL9mN4pR7t"}`, `{"sessionId":"[REDACTED:password]"}`},
+		{"https://outlook.webhook.office.com/webhookb2/a1b2/IncomingWebhook/9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c/c3d4", "https://outlook.webhook.office.com/webhookb2/a1b2/IncomingWebhook/[REDACTED:teams-webhook]/c3d4"},
+		{"https://open.feishu.cn/open-apis/bot/v2/hook/5f0c2a9e-8c1b-4e7d-9a36-2b6f1d0e4c73", "https://open.feishu.cn/open-apis/bot/v2/hook/[REDACTED:feishu-webhook]"},
+		{"https://chat.example.com/hooks/xq7zp2ml9vk4wn8rt5yb1hc3jd", "https://chat.example.com/hooks/[REDACTED:chat-webhook]"},
+		{"postgres://app:" + long(400) + "@db/x", "postgres://app:[REDACTED:url-password]@db/x"},
+	}...))
+}

@@ -79,6 +79,11 @@ var scrubBuiltins = []scrubBuiltin{
 	// Messaging, payments, SaaS.
 	// xox?- tokens of every kind, and refresh tokens (xoxe.xoxp-1-…, xoxe-1-…).
 	prefixRule("slack-token", `\b(xox[a-z](?:\.xox[a-z])?-[0-9A-Za-z\-]{10,})`, 3.0, "xox"),
+	// Chat webhooks with the token in the path: Teams, Feishu/Lark,
+	// Mattermost and Rocket.Chat (/hooks/ID[/TOKEN]).
+	prefixRule("teams-webhook", `/IncomingWebhook/([0-9a-f]{32})/`, 3.0, "/incomingwebhook/"),
+	prefixRule("feishu-webhook", `/open-apis/bot/v2/hook/([0-9A-Za-z\-]{20,})`, 3.0, "/open-apis/bot/"),
+	contextRule("chat-webhook", `/hooks/([A-Za-z0-9]{20,}(?:/[A-Za-z0-9]{20,})?)\b`, 3.0, validHasDigit, "/hooks/"),
 	prefixRule("slack-app-token", `\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)`, 3.0, "xapp-"),
 	prefixRule("slack-webhook", `hooks\.slack\.com/(?:services|workflows)/([A-Za-z0-9+/]{30,})`, 3.0, "hooks.slack.com"),
 	prefixRule("discord-webhook", `discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/([A-Za-z0-9_\-]{60,})`, 3.0, "discord"),
@@ -180,7 +185,7 @@ var scrubBuiltins = []scrubBuiltin{
 	contextRule("password", `(?i)([a-z0-9_.\-]*(?:pass|pwd|secret|token|api[_.\-]?key|access[_.\-]?key|auth[_.\-]?key|private[_.\-]?key|credentials?)[a-z0-9_.\-]*)["']?[ \t]*(?:=|:=|:|=>)[ \t]*["']?([^\s"'\x60,;<>\[\]{}()\\]{6,})`,
 		2.0, validGeneric,
 		"pass", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
-		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential").group(2).parse(genericAt),
+		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential", "session", "sessid").group(2).parse(genericAt),
 }
 
 // from sets how far before its keyword a match can begin.
@@ -259,7 +264,8 @@ var notPass = [][]byte{[]byte("bypass"), []byte("compass"), []byte("trespass"), 
 	[]byte("underpass"), []byte("surpass"), []byte("flypass"), []byte("multipass"), []byte("onepass"), []byte("firstpass"), []byte("secondpass")}
 
 // genericKeywords are the words that make a key name a secret's name.
-var genericKeywords = []string{"password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "apikey", "accesskey", "authkey", "privatekey", "credentials", "credential"}
+var genericKeywords = []string{"password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "apikey", "accesskey", "authkey", "privatekey", "credentials", "credential",
+	"sessionid", "sessid", "sessionkey", "sessioncookie"}
 
 // genericKeywordsByLast lists genericKeywords by their last byte.
 var genericKeywordsByLast = func() (t [256][][]byte) {
@@ -312,6 +318,11 @@ func validGeneric(w string, loc []int, v string) bool {
 		return false // openssl's references; pass:VALUE is the command rule's
 	}
 	return true
+}
+
+// validHasDigit accepts values with a digit and a letter.
+func validHasDigit(_ string, _ []int, v string) bool {
+	return strings.ContainsAny(v, "0123456789") && strings.Trim(v, "0123456789/") != ""
 }
 
 // validMixed accepts random-looking tokens: a digit and a letter of each case.
@@ -393,7 +404,7 @@ func genericAt(text string, ks, ke int) []int {
 	case i > b && i == skipBlank(text, b) && (text[a] == '-' || netrcPassword(text, a, b)):
 		sep = false // --password VALUE, or .netrc's password VALUE
 	default:
-		return nil
+		return nameValueAt(text, a, b)
 	}
 	blank := skipBlank(text, i)
 	skipped := blank > i
@@ -422,6 +433,87 @@ func genericAt(text string, ks, ke int) []int {
 		return nil // empty: what follows is the next field (password= user=bob)
 	}
 	return []int{a, i, a, b, v, i}
+}
+
+// nameValueAt reads a secret's name and value given as two fields:
+// Kubernetes' "- name: DB_PASSWORD / value: …", .NET's <add
+// key="Password" value="…"/>, JSON {"name": "token", "value": "…"}.
+// The key at [a, b) must be the value of a name or key field.
+func nameValueAt(text string, a, b int) []int {
+	i := a
+	if i > 0 && (text[i-1] == '"' || text[i-1] == '\'') {
+		i--
+	}
+	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
+		i--
+	}
+	if i == 0 || text[i-1] != ':' && text[i-1] != '=' {
+		return nil
+	}
+	i--
+	if i > 0 && (text[i-1] == '"' || text[i-1] == '\'') {
+		i--
+	}
+	n := i
+	for n > 0 && i-n < 5 && isKeyByte(text[n-1]) {
+		n--
+	}
+	switch strings.ToLower(text[n:i]) {
+	case "name", "key":
+	default:
+		return nil
+	}
+	// The value field follows within a few lines.
+	area := text[b:min(len(text), b+256)]
+	for off := 0; ; {
+		j := indexFold(area[off:], "value")
+		if j < 0 {
+			return nil
+		}
+		k := b + off + j
+		off += j + 5
+		if k > 0 && isKeyByte(text[k-1]) || k+5 < len(text) && isKeyByte(text[k+5]) {
+			continue
+		}
+		loc := genericValue(text, k+5)
+		if loc == nil {
+			return nil
+		}
+		return []int{a, loc[1], a, b, loc[0], loc[1]}
+	}
+}
+
+// genericValue parses SEP VALUE at text[i:], returning the value's extent.
+func genericValue(text string, i int) []int {
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	i = skipBlank(text, i)
+	if i >= len(text) || text[i] != ':' && text[i] != '=' {
+		return nil
+	}
+	i = skipBlank(text, i+1)
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	v := i
+	for i < len(text) && isValueByte(text[i]) {
+		i++
+	}
+	if i-v < 6 {
+		return nil
+	}
+	return []int{v, i}
+}
+
+// indexFold is strings.Index for an ASCII lowercase needle, ignoring case.
+func indexFold(s, lower string) int {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(lower)], lower) {
+			return i
+		}
+	}
+	return -1
 }
 
 // fieldAt reports whether a NAME= field begins at text[i].
@@ -537,7 +629,7 @@ func urlPasswordAt(text string, ks, ke int) []int {
 	}
 	colon := -1
 	i := ke
-	for ; i < len(text) && i-ke < 300; i++ {
+	for ; i < len(text) && i-ke < 8<<10; i++ {
 		c := text[i]
 		if c == '@' {
 			break
