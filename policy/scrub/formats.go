@@ -7,7 +7,6 @@ package scrub
 
 import (
 	"encoding/base64"
-	"slices"
 	"strings"
 )
 
@@ -123,7 +122,7 @@ func sessionCookie(name string) bool {
 // deletion marker or a placeholder.
 func cookieValue(v string) bool {
 	v = strings.Trim(v, `"`)
-	return len(v) >= 8 && !placeholder(v) && !reLowerWord.MatchString(v) && strings.Trim(v, "0123456789") != "" &&
+	return len(v) >= 8 && !placeholder(v) && !lowerWord(v) && strings.Trim(v, "0123456789") != "" &&
 		v != "deleted" && !strings.EqualFold(v, "invalid")
 }
 
@@ -172,7 +171,7 @@ var (
 var cliSpecs = map[string]cliSpec{
 	"docker": {loginFlags, "login"}, "podman": {loginFlags, "login"}, "nerdctl": {loginFlags, "login"},
 	"buildah": {loginFlags, "login"}, "helm": {loginFlags, "login"}, "oras": {loginFlags, "login"},
-	"crane": {loginFlags, "login"}, "regctl": {loginFlags, "login"}, "az": {loginFlags, "login"},
+	"crane": {loginFlags, "login"}, "regctl": {loginFlags, "login"},
 	"skopeo": {map[string]flagKind{"-p": flagNext, "--password": flagNext | flagEquals,
 		"--creds": flagNext | flagEquals | flagAfterSep, "--src-creds": flagNext | flagEquals | flagAfterSep,
 		"--dest-creds": flagNext | flagEquals | flagAfterSep}, ""},
@@ -197,24 +196,21 @@ var cliSpecs = map[string]cliSpec{
 	"lftp":      {map[string]flagKind{"-u": flagNext | flagAfterSep}, ""},
 	"curl": {map[string]flagKind{"-U": flagNext | flagAfterSep, "--proxy-user": flagNext | flagAfterSep,
 		"--oauth2-bearer": flagNext, "-b": flagNext | flagCookie, "--cookie": flagNext | flagCookie}, ""},
-	"wget":      {map[string]flagKind{"--header": flagNext | flagEquals | flagCookie}, ""},
-	"http":      {map[string]flagKind{}, ""},
-	"htpasswd":  {map[string]flagKind{"-b": flagPositional}, ""},
-	"rclone":    {map[string]flagKind{"--password": flagNext}, ""},
-	"vncpasswd": {nil, ""},
+	"wget":     {map[string]flagKind{"--header": flagNext | flagEquals | flagCookie}, ""},
+	"http":     {map[string]flagKind{}, ""},
+	"htpasswd": {map[string]flagKind{"-b": flagPositional}, ""},
+	"rclone":   {map[string]flagKind{"--password": flagNext}, ""},
 }
 
-// cliKeywords are cliSpecs' names with the blank after them, the
-// keywords of the command rule ("7z" alone is common in base64).
-func cliKeywords() []string {
-	out := make([]string, 0, 2*len(cliSpecs))
-	for k, sp := range cliSpecs {
-		if sp.flags != nil {
-			out = append(out, k+" ", k+"\t")
-		}
-	}
-	slices.Sort(out)
-	return out
+// cliKeywords find the commands of cliSpecs: one keyword per family
+// ("mongo" finds mongosh and mongodump), since every keyword state makes
+// the automaton every byte walks larger; "7z" alone is common in base64.
+var cliKeywords = []string{"docker", "podman", "nerdctl", "buildah", "helm", "oras", "crane", "regctl", "skopeo",
+	"sshpass", "mysql", "mariadb", "redis-cli", "mongo", "ldap", "sqlcmd", "bcp", "osql", "isql", "zip", "7z ", "7za",
+	"keytool", "jarsigner", "openssl", "ssh-keygen", "freerdp", "smbclient", "lftp", "curl", "wget", "htpasswd", "rclone"}
+
+func isCmdByte(c byte) bool {
+	return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'
 }
 
 // word is the extent of one shell word of a command line, quotes included.
@@ -267,16 +263,29 @@ func unquoted(text string, a, b int) (int, int) {
 
 // cliAll finds password arguments of the command named at [ks, ke).
 func cliAll(text string, ks, ke int) []found {
-	if ks > 0 && strings.IndexByte(" \t\n/'\"`;|&($", text[ks-1]) < 0 {
+	// The keyword is part of the command's name: widen it to the word.
+	if text[ke-1] == ' ' {
+		ke--
+	}
+	for ks > 0 && isCmdByte(text[ks-1]) {
+		ks--
+	}
+	for ke < len(text) && isCmdByte(text[ke]) {
+		ke++
+	}
+	if ks > 0 && strings.IndexByte(" \t\n/'\"`;|&($", text[ks-1]) < 0 || ke >= len(text) || text[ke] != ' ' && text[ke] != '\t' {
 		return nil
 	}
 	var name [16]byte
-	n := copy(name[:], text[ks:ke-1])
+	if ke-ks > len(name) {
+		return nil
+	}
+	n := copy(name[:], text[ks:ke])
 	for i := range n {
 		name[i] = foldByte(name[i])
 	}
 	spec, ok := cliSpecs[string(name[:n])]
-	if !ok || spec.flags == nil {
+	if !ok {
 		return nil
 	}
 	end := lineEnd(text, ke, 4<<10)
@@ -367,6 +376,9 @@ func cliAll(text string, ks, ke int) []found {
 // dsnAt finds the password of a DSN without a scheme, user:pass@tcp(host)
 // (Go's MySQL driver) and the like; the keyword is the "@tcp(" part.
 func dsnAt(text string, ks, ke int) []int {
+	if ke >= len(text) || text[ke] != '(' && !strings.HasPrefix(text[ke:], "6(") {
+		return nil
+	}
 	a := ks
 	for a > 0 && ks-a < 512 && !isDSNStop(text[a-1]) {
 		a--
@@ -389,6 +401,9 @@ func isDSNStop(c byte) bool {
 // oracleAt finds the password of Oracle's user/pass@host, after
 // "jdbc:oracle:thin:" or the sqlplus command.
 func oracleAt(text string, ks, ke int) []int {
+	if text[ks] == ':' && !strings.HasSuffix(strings.ToLower(text[max(0, ks-11):ks]), "jdbc:oracle") {
+		return nil
+	}
 	i := skipBlank(text, ke)
 	a := i
 	for i < len(text) && i-a < 256 && !isDSNStop(text[i]) && text[i] != '@' {
@@ -456,10 +471,11 @@ func isBase64Byte(c byte) bool {
 }
 
 // pemBase64At finds a base64-encoded PEM private key (kubeconfig's
-// client-key-data, a Kubernetes secret's tls.key): the keyword is the
-// encoding of "-----BEGIN", and the decoded header must name a private key.
+// client-key-data, a Kubernetes secret's tls.key): the keyword begins
+// the encoding of "-----BEGIN", and the decoded header must name a
+// private key.
 func pemBase64At(text string, ks, ke int) []int {
-	if ks > 0 && isBase64Byte(text[ks-1]) {
+	if ks > 0 && isBase64Byte(text[ks-1]) || !strings.HasPrefix(text[ks:], "LS0tLS1CRUdJTi") {
 		return nil // not the start of the encoding
 	}
 	e := ks
@@ -476,6 +492,53 @@ func pemBase64At(text string, ks, ke int) []int {
 		return nil
 	}
 	return []int{ks, e, ks, e}
+}
+
+// ---- Discord ----
+
+// discordAt finds a Discord bot token (the bot id in base64, a
+// timestamp, an HMAC: three dot-separated parts) within 120 bytes after
+// "discord" or the word "bot", on the same line. A parser, because the
+// regexp's lazy gap costs microseconds at every "bot" in clean text.
+func discordAt(text string, ks, ke int) []int {
+	if text[ks]|0x20 == 'b' && (ks > 0 && isTokenByte(text[ks-1]) || ke < len(text) && isTokenByte(text[ke])) {
+		return nil // robot, bottom
+	}
+	end := lineEnd(text, ke, 120)
+	for i := ke; i < end; i++ {
+		if c := text[i]; c != 'M' && c != 'N' && c != 'O' || isTokenByte(text[i-1]) {
+			continue
+		}
+		if e := discordTokenEnd(text, i); e > 0 {
+			return []int{ks, e, i, e}
+		}
+	}
+	return nil
+}
+
+// discordTokenEnd is the end of a Discord token starting at text[i], or 0.
+func discordTokenEnd(text string, i int) int {
+	for _, part := range [3][2]int{{23, 28}, {6, 6}, {27, 40}} {
+		j := i
+		for j < len(text) && j-i <= part[1] && isTokenByte(text[j]) {
+			j++
+		}
+		if n := j - i; n < part[0] || n > part[1] {
+			return 0
+		}
+		if part[0] == 27 {
+			return j
+		}
+		if j >= len(text) || text[j] != '.' {
+			return 0
+		}
+		i = j + 1
+	}
+	return 0
+}
+
+func isTokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
 }
 
 // ---- URLs ----

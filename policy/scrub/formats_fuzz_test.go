@@ -1,6 +1,7 @@
 package scrub
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -91,18 +92,18 @@ func FuzzCookieJarAll(f *testing.F) {
 }
 
 func FuzzCliAll(f *testing.F) {
-	fuzzAll(f, cliKeywords(), cliAll,
+	fuzzAll(f, cliKeywords, cliAll,
 		"docker login -u bob -p Dk9mX2qL7vR4 r", "mysql -p'S3cr3t!pw", "htpasswd -bc f u p", "openssl x -passout pass:",
 		"curl -b 'connect.sid=s%3AQx8' h", "smbclient //s -U a%", "7z a -p")
 }
 
 func FuzzDSNAt(f *testing.F) {
-	fuzzAt(f, []string{"@tcp(", "@tcp6(", "@unix(", "@udp("}, dsnAt,
+	fuzzAt(f, []string{"@tcp", "@unix", "@udp"}, dsnAt,
 		"root:S3cr3tPw9@tcp(127.0.0.1:3306)/app", ":@tcp(", "a:b:c@d@unix(")
 }
 
 func FuzzOracleAt(f *testing.F) {
-	fuzzAt(f, []string{"jdbc:oracle:thin:", "sqlplus"}, oracleAt,
+	fuzzAt(f, []string{":thin:", "sqlplus"}, oracleAt,
 		"jdbc:oracle:thin:scott/Tiger123x@db:1521:ORCL", "sqlplus /", "sqlplus a/")
 }
 
@@ -113,11 +114,32 @@ func FuzzPuttyAt(f *testing.F) {
 }
 
 func FuzzPEMBase64At(f *testing.F) {
-	fuzzAt(f, []string{"ls0tls1crudjti"}, pemBase64At,
+	fuzzAt(f, []string{"ls0tls1"}, pemBase64At,
 		"key: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF", "LS0tLS1CRUdJTi", "xLS0tLS1CRUdJTiBQ")
 }
 
 func FuzzURLTokenAt(f *testing.F) {
 	fuzzAt(f, []string{"://"}, urlTokenAt,
 		"https://9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c@o1.ingest.sentry.io/2", "://@", "a://xxxxxxxxxxxxxxxxxxxx1@")
+}
+
+func FuzzDiscordAt(f *testing.F) {
+	fuzzAt(f, []string{"discord", "bot"}, discordAt,
+		"bot token MTE0OTg3NjU0MzIxMDk4NzY1NA.GaBcDe.q7Zr2Lm9Xw4Kp1Vb8Nc3Hd6Jf0Sg5Ta7UeXyZ", "discordM", "bot N.", "robot O")
+}
+
+// FuzzValueShapes: the loops that replaced the value regexps agree with them.
+func FuzzValueShapes(f *testing.F) {
+	dotted := regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
+	lower := regexp.MustCompile(`^[a-z]{1,12}$`)
+	lettersRe := regexp.MustCompile(`^[A-Za-z]+$`)
+	for _, s := range []string{"settings.CLIENT_SECRET", "a.b", "a..b", ".a", "a.", "1a.b", "abc", "abcdefghijklm", "Bearer", "x\xe1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if dottedIdent(v) != dotted.MatchString(v) || lowerWord(v) != lower.MatchString(v) || letters(v) != lettersRe.MatchString(v) {
+			t.Fatalf("%q: dotted %v/%v lower %v/%v letters %v/%v", v, dottedIdent(v), dotted.MatchString(v),
+				lowerWord(v), lower.MatchString(v), letters(v), lettersRe.MatchString(v))
+		}
+	})
 }

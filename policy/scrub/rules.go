@@ -81,14 +81,14 @@ var scrubBuiltins = []scrubBuiltin{
 	prefixRule("slack-token", `\b(xox[a-z](?:\.xox[a-z])?-[0-9A-Za-z\-]{10,})`, 3.0, "xox"),
 	// Chat webhooks with the token in the path: Teams, Feishu/Lark,
 	// Mattermost and Rocket.Chat (/hooks/ID[/TOKEN]).
-	prefixRule("teams-webhook", `/IncomingWebhook/([0-9a-f]{32})/`, 3.0, "/incomingwebhook/"),
-	prefixRule("feishu-webhook", `/open-apis/bot/v2/hook/([0-9A-Za-z\-]{20,})`, 3.0, "/open-apis/bot/"),
+	prefixRule("teams-webhook", `/IncomingWebhook/([0-9a-f]{32})/`, 3.0, "/incomingw"),
+	prefixRule("feishu-webhook", `/open-apis/bot/v2/hook/([0-9A-Za-z\-]{20,})`, 3.0, "/open-apis/"),
 	contextRule("chat-webhook", `/hooks/([A-Za-z0-9]{20,}(?:/[A-Za-z0-9]{20,})?)\b`, 3.0, validHasDigit, "/hooks/"),
 	prefixRule("slack-app-token", `\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)`, 3.0, "xapp-"),
 	prefixRule("slack-webhook", `hooks\.slack\.com/(?:services|workflows)/([A-Za-z0-9+/]{30,})`, 3.0, "hooks.slack.com"),
 	prefixRule("discord-webhook", `discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/([A-Za-z0-9_\-]{60,})`, 3.0, "discord"),
 	// A bot token: base64 of the bot's id, a timestamp, an HMAC.
-	contextRule("discord-bot-token", `(?i)(?:discord|\bbot\b)[^\n]{0,80}?(?-i:\b([MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}))`+tokenEnd, 3.0, nil, "discord", "bot"),
+	prefixRule("discord-bot-token", `(?i)(?:discord|\bbot\b)[^\n]{0,80}?(?-i:\b([MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}))`+tokenEnd, 3.0, "discord", "bot").parse(discordAt),
 	// Telegram tokens, also inside a Bot API path (/bot123:AA…/sendMessage).
 	prefixRule("telegram-bot-token", `(?:\b|bot)(\d{5,12}:AA[0-9A-Za-z_\-]{33})`+tokenEnd, 3.0, ":aa").from(16),
 	prefixRule("telegram-bot-token", `/bot(\d{5,12}:[0-9A-Za-z_\-]{30,40})`+tokenEnd, 3.0, "/bot"),
@@ -105,7 +105,7 @@ var scrubBuiltins = []scrubBuiltin{
 	prefixRule("newrelic-api-key", `\b(NRAK-[A-Z0-9]{27})\b`, 3.0, "nrak-"),
 	prefixRule("grafana-token", `\b(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})`, 3.0, "glsa_", "glc_"),
 	prefixRule("notion-token", `\b(secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,50})\b`, 3.0, "secret_", "ntn_"),
-	prefixRule("figma-token", `\b(fig[dourh]_[A-Za-z0-9_\-]{38,})`, 3.0, "figd_", "figo_", "figu_", "figr_", "figh_"),
+	prefixRule("figma-token", `\b(fig[dourh]_[A-Za-z0-9_\-]{38,})`, 3.0, "figd_", "figo_", "figu_"),
 	prefixRule("linear-api-key", `\b(lin_api_[A-Za-z0-9]{40})\b`, 3.0, "lin_api_"),
 	prefixRule("sentry-token", `\b(sntry[su]_[A-Za-z0-9+/=_]{40,})`, 3.0, "sntrys_", "sntryu_"),
 	prefixRule("age-secret-key", `\b(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b`, 3.0, "age-secret-key-1"),
@@ -132,12 +132,12 @@ var scrubBuiltins = []scrubBuiltin{
 	},
 	{
 		rule: Rule{Kind: "dsn-password", Pattern: `[^\s:"'@]+:([^\s"']+)@(?:tcp6?|unix|udp)\(`,
-			SecretGroup: 1, Keywords: []string{"@tcp(", "@tcp6(", "@unix(", "@udp("}},
+			SecretGroup: 1, Keywords: []string{"@tcp", "@unix", "@udp"}},
 		at: dsnAt,
 	},
 	{
 		rule: Rule{Kind: "dsn-password", Pattern: `(?i)(?:jdbc:oracle:thin:|sqlplus\s+)[^/\s]+/([^@\s]+)`,
-			SecretGroup: 1, Keywords: []string{"jdbc:oracle:thin:", "sqlplus"}},
+			SecretGroup: 1, Keywords: []string{":thin:", "sqlplus"}},
 		at: oracleAt,
 	},
 	{
@@ -149,7 +149,7 @@ var scrubBuiltins = []scrubBuiltin{
 		all:  cookieJarAll,
 	},
 	{
-		rule: Rule{Kind: "cli-password", Pattern: `(?i)\b(?:docker|mysql|sshpass|openssl|keytool)\s.*`, Keywords: cliKeywords()},
+		rule: Rule{Kind: "cli-password", Pattern: `(?i)\b(?:docker|mysql|sshpass|openssl|keytool)\s.*`, Keywords: cliKeywords},
 		all:  cliAll,
 	},
 	{
@@ -158,21 +158,21 @@ var scrubBuiltins = []scrubBuiltin{
 		at: puttyAt,
 	},
 	{
-		rule: Rule{Kind: "private-key", Pattern: `\b(LS0tLS1CRUdJTi[A-Za-z0-9+/=]+)`, SecretGroup: 1, Keywords: []string{"ls0tls1crudjti"}},
+		rule: Rule{Kind: "private-key", Pattern: `\b(LS0tLS1CRUdJTi[A-Za-z0-9+/=]+)`, SecretGroup: 1, Keywords: []string{"ls0tls1"}},
 		at:   pemBase64At,
 	},
-	contextRule("private-key", `(?i)client-key-data["']?[ \t]*[:=][ \t]*["']?([A-Za-z0-9+/=]{16,})`, 0, nil, "client-key-data"),
+	contextRule("private-key", `(?i)client-key-data["']?[ \t]*[:=][ \t]*["']?([A-Za-z0-9+/=]{16,})`, 0, nil, "key-data").from(8),
 	// crypt(3) hashes (shadow, htpasswd), LDAP {SCHEME} hashes, Django's
 	// and Werkzeug's: the whole hash is the secret.
-	prefixRule("password-hash", `(\$(?:2[abxy]?)\$\d\d\$[./A-Za-z0-9]{53})`, 0, "$2a$", "$2b$", "$2x$", "$2y$", "$2$"),
+	prefixRule("password-hash", `(\$(?:2[abxy]?)\$\d\d\$[./A-Za-z0-9]{53})`, 0, "$2"),
 	prefixRule("password-hash", `(\$(?:1|5|6|apr1|md5|sha1)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{0,64}\$[./A-Za-z0-9]{20,})`, 0,
 		"$1$", "$5$", "$6$", "$apr1$", "$md5$", "$sha1$"),
 	prefixRule("password-hash", `(\$(?:y|gy|7)\$[./A-Za-z0-9]+\$[./A-Za-z0-9$]{20,})`, 0, "$y$", "$gy$", "$7$"),
 	prefixRule("password-hash", `(\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/.=-]+\$[A-Za-z0-9+/.=-]{16,})`, 0, "$argon2"),
 	prefixRule("password-hash", `(?i)(\{(?:SSHA|SHA|SSHA256|SHA256|SSHA512|SHA512|SMD5|MD5|CRYPT|PBKDF2[A-Z0-9-]*|ARGON2)\}[A-Za-z0-9+/=.$,-]{20,})`, 0,
-		"{ssha", "{sha", "{smd5}", "{md5}", "{crypt}", "{pbkdf2", "{argon2}"),
+		"{ssha", "{sha", "{smd5", "{md5", "{crypt", "{pbkdf2", "{argon2"),
 	prefixRule("password-hash", `\b((?:pbkdf2_sha256|pbkdf2_sha1|bcrypt_sha256|argon2|scrypt|sha1|md5)\$[A-Za-z0-9$=+/.,]{20,})`, 0,
-		"pbkdf2_sha", "bcrypt_sha256$", "argon2$", "scrypt$").from(16),
+		"pbkdf2_sha", "bcrypt_sha", "argon2$", "scrypt$").from(16),
 	prefixRule("password-hash", `\b((?:pbkdf2:sha(?:1|256|512)(?::\d+)?|scrypt:\d+:\d+:\d+)\$[A-Za-z0-9]+\$[a-f0-9]{32,})`, 0, "pbkdf2:sha", "scrypt:"),
 	contextRule("authorization", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|bot|apikey|api-key|sso-key|key|digest|negotiate|otoken)[ \t]+)?([A-Za-z0-9._~+/=:\-]{8,})`, 2.5, validTokenish, "authorization"),
 	contextRule("bearer-token", `(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`, 3.0, validTokenish, "bearer"),
@@ -183,7 +183,7 @@ var scrubBuiltins = []scrubBuiltin{
 	// The value runs to its delimiter, however long: a cap would leave
 	// the rest of a long value in clear.
 	contextRule("password", `(?i)([a-z0-9_.\-]*(?:pass|pwd|secret|token|api[_.\-]?key|access[_.\-]?key|auth[_.\-]?key|private[_.\-]?key|credentials?)[a-z0-9_.\-]*)["']?[ \t]*(?:=|:=|:|=>)[ \t]*["']?([^\s"'\x60,;<>\[\]{}()\\]{6,})`,
-		2.0, validGeneric,
+		2.0, nil, // genericAt applies validGeneric
 		"pass", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
 		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential", "session", "sessid").group(2).parse(genericAt),
 }
@@ -206,11 +206,54 @@ func (b scrubBuiltin) group(n int) scrubBuiltin {
 	return b
 }
 
-var (
-	reDottedIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
-	reLowerWord   = regexp.MustCompile(`^[a-z]{1,12}$`)
-	reLetters     = regexp.MustCompile(`^[A-Za-z]+$`)
-)
+var ()
+
+// The value shapes below were regexps; as loops they cost a few
+// nanoseconds, and they run on every key=value candidate.
+
+// dottedIdent reports a.b(.c…) with identifier parts: a reference to a
+// setting (settings.CLIENT_SECRET), not a secret.
+func dottedIdent(v string) bool {
+	parts := 0
+	for p := range strings.SplitSeq(v, ".") {
+		if p == "" || '0' <= p[0] && p[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if c := p[i]; !('a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '_') {
+				return false
+			}
+		}
+		parts++
+	}
+	return parts >= 2
+}
+
+// lowerWord reports one lowercase word of at most 12 letters.
+func lowerWord(v string) bool {
+	if v == "" || len(v) > 12 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 'a' || v[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// letters reports a non-empty run of ASCII letters only.
+func letters(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
 
 // placeholder reports values that stand for a secret rather than being one.
 func placeholder(v string) bool {
@@ -306,7 +349,7 @@ func validGeneric(w string, loc []int, v string) bool {
 		return false // a call: Password: os.Getenv("X")
 	}
 	switch {
-	case placeholder(v), reDottedIdent.MatchString(v), reLowerWord.MatchString(v):
+	case placeholder(v), dottedIdent(v), lowerWord(v):
 		return false
 	case strings.Trim(v, "0123456789") == "":
 		return false
@@ -334,7 +377,7 @@ func validMixed(_ string, _ []int, v string) bool {
 
 // validTokenish rejects words and placeholders after Bearer/Authorization.
 func validTokenish(_ string, _ []int, v string) bool {
-	return !placeholder(v) && !reLetters.MatchString(strings.TrimRight(v, ".:=-"))
+	return !placeholder(v) && !letters(strings.TrimRight(v, ".:=-"))
 }
 
 // notExample rejects the documentation keys (AKIAIOSFODNN7EXAMPLE).
@@ -384,11 +427,13 @@ func genericAt(text string, ks, ke int) []int {
 	for b < len(text) && b-ke < 128 && isKeyByte(text[b]) {
 		b++
 	}
-	if !secretKeyName(text[a:b]) {
-		return nil
-	}
-	if loc := xmlElementAt(text, a, b); loc != nil {
-		return loc
+	if a > 0 && (text[a-1] == '<' || text[a-1] == ':') {
+		if loc := xmlElementAt(text, a, b); loc != nil {
+			if !validGeneric(text, loc, text[loc[4]:loc[5]]) {
+				return nil
+			}
+			return loc
+		}
 	}
 	i := b
 	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
@@ -413,10 +458,14 @@ func genericAt(text string, ks, ke int) []int {
 		if !sep {
 			// A quoted word: the value is all of it, blanks included.
 			q := strings.IndexByte(text[i+1:lineEnd(text, i+1, 4<<10)], text[i])
+			v, e := i+1, i+1+q
 			if q < 6 {
 				return nil
 			}
-			return []int{a, i + 1 + q, a, b, i + 1, i + 1 + q}
+			if probe := [6]int{a, e, a, b, v, e}; !validGeneric(text, probe[:], text[v:e]) {
+				return nil
+			}
+			return []int{a, e, a, b, v, e}
 		}
 		i++
 	} else if !sep && i < len(text) && (text[i] == '-' || fieldAt(text, i)) {
@@ -431,6 +480,10 @@ func genericAt(text string, ks, ke int) []int {
 	}
 	if i-v < 6 || skipped && sep && fieldAt(text, v) {
 		return nil // empty: what follows is the next field (password= user=bob)
+	}
+	// Checked here too so that the many rejected pairs allocate nothing.
+	if probe := [6]int{a, i, a, b, v, i}; !validGeneric(text, probe[:], text[v:i]) {
+		return nil
 	}
 	return []int{a, i, a, b, v, i}
 }
@@ -458,9 +511,7 @@ func nameValueAt(text string, a, b int) []int {
 	for n > 0 && i-n < 5 && isKeyByte(text[n-1]) {
 		n--
 	}
-	switch strings.ToLower(text[n:i]) {
-	case "name", "key":
-	default:
+	if k := text[n:i]; !strings.EqualFold(k, "name") && !strings.EqualFold(k, "key") || !secretKeyName(text[a:b]) {
 		return nil
 	}
 	// The value field follows within a few lines.
@@ -475,41 +526,45 @@ func nameValueAt(text string, a, b int) []int {
 		if k > 0 && isKeyByte(text[k-1]) || k+5 < len(text) && isKeyByte(text[k+5]) {
 			continue
 		}
-		loc := genericValue(text, k+5)
-		if loc == nil {
+		v, e := genericValue(text, k+5)
+		if e == 0 {
 			return nil
 		}
-		return []int{a, loc[1], a, b, loc[0], loc[1]}
+		if probe := [6]int{a, e, a, b, v, e}; !validGeneric(text, probe[:], text[v:e]) {
+			return nil
+		}
+		return []int{a, e, a, b, v, e}
 	}
 }
 
-// genericValue parses SEP VALUE at text[i:], returning the value's extent.
-func genericValue(text string, i int) []int {
+// genericValue parses SEP VALUE at text[i:], returning the value's
+// extent, or e == 0.
+func genericValue(text string, i int) (v, e int) {
 	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
 		i++
 	}
 	i = skipBlank(text, i)
 	if i >= len(text) || text[i] != ':' && text[i] != '=' {
-		return nil
+		return 0, 0
 	}
 	i = skipBlank(text, i+1)
 	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
 		i++
 	}
-	v := i
+	v = i
 	for i < len(text) && isValueByte(text[i]) {
 		i++
 	}
 	if i-v < 6 {
-		return nil
+		return 0, 0
 	}
-	return []int{v, i}
+	return v, i
 }
 
 // indexFold is strings.Index for an ASCII lowercase needle, ignoring case.
 func indexFold(s, lower string) int {
 	for i := 0; i+len(lower) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(lower)], lower) {
+		if s[i]|0x20 == lower[0] && strings.EqualFold(s[i:i+len(lower)], lower) {
 			return i
 		}
 	}
@@ -584,7 +639,9 @@ func xmlElementAt(text string, a, b int) []int {
 	for e > v && (text[e-1] == ' ' || text[e-1] == '\t') {
 		e--
 	}
-	if e-v < 6 {
+	// The element must close: "<your-password-here>" is a placeholder,
+	// not an element, and what follows it is not its value.
+	if e-v < 6 || !strings.HasPrefix(text[skipSpace(text, i):], "</") {
 		return nil
 	}
 	return []int{o - 1, e, a, b, v, e}
