@@ -197,7 +197,6 @@ var cliSpecs = map[string]cliSpec{
 	"curl": {map[string]flagKind{"-U": flagNext | flagAfterSep, "--proxy-user": flagNext | flagAfterSep,
 		"--oauth2-bearer": flagNext, "-b": flagNext | flagCookie, "--cookie": flagNext | flagCookie}, ""},
 	"wget":     {map[string]flagKind{"--header": flagNext | flagEquals | flagCookie}, ""},
-	"http":     {map[string]flagKind{}, ""},
 	"htpasswd": {map[string]flagKind{"-b": flagPositional}, ""},
 	"rclone":   {map[string]flagKind{"--password": flagNext}, ""},
 }
