@@ -91,6 +91,11 @@ func unescapeOnce(text string) (string, []int32, bool) {
 		}
 	}
 	for i := 0; i < len(text); {
+		j := strings.IndexAny(text[i:], `\%&`)
+		if j < 0 {
+			break
+		}
+		i += j
 		r, n := decodeEscape(text, i)
 		if n == 0 {
 			i++

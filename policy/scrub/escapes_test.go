@@ -183,3 +183,15 @@ func FuzzScrubEscapedKnown(f *testing.F) {
 		}
 	})
 }
+
+// A long known value (a service account's JSON) with one escaped byte in
+// its middle is found: the decoded window is at least as long as it.
+func TestScrubLongKnownValueEscaped(t *testing.T) {
+	v := strings.Repeat("tc-long-known-value/", 200) // 4,000 bytes
+	s := newTestScrubber(t, map[string]string{"SA": v})
+	mid := len(v) / 2
+	in := "head " + v[:mid] + `\u00` + fmt.Sprintf("%02x", v[mid]) + v[mid+1:] + " tail"
+	if out := s.Scrub(in); out != "head [REDACTED:secret:SA] tail" {
+		t.Errorf("got %.80q…", out)
+	}
+}

@@ -270,14 +270,38 @@ type scrubWindow struct{ lo, hi int }
 
 // scrubOnce does one pass; changed reports whether anything was redacted.
 func (s *Scrubber) scrubOnce(text string) (string, bool) {
-	spans, escaped := s.find(text)
-	if escaped {
-		if u, ok := unescape(text); ok {
-			found, _ := s.find(u.text)
-			for _, sp := range found {
-				sp.start, sp.end = u.span(sp.start, sp.end)
-				spans = append(spans, sp)
-			}
+	spans, escs := s.find(text, true)
+	// Only the text around escapes is decoded and searched again: what
+	// lies farther from every escape was found in the raw text already.
+	win := escapeWindow
+	if s.knownAC != nil {
+		win = max(win, s.knownAC.maxLen) // a long known value with one escape in it
+	}
+	for i := 0; i < len(escs); {
+		lo, hi := max(0, escs[i]-win), min(len(text), escs[i]+win)
+		for i++; i < len(escs) && escs[i]-win <= hi; i++ {
+			hi = min(len(text), escs[i]+win)
+		}
+		// Cut at blanks, so that no token is split (a split token looks
+		// like one that ends there).
+		if j := strings.LastIndexAny(text[max(0, lo-256):lo], " \t\n"); j >= 0 {
+			lo = max(0, lo-256) + j + 1
+		}
+		if j := strings.IndexAny(text[hi:min(len(text), hi+256)], " \t\n"); j >= 0 {
+			hi += j
+		}
+		u, ok := unescape(text[lo:hi])
+		if !ok {
+			continue
+		}
+		// gitleaks' rules see raw text only: their window budget is
+		// for the whole text, not for each window around an escape.
+		found, _ := s.find(u.text, false)
+		for _, sp := range found {
+			sp.start, sp.end = u.span(sp.start, sp.end)
+			sp.start += lo
+			sp.end += lo
+			spans = append(spans, sp)
 		}
 	}
 	if len(spans) == 0 {
@@ -308,9 +332,13 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 	return sb.String(), true
 }
 
-// find returns the spans to redact in text; escaped reports that text
-// may hold escapes worth decoding.
-func (s *Scrubber) find(text string) (spans []scrubSpan, escaped bool) {
+// escapeWindow is how far around an escape the decoded text is searched:
+// a match involving the escape lies within it.
+const escapeWindow = 1 << 10
+
+// find returns the spans to redact in text and the offsets of escapes in
+// it, in order; gitleaks says whether gitleaks' rules run.
+func (s *Scrubber) find(text string, gitleaks bool) (spans []scrubSpan, escs []int) {
 	var (
 		markers []scrubWindow
 		wins    map[int][]scrubWindow
@@ -325,7 +353,9 @@ func (s *Scrubber) find(text string) (spans []scrubSpan, escaped bool) {
 		start := end - s.ac.lens[id]
 		if int(id) >= s.nkw-1 {
 			if int(id) >= s.nkw {
-				escaped = escaped || escapeAt(text, start, end)
+				if escapeAt(text, start, end) {
+					escs = append(escs, start)
+				}
 			} else if w, ok := markerAt(text, start); ok {
 				markers = append(markers, w)
 			}
@@ -334,6 +364,9 @@ func (s *Scrubber) find(text string) (spans []scrubSpan, escaped bool) {
 		for _, ri := range s.kwRules[id] {
 			var r *scrubRule
 			if ri < 0 {
+				if !gitleaks {
+					continue
+				}
 				if lit := s.gl.rules[-ri-1].lit; lit != "" && text[start:end] != lit[:end-start] {
 					continue
 				}
@@ -394,7 +427,7 @@ func (s *Scrubber) find(text string) (spans []scrubSpan, escaped bool) {
 	}
 	spans = s.gitleaksSpans(text, glWins, spans)
 	if len(spans) == 0 {
-		return nil, escaped
+		return nil, escs
 	}
 	// Spans lying inside a marker come from earlier passes; gitleaks spans
 	// must not touch one at all.
@@ -410,7 +443,7 @@ func (s *Scrubber) find(text string) (spans []scrubSpan, escaped bool) {
 			return false
 		})
 	}
-	return spans, escaped
+	return spans, escs
 }
 
 // markerAt reports the extent of a well-formed marker starting at i.
