@@ -387,3 +387,53 @@ func (d *Daemon) listWorkerTools(ctx context.Context, w *worker.Worker, f catalo
 	}
 	return kept, total, nil
 }
+
+// makesTools guards the routes that make or change tools: an agent whose
+// worker does not let it (agent_tools.create: false) is refused. Callers
+// through no registered worker are left to the catalog's own rules.
+func (d *Daemon) makesTools(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c, err := callerOf(r)
+		if err != nil {
+			return err
+		}
+		wk, err := d.callerWorker(c)
+		if err != nil {
+			return err
+		}
+		if wk != nil && !wk.AgentTools.Create {
+			return errdefs.Errorf(errdefs.Forbidden, "worker %q does not let its agent make or change tools (agent_tools.create: false)", wk.Name)
+		}
+		return fn(w, r)
+	}
+}
+
+// seesTool guards the routes about one tool: through a worker, a tool
+// outside it reads as absent.
+func (d *Daemon) seesTool(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := d.toolFor(r, r.PathValue("name")); err != nil {
+			return err
+		}
+		return fn(w, r)
+	}
+}
+
+// noAdHoc refuses ad-hoc code to an agent acting through a worker: no
+// worker grants it (yet), and it would run outside the worker's tools.
+func (d *Daemon) noAdHoc(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c, err := callerOf(r)
+		if err != nil {
+			return err
+		}
+		wk, err := d.callerWorker(c)
+		if err != nil {
+			return err
+		}
+		if wk != nil {
+			return errdefs.Errorf(errdefs.Forbidden, "worker %q does not grant ad-hoc code; call its tools", wk.Name)
+		}
+		return fn(w, r)
+	}
+}

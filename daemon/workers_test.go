@@ -138,6 +138,23 @@ func TestWorkerRegistryAndCalls(t *testing.T) {
 	if err := agent.Do(context.Background(), "GET", "/v1/tools/hidden", nil, nil); codeOf(err) != errdefs.ToolNotFound {
 		t.Fatalf("agent GET hidden: %v", err)
 	}
+	// Its worker does not let it make tools, run ad-hoc code, or look
+	// at tools outside it.
+	for _, tt := range []struct {
+		method, path string
+		body         any
+		code         errdefs.Code
+	}{
+		{"POST", "/v1/tools", []byte(`{"name":"mine","description":"d","kind":"js","js":{"code":"return 1"}}`), errdefs.Forbidden},
+		{"PATCH", "/v1/tools/adder", []byte(`{"description":"x"}`), errdefs.Forbidden},
+		{"POST", "/v1/js", api.JSRequest{Code: "return 1"}, errdefs.Forbidden},
+		{"GET", "/v1/tools/hidden/history", nil, errdefs.ToolNotFound},
+		{"POST", "/v1/tools/hidden/render", api.CallRequest{}, errdefs.ToolNotFound},
+	} {
+		if err := agent.Do(context.Background(), tt.method, tt.path, tt.body, nil); codeOf(err) != tt.code {
+			t.Fatalf("agent %s %s: %v, want %s", tt.method, tt.path, err, tt.code)
+		}
+	}
 	// Precedence through real calls, for the agent and for a person
 	// narrowed to the worker (call --worker).
 	narrowed := *c
