@@ -45,8 +45,15 @@ func (d *Daemon) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	c, err := callerOf(r)
+	if err != nil {
+		return err
+	}
 	out := api.ApprovalList{Approvals: make([]api.Approval, 0, len(list))}
 	for _, a := range list {
+		if c.TokenID != "" && a.CallerID != c.ID {
+			continue // an agent sees the approvals its own calls wait for
+		}
 		out.Approvals = append(out.Approvals, approvalView(a, false))
 	}
 	return writeJSON(w, http.StatusOK, out)

@@ -56,69 +56,89 @@ func (d *Daemon) authenticated(next http.Handler) http.Handler {
 	})
 }
 
-// authenticate turns a request into its caller.
-func (d *Daemon) authenticate(r *http.Request) (principal.Caller, error) {
-	for _, h := range identityHeaders {
-		if len(r.Header.Values(h)) > 1 {
-			return principal.Caller{}, badRequest("header %s is repeated; send it once", h)
+// claims is what a request's identity headers say, checked for form only.
+type claims struct {
+	token   string // the bearer token; "" when no Authorization
+	typ     string // Toolcage-Caller-Type: "", user or llm
+	id      string
+	worker  string
+	profile string
+	session string
+}
+
+// readClaims reads the identity headers: each at most once, each well
+// formed. It decides nothing about who the caller is.
+func readClaims(h http.Header) (claims, error) {
+	for _, name := range identityHeaders {
+		if len(h.Values(name)) > 1 {
+			return claims{}, badRequest("header %s is repeated; send it once", name)
 		}
 	}
-	h := r.Header
-	c := principal.Caller{Profile: h.Get(api.HeaderProfile), Session: h.Get(api.HeaderSession)}
-	if c.Session != "" && !sessionRE.MatchString(c.Session) {
+	c := claims{typ: h.Get(api.HeaderCallerType), id: h.Get(api.HeaderCallerID), worker: h.Get(api.HeaderWorker),
+		profile: h.Get(api.HeaderProfile), session: h.Get(api.HeaderSession)}
+	if c.session != "" && !sessionRE.MatchString(c.session) {
 		return c, badRequest("%s must be 1 to 64 letters, digits or ._:@- (starting with a letter or digit)", api.HeaderSession)
 	}
-	typ := h.Get(api.HeaderCallerType)
-	switch typ {
+	switch c.typ {
 	case "", principal.TypeUser, principal.TypeLLM:
 	default:
-		return c, badRequest("%s must be user or llm, not %q", api.HeaderCallerType, typ)
+		return c, badRequest("%s must be user or llm, not %q", api.HeaderCallerType, c.typ)
 	}
 	if auth := h.Get(api.HeaderAuthorization); auth != "" {
-		return d.authenticateToken(r.Context(), c, h, auth, typ)
+		scheme, token, _ := strings.Cut(auth, " ")
+		c.token = strings.TrimSpace(token)
+		if !strings.EqualFold(scheme, "Bearer") || c.token == "" {
+			return c, errdefs.Errorf(errdefs.Unauthorized, "%s must be \"Bearer <worker token>\"", api.HeaderAuthorization)
+		}
+	}
+	return c, nil
+}
+
+// authenticate turns a request into its caller.
+func (d *Daemon) authenticate(r *http.Request) (principal.Caller, error) {
+	cl, err := readClaims(r.Header)
+	if err != nil {
+		return principal.Caller{}, err
+	}
+	c := principal.Caller{Profile: cl.profile, Session: cl.session}
+	if cl.token != "" {
+		return d.authenticateToken(r.Context(), c, cl)
 	}
 	// A person.
-	c.Type, c.ID, c.Worker = principal.TypeUser, h.Get(api.HeaderCallerID), h.Get(api.HeaderWorker)
+	c.Type, c.ID, c.Worker = principal.TypeUser, cl.id, cl.worker
 	if c.ID == "" {
 		if p, ok := r.Context().Value(peerKey).(peer); ok {
 			c.ID = "uid:" + strconv.FormatUint(uint64(p.uid), 10)
 		}
 	}
-	if typ == principal.TypeLLM {
+	if cl.typ == principal.TypeLLM {
 		c.Type = principal.TypeLLM
 	}
 	if c.Worker != "" {
 		// A registered worker's name puts the person in its agent's place;
 		// any other name stays a label the config's profiles may map.
-		if _, err := d.store.GetWorker(r.Context(), c.Worker); err == nil {
+		if _, err := d.workers.get(c.Worker); err == nil {
 			c.Type = principal.TypeLLM
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return c, err
 		}
 	}
 	return c, nil
 }
 
 // authenticateToken checks a worker token and makes its worker's caller.
-func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, h http.Header, auth, typ string) (principal.Caller, error) {
-	scheme, token, _ := strings.Cut(auth, " ")
-	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return c, errdefs.Errorf(errdefs.Unauthorized, "%s must be \"Bearer <worker token>\"", api.HeaderAuthorization)
-	}
-	name, tokenID, err := d.store.Authenticate(ctx, strings.TrimSpace(token))
+func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, cl claims) (principal.Caller, error) {
+	name, tokenID, err := d.store.Authenticate(ctx, cl.token)
 	if errors.Is(err, store.ErrInvalidToken) {
 		return c, errdefs.Errorf(errdefs.Unauthorized, "the worker token is not valid (unknown, revoked or malformed)")
 	}
 	if err != nil {
 		return c, err
 	}
-	if typ == principal.TypeUser {
+	switch {
+	case cl.typ == principal.TypeUser:
 		return c, errdefs.Errorf(errdefs.Forbidden, "a worker token is an agent's: %s: user is refused", api.HeaderCallerType)
-	}
-	if h.Get(api.HeaderCallerID) != "" {
+	case cl.id != "":
 		return c, errdefs.Errorf(errdefs.Forbidden, "a worker token's caller id is its worker's; label a session with %s instead of %s", api.HeaderSession, api.HeaderCallerID)
-	}
-	if w := h.Get(api.HeaderWorker); w != "" && w != name {
+	case cl.worker != "" && cl.worker != name:
 		return c, errdefs.Errorf(errdefs.Forbidden, "the token is worker %q's; %s may not name another worker", name, api.HeaderWorker)
 	}
 	c.Type, c.ID, c.Worker, c.TokenID = principal.TypeLLM, "worker:"+name, name, tokenID

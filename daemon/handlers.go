@@ -567,7 +567,16 @@ func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	es, err := d.store.ListExecutions(r.Context(), store.ExecutionFilter{Tool: r.URL.Query().Get("tool"), Limit: limit, Offset: offset})
+	c, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	f := store.ExecutionFilter{Tool: r.URL.Query().Get("tool"), Limit: limit, Offset: offset}
+	if c.TokenID != "" {
+		// An agent reads its own worker's calls only.
+		f.Worker = c.Worker
+	}
+	es, err := d.store.ListExecutions(r.Context(), f)
 	if err != nil {
 		return err
 	}

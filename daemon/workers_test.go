@@ -223,6 +223,25 @@ func TestWorkerRegistryAndCalls(t *testing.T) {
 	if a := adminActs(t, c)[0]; a.Act != "worker.add" || a.Outcome != "refused" || a.CallerID != "worker:w1" {
 		t.Fatalf("refused add recorded as %+v", a)
 	}
+	// An agent reads its own worker's calls and approvals only.
+	var mine api.ExecutionList
+	if err := agent.Do(context.Background(), "GET", "/v1/executions?limit=200", nil, &mine); err != nil || len(mine.Executions) == 0 {
+		t.Fatalf("agent's executions: %v %+v", err, mine)
+	}
+	for _, e := range mine.Executions {
+		if e.Worker != "w1" {
+			t.Fatalf("agent sees a call not through its worker: %+v", e)
+		}
+	}
+	var aps api.ApprovalList
+	if err := agent.Do(context.Background(), "GET", "/v1/approvals", nil, &aps); err != nil || len(aps.Approvals) == 0 {
+		t.Fatalf("agent's approvals: %v %+v", err, aps)
+	}
+	for _, a := range aps.Approvals {
+		if a.CallerID != "worker:w1" {
+			t.Fatalf("agent sees another caller's approval: %+v", a)
+		}
+	}
 	// An agent sees its own worker only.
 	var wl api.WorkerList
 	if err := agent.Do(context.Background(), "GET", "/v1/workers", nil, &wl); err != nil || len(wl.Workers) != 1 {

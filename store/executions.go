@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -46,7 +47,9 @@ type Execution struct {
 // empty Tool matches every tool; Limit 0 (or less) means 100, a negative
 // Offset counts as 0.
 type ExecutionFilter struct {
-	Tool          string
+	Tool string
+	// Worker, when set, keeps only calls made through that worker.
+	Worker        string
 	Limit, Offset int
 }
 
@@ -265,9 +268,15 @@ func (s *Store) ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execu
 		limit = defaultExecutionLimit
 	}
 	q, args := selectExecution, []any{}
+	var where []string
 	if f.Tool != "" {
-		q += ` WHERE tool = ?`
-		args = append(args, f.Tool)
+		where, args = append(where, `tool = ?`), append(args, f.Tool)
+	}
+	if f.Worker != "" {
+		where, args = append(where, `worker = ?`), append(args, f.Worker)
+	}
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
 	q += ` ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?`
 	args = append(args, limit, max(f.Offset, 0))

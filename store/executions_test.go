@@ -517,3 +517,36 @@ func BenchmarkRecordExecution(b *testing.B) {
 	b.Run("parallel", func(b *testing.B) { run(b, 1) })
 	b.Run("parallel-x16", func(b *testing.B) { run(b, 16) })
 }
+
+func TestListExecutionsByWorker(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, w := range []string{"ops", "data", "ops", ""} {
+		e := fullExecution([]string{"a", "a", "b", "a"}[i], t0.Add(time.Duration(i)*time.Second))
+		e.Worker = w
+		if err := s.RecordExecution(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		f    ExecutionFilter
+		want int
+	}{
+		{ExecutionFilter{Worker: "ops"}, 2},
+		{ExecutionFilter{Worker: "ops", Tool: "a"}, 1},
+		{ExecutionFilter{Worker: "data"}, 1},
+		{ExecutionFilter{Worker: "none"}, 0},
+		{ExecutionFilter{}, 4},
+	} {
+		got, err := s.ListExecutions(ctx, tt.f)
+		if err != nil || len(got) != tt.want {
+			t.Errorf("%+v: %d records (%v), want %d", tt.f, len(got), err, tt.want)
+		}
+		for _, e := range got {
+			if tt.f.Worker != "" && e.Worker != tt.f.Worker {
+				t.Errorf("%+v: record of worker %q", tt.f, e.Worker)
+			}
+		}
+	}
+}
