@@ -311,6 +311,9 @@ func (d *Daemon) createTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := d.adoptAgentTool(r.Context(), caller, t.Def.Name); err != nil {
+		return err
+	}
 	d.log.Info("tool created", "tool", t.Def.Name, "status", t.Status, "created_by", t.CreatedBy)
 	return writeTool(w, http.StatusCreated, t)
 }

@@ -205,6 +205,24 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 	}) {
 		v.Tools = append(v.Tools, api.WorkerTool(t))
 	}
+	made, err := d.disp.AgentTools(ctx, w)
+	if err != nil {
+		return v, err
+	}
+	for _, name := range made {
+		if slices.Contains(w.Tools, name) {
+			continue
+		}
+		t, err := d.catalog.Get(ctx, name)
+		if errdefs.Is(err, errdefs.ToolNotFound) {
+			continue // deleted since
+		}
+		if err != nil {
+			return v, err
+		}
+		v.Tools = append(v.Tools, api.WorkerTool{Name: name, Source: "agent",
+			Approval: w.ToolApproval(name, t.Def.Approval, t.CreatedBy)})
+	}
 	return v, lookupErr
 }
 
@@ -359,7 +377,11 @@ func (d *Daemon) toolFor(r *http.Request, name string) (*catalog.Tool, error) {
 	if lt := w.LocalTool(name); lt != nil {
 		return &catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1}, nil
 	}
-	if !w.HasTool(name) {
+	ok, err := d.disp.WorkerHasTool(r.Context(), w, name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
 		return nil, &errdefs.Error{Code: errdefs.ToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
 	}
 	return d.catalog.Get(r.Context(), name)
@@ -436,4 +458,16 @@ func (d *Daemon) noAdHoc(fn func(http.ResponseWriter, *http.Request) error) func
 		}
 		return fn(w, r)
 	}
+}
+
+// adoptAgentTool makes a tool an agent just made one of its worker's.
+func (d *Daemon) adoptAgentTool(ctx context.Context, c principal.Caller, tool string) error {
+	w, err := d.callerWorker(c)
+	if err != nil || w == nil {
+		return err
+	}
+	if err := d.store.AddWorkerTool(ctx, w.Name, tool); err != nil {
+		return fmt.Errorf("tool %q was made, but not added to worker %q: %w", tool, w.Name, err)
+	}
+	return nil
 }

@@ -331,3 +331,50 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A worker whose agent may make tools: what it makes joins its tool set,
+// and no other worker's.
+func TestWorkerAgentMadeTools(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	create(t, c, jsTool)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "maker.yaml"), "name: maker\ntools: [adder]\nagent_tools: {create: true}\n")
+	writeFile(t, filepath.Join(dir, "other.yaml"), "name: other\ntools: [adder]\nagent_tools: {create: true}\n")
+	m, err := addWorker(c, filepath.Join(dir, "maker.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := addWorker(c, filepath.Join(dir, "other.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	maker, other := withToken(c, m.Token), withToken(c, o.Token)
+	create(t, maker, `{"name":"mine","description":"d","kind":"js","approval":"preApproved","js":{"code":"return 7"}}`)
+
+	if got := listNames(t, maker, ""); !slices.Equal(got, []string{"adder", "mine"}) {
+		t.Fatalf("maker's tools: %v", got)
+	}
+	if r, err := callTool(noWait(maker), "mine", nil); err != nil || string(r.Result) != "7" {
+		t.Fatalf("maker calls mine: %v %+v", err, r)
+	}
+	if got := listNames(t, other, ""); !slices.Equal(got, []string{"adder"}) {
+		t.Fatalf("other's tools: %v", got)
+	}
+	if _, err := callTool(other, "mine", nil); codeOf(err) != errdefs.ToolNotFound {
+		t.Fatalf("other calls mine: %v", err)
+	}
+	if err := other.Do(context.Background(), "DELETE", "/v1/tools/mine", nil, nil); codeOf(err) != errdefs.ToolNotFound {
+		t.Fatalf("other deletes mine: %v", err)
+	}
+	var v api.Worker
+	if err := c.Do(context.Background(), "GET", "/v1/workers/maker", nil, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Tools) != 2 || v.Tools[1].Name != "mine" || v.Tools[1].Source != "agent" || v.Tools[1].Approval == "" {
+		t.Fatalf("worker show maker: %+v", v.Tools)
+	}
+	// Turning create off takes the agent's tools out of its set.
+	writeFile(t, filepath.Join(dir, "maker.yaml"), "name: maker\ntools: [adder]\nagent_tools: {create: false}\n")
+	waitFor(t, "the edit", func() bool { _, err := callTool(maker, "mine", nil); return codeOf(err) == errdefs.ToolNotFound })
+}

@@ -127,9 +127,9 @@ CREATE TABLE worker_tokens (
 CREATE INDEX worker_tokens_worker ON worker_tokens (worker);
 `,
 	// 5: the principal of every call (the worker token it came with, the
-	// session label), and the log of administrative acts: who decided an
+	// session label); the log of administrative acts: who decided an
 	// approval, approved a tool, touched a secret, a worker or a token, and
-	// who was refused trying.
+	// who was refused trying; and the tools each worker's agent made.
 	`
 ALTER TABLE executions ADD COLUMN token_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE executions ADD COLUMN session  TEXT NOT NULL DEFAULT '';
@@ -150,6 +150,14 @@ CREATE TABLE admin_acts (
 ) STRICT;
 
 CREATE INDEX admin_acts_at ON admin_acts (at);
+
+-- The tools each worker's agent made: they belong to that worker's tool set.
+CREATE TABLE worker_tools (
+	worker     TEXT    NOT NULL REFERENCES workers (name) ON DELETE CASCADE ON UPDATE CASCADE,
+	tool       TEXT    NOT NULL,
+	created_at INTEGER NOT NULL, -- Unix ns
+	PRIMARY KEY (worker, tool)
+) STRICT, WITHOUT ROWID;
 `,
 }
 

@@ -345,3 +345,40 @@ func workerDefinition(b json.RawMessage) (json.RawMessage, error) {
 	}
 	return c, nil
 }
+
+// AddWorkerTool records that the agent of the worker called name made the
+// tool called tool, which makes it one of the worker's tools. Recording
+// it twice is harmless; an unknown worker gives ErrNotFound.
+func (s *Store) AddWorkerTool(ctx context.Context, name, tool string) error {
+	err := s.inWorkerTx(ctx, name, func(tx *sql.Tx, now time.Time) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO worker_tools (worker, tool, created_at) VALUES (?, ?, ?)
+			ON CONFLICT (worker, tool) DO NOTHING`, name, tool, now.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: add tool %q to worker %q: %w", tool, name, err)
+	}
+	return nil
+}
+
+// WorkerTools lists the tools the agent of the worker called name made,
+// by name; the tools themselves may have been deleted since.
+func (s *Store) WorkerTools(ctx context.Context, name string) ([]string, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT tool FROM worker_tools WHERE worker = ? ORDER BY tool`, name)
+	if err != nil {
+		return nil, fmt.Errorf("store: worker %q tools: %w", name, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, fmt.Errorf("store: worker %q tools: %w", name, err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: worker %q tools: %w", name, err)
+	}
+	return out, nil
+}

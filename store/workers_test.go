@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -338,5 +339,34 @@ func BenchmarkAuthenticate(b *testing.B) {
 		if _, _, err := s.Authenticate(ctx, token); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestWorkerTools(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	registerTest(t, s, "ops")
+	registerTest(t, s, "data")
+	for _, tool := range []string{"b_tool", "a_tool", "b_tool"} {
+		if err := s.AddWorkerTool(ctx, "ops", tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.WorkerTools(ctx, "ops"); err != nil || !slices.Equal(got, []string{"a_tool", "b_tool"}) {
+		t.Fatalf("ops tools: %v %v", got, err)
+	}
+	if got, err := s.WorkerTools(ctx, "data"); err != nil || len(got) != 0 {
+		t.Fatalf("data tools: %v %v", got, err)
+	}
+	if err := s.AddWorkerTool(ctx, "ghost", "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown worker: %v", err)
+	}
+	// They go with their worker.
+	if err := s.DeleteWorker(ctx, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	registerTest(t, s, "ops")
+	if got, err := s.WorkerTools(ctx, "ops"); err != nil || len(got) != 0 {
+		t.Fatalf("tools outlived their worker: %v %v", got, err)
 	}
 }

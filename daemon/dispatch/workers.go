@@ -48,11 +48,39 @@ func (d *Dispatcher) resolveFor(ctx context.Context, w *worker.Worker, name stri
 	if lt := w.LocalTool(name); lt != nil {
 		return catalog.Compile(&catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
 	}
-	if !slices.Contains(w.Tools, name) {
-		// The catalog's own words: whether the tool exists is not told.
-		return nil, &errdefs.Error{Code: errdefs.ToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
+	ok, err := d.WorkerHasTool(ctx, w, name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFound(name)
 	}
 	return d.cfg.Catalog.Resolve(ctx, name)
+}
+
+// notFound is the catalog's own words: whether the tool exists elsewhere
+// is not told.
+func notFound(name string) error {
+	return &errdefs.Error{Code: errdefs.ToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
+}
+
+// WorkerHasTool reports whether the catalog tool called name is one of
+// w's: named in its file, or made by its agent while it may make tools.
+// Its tool files' tools are w.LocalTool's.
+func (d *Dispatcher) WorkerHasTool(ctx context.Context, w *worker.Worker, name string) (bool, error) {
+	if slices.Contains(w.Tools, name) {
+		return true, nil
+	}
+	made, err := d.AgentTools(ctx, w)
+	return slices.Contains(made, name), err
+}
+
+// AgentTools lists the tools w's agent made, when w lets it make tools.
+func (d *Dispatcher) AgentTools(ctx context.Context, w *worker.Worker) ([]string, error) {
+	if !w.AgentTools.Create {
+		return nil, nil
+	}
+	return d.cfg.Store.WorkerTools(ctx, w.Name)
 }
 
 // approvalFor is the approval a call of res through w gets.
@@ -99,10 +127,21 @@ func workerProfile(w *worker.Worker) string {
 }
 
 // ToolsFor lists the tools w's agent sees: its catalog tools (that
-// exist), then its tool files' tools, each allowed by its profile.
+// exist), the ones its agent made, then its tool files' tools, each
+// allowed by its profile.
 func (d *Dispatcher) ToolsFor(ctx context.Context, w *worker.Worker) ([]*catalog.Tool, error) {
 	var out []*catalog.Tool
-	for _, name := range w.Tools {
+	made, err := d.AgentTools(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Clone(w.Tools)
+	for _, m := range made {
+		if !slices.Contains(names, m) {
+			names = append(names, m)
+		}
+	}
+	for _, name := range names {
 		t, err := d.cfg.Catalog.Get(ctx, name)
 		if errdefs.Is(err, errdefs.ToolNotFound) {
 			continue
