@@ -20,6 +20,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
+	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -148,6 +149,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		NetworkShellTools: cfg.Sandbox.NetworkShellTools,
 		Metrics:           d.metrics, Logger: log,
 	})
+	d.workers.check = func(w *worker.Worker) error { return d.disp.KnownProfile(w.Profile) }
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
 		d.egress.Close()

@@ -31,6 +31,10 @@ type workerRegistry struct {
 	log   *slog.Logger
 	watch *worker.Watcher
 
+	// check refuses a parsed edit the daemon cannot honour (an unknown
+	// profile); nil accepts every good parse.
+	check func(*worker.Worker) error
+
 	mu     sync.RWMutex
 	byName map[string]*worker.Worker
 	errs   map[string]string // name → why its last edit was refused
@@ -74,6 +78,12 @@ func (reg *workerRegistry) run(ctx context.Context) {
 
 // changed takes a good edit: the store and memory get the new version.
 func (reg *workerRegistry) changed(w *worker.Worker) {
+	if reg.check != nil {
+		if err := reg.check(w); err != nil {
+			reg.refused(w.Path, fmt.Errorf("%s: %w", w.Path, err))
+			return
+		}
+	}
 	b, err := json.Marshal(w)
 	if err == nil {
 		err = reg.st.UpdateWorker(context.Background(), w.Name, b)

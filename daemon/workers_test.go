@@ -378,3 +378,45 @@ func TestWorkerAgentMadeTools(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "maker.yaml"), "name: maker\ntools: [adder]\nagent_tools: {create: false}\n")
 	waitFor(t, "the edit", func() bool { _, err := callTool(maker, "mine", nil); return codeOf(err) == errdefs.ToolNotFound })
 }
+
+// The worker's profile narrows its tools; an edit naming an unknown
+// profile is refused like a broken one. A person's tool that asks runs
+// when the worker pre-approves it by name.
+func TestWorkerProfileAndPreApproval(t *testing.T) {
+	td := startDaemon(t, "", profilesConfig)
+	c := td.client
+	create(t, c, `{"name":"say_hi","description":"d","kind":"shell","category":"shell","shell":{"command":"echo hi"}}`)
+	create(t, c, `{"name":"word_count","description":"d","kind":"js","category":"text","js":{"code":"return 1"}}`)
+	create(t, c, `{"name":"asks","description":"d","kind":"js","approval":"ask","js":{"code":"return 2"}}`)
+	path := filepath.Join(t.TempDir(), "prof.yaml")
+	file := "name: prof\nprofile: no_shell\ntools: [say_hi, word_count, asks]\napproval:\n  tools: {asks: preApproved}\n"
+	writeFile(t, path, file)
+	added, err := addWorker(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := withToken(c, added.Token)
+	if _, err := callTool(agent, "say_hi", nil); codeOf(err) != errdefs.PolicyDenied {
+		t.Fatalf("say_hi under no_shell: %v", err)
+	}
+	if r, err := callTool(agent, "word_count", nil); err != nil || string(r.Result) != "1" {
+		t.Fatalf("word_count: %v %+v", err, r)
+	}
+	if r, err := callTool(noWait(agent), "asks", nil); err != nil || string(r.Result) != "2" {
+		t.Fatalf("asks, pre-approved by the worker: %v %+v", err, r)
+	}
+	if _, err := callTool(noWait(c), "asks", nil); codeOf(err) != errdefs.ApprovalRequired {
+		t.Fatalf("asks for the person, without the worker: %v", err)
+	}
+	if got := listNames(t, agent, ""); !slices.Equal(got, []string{"asks", "word_count"}) {
+		t.Fatalf("agent's tools under no_shell: %v", got)
+	}
+	writeFile(t, path, strings.Replace(file, "no_shell", "ghost", 1))
+	waitFor(t, "the edit to be refused", func() bool {
+		var v api.Worker
+		return c.Do(context.Background(), "GET", "/v1/workers/prof", nil, &v) == nil && strings.Contains(v.ReloadError, `"ghost"`) && v.Profile == "no_shell"
+	})
+	if _, err := callTool(agent, "say_hi", nil); codeOf(err) != errdefs.PolicyDenied {
+		t.Fatalf("say_hi after the refused edit: %v", err)
+	}
+}
