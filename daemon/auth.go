@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
@@ -153,3 +154,8 @@ func callerOf(r *http.Request) (principal.Caller, error) {
 	}
 	return c, nil
 }
+
+// workerTokenRule redacts worker tokens (store.TokenPrefix and 52 base32
+// characters) from everything a call returns, logs or audits.
+var workerTokenRule = scrub.Rule{Kind: "toolcage-worker-token", Pattern: `\b(` + store.TokenPrefix + `[a-z2-7]{52})\b`,
+	SecretGroup: 1, Keywords: []string{store.TokenPrefix}}

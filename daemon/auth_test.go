@@ -133,6 +133,17 @@ func TestAuthentication(t *testing.T) {
 		t.Errorf("narrowed call recorded as %+v", e)
 	}
 
+	// A token that reaches a tool's output or the audit log is redacted.
+	create(t, c, `{"name":"echo_s","description":"d","kind":"js","js":{"code":"return 'got ' + args.s"}}`)
+	r, err := callTool(c, "echo_s", map[string]any{"s": tok})
+	if err != nil || strings.Contains(string(r.Result), tok) || !strings.Contains(string(r.Result), "[REDACTED:toolcage-worker-token]") {
+		t.Fatalf("token in a result: %v %s", err, r.Result)
+	}
+	if err := c.Do(context.Background(), "GET", "/v1/executions?tool=echo_s", nil, &ex); err != nil || len(ex.Executions) != 1 ||
+		strings.Contains(string(ex.Executions[0].Arguments), tok) {
+		t.Fatalf("token in the audit log: %v %+v", err, ex)
+	}
+
 	// A rotated token's predecessor and a revoked token are refused.
 	newTok, _, err := td.d.store.RotateWorkerToken(context.Background(), "helper")
 	if err != nil {

@@ -89,7 +89,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	if err != nil {
 		return nil, err
 	}
-	scrubber, err := scrub.New(nil, cfg.ScrubRules())
+	// Worker tokens are ours to recognise: one that reaches a tool's
+	// output (an agent pasting its own) is redacted like any credential.
+	scrubber, err := scrub.New(nil, append(cfg.ScrubRules(), workerTokenRule))
 	if err != nil {
 		return nil, fmt.Errorf("credential scrubber: %w", err)
 	}
