@@ -38,6 +38,9 @@ const (
 	LimitRequests = "requests"
 	LimitPids     = "pids"
 	LimitFileSize = "file_size"
+	// LimitDepth is nesting too deep to handle safely: code, JSON
+	// arguments, parsed or serialised values.
+	LimitDepth = "depth"
 )
 
 // Error is an error with a stable code. Op names what was being done, Limit

@@ -16,6 +16,7 @@ package js
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -305,6 +306,10 @@ func (c *call) run(ctx context.Context, cache *programCache) outcome {
 // exec runs the tool function in r and settles its outcome.
 func (c *call) exec(r *realm, prog *compiled) outcome {
 	args, err := r.parseArgs(c.req.Args)
+	var xe *executors.Error
+	if errors.As(err, &xe) {
+		return outcome{err: xe}
+	}
 	if err != nil {
 		return c.vmError(r, err, func() error {
 			return executors.Errorf(executors.CodeInvalidArguments, "js: arguments are not valid JSON: %v", err)
@@ -339,11 +344,11 @@ func (c *call) exec(r *realm, prog *compiled) outcome {
 		}
 		return outcome{res: &executors.Result{IsError: true, Error: msg}}
 	}
-	value, err := r.stringify(p.Result())
+	value, err := r.serialise(p.Result())
 	if err != nil {
 		return c.vmError(r, err, nil)
 	}
-	return outcome{res: &executors.Result{Value: value}}
+	return outcome{res: &executors.Result{Value: json.RawMessage(value)}}
 }
 
 // vmError turns an error from the VM into an outcome: an interrupt is the

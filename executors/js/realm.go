@@ -34,8 +34,13 @@ type realm struct {
 	make goja.Callable
 	// jsonParse is the realm's own JSON.parse, taken before any tool code.
 	jsonParse goja.Callable
-	// helpers built on first use: stringify, describe, inspect.
+	// helpers built on first use: describe, inspect.
 	helpers map[string]goja.Callable
+	// arrayIsArray is the realm's Array.isArray, taken before any tool code.
+	arrayIsArray goja.Callable
+	// jsonFn is the executor's JSON serialiser as a function value, handed
+	// to the helpers (jsonenc.go).
+	jsonFn goja.Value
 	// fetch is the realm's fetch, nil without the network permission
 	// (fetch.go).
 	fetch *fetcher
@@ -65,6 +70,9 @@ func newRealm(c *call) (*realm, error) {
 	}
 	rt.SetParserOptions(noCodeGeneration(rt))
 	if err := r.installGuards(); err != nil {
+		return nil, err
+	}
+	if err := r.installJSON(); err != nil {
 		return nil, err
 	}
 
@@ -230,7 +238,10 @@ func (r *realm) helper(name string) (goja.Callable, error) {
 	if f, ok := r.helpers[name]; ok {
 		return f, nil
 	}
-	v, err := r.make(goja.Undefined(), r.rt.ToValue(" "+name))
+	if r.jsonFn == nil {
+		r.jsonFn = r.rt.ToValue(r.stringify)
+	}
+	v, err := r.make(goja.Undefined(), r.rt.ToValue(" "+name), r.jsonFn)
 	if err != nil {
 		return nil, err
 	}
@@ -252,21 +263,10 @@ func (r *realm) parseArgs(raw json.RawMessage) (goja.Value, error) {
 	if text == "" {
 		return r.rt.NewObject(), nil
 	}
+	if d := jsonDepth(text); d > maxJSONDepth {
+		return nil, depthError("the arguments", d)
+	}
 	return r.jsonParse(goja.Undefined(), r.rt.ToValue(text))
-}
-
-// stringify serialises a tool's result as JSON; undefined (and anything
-// else JSON leaves out) becomes null.
-func (r *realm) stringify(v goja.Value) (json.RawMessage, error) {
-	f, err := r.helper("stringify")
-	if err != nil {
-		return nil, err
-	}
-	s, err := f(goja.Undefined(), v)
-	if err != nil {
-		return nil, err
-	}
-	return json.RawMessage(s.String()), nil
 }
 
 // describeError formats a thrown value as "<Name>: <message> (line N)",
