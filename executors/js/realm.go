@@ -57,8 +57,11 @@ type realm struct {
 //     precompiled program, so nothing legitimate needs the parser;
 //   - goja has no require, process, module loader, WebAssembly,
 //     SharedArrayBuffer or Atomics to remove;
-//   - String.prototype.repeat/padStart/padEnd and Array.prototype.join/fill
-//     check their allocation against the memory limit first (limits.go).
+//   - String.prototype.repeat/padStart/padEnd and Array.prototype.join/fill,
+//     and the ArrayBuffer, typed array and Array constructors check their
+//     allocation against the memory limit first (limits.go, alloc.go);
+//   - JSON.stringify is the executor's own encoder and JSON.parse refuses
+//     nesting deeper than maxJSONDepth first (jsonenc.go).
 func newRealm(c *call) (*realm, error) {
 	rt := goja.New()
 	c.attach(rt)
@@ -73,6 +76,9 @@ func newRealm(c *call) (*realm, error) {
 		return nil, err
 	}
 	if err := r.installJSON(); err != nil {
+		return nil, err
+	}
+	if err := r.installAllocGuards(); err != nil {
 		return nil, err
 	}
 
