@@ -281,6 +281,9 @@ func stopError(err error) *executors.Error {
 // the call's fetches.
 func (c *call) run(ctx context.Context, cache *programCache) outcome {
 	prog := cache.get(c.req.JS.Code)
+	if prog.limitErr != nil {
+		return outcome{err: prog.limitErr}
+	}
 	if prog.syntaxErr != "" {
 		return outcome{res: &executors.Result{IsError: true, Error: prog.syntaxErr}}
 	}
