@@ -181,6 +181,9 @@ func TestDepthLimits(t *testing.T) {
 		{"parse deep caught", "try { JSON.parse('['.repeat(2000) + ']'.repeat(2000)) } catch (e) {} return 'survived'", ""},
 		{"parse deep via utils", "return utils.parseJson('['.repeat(5000))", ""},
 		{"parse String object", "return JSON.parse(new String('['.repeat(5000)))", ""},
+		{"join nested", "let a = []; for (let i = 0; i < 100000; i++) a = [a, 1]; return a.join().length", ""},
+		{"toString nested", "let a = []; for (let i = 0; i < 100000; i++) a = [a]; return String(a).length", ""},
+		{"template nested", "let a = [1]; for (let i = 0; i < 100000; i++) a = [a]; return `${a}`", ""},
 		{"args deep arrays", "return 1", deep},
 		{"args deep objects", "return 1", deepObj},
 	} {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
+
+	"github.com/toolcage/toolcage/executors"
 )
 
 // preludeSource is the JavaScript half of utils plus the helpers the
@@ -38,6 +40,8 @@ type realm struct {
 	helpers map[string]goja.Callable
 	// arrayIsArray is the realm's Array.isArray, taken before any tool code.
 	arrayIsArray goja.Callable
+	// nativeDepth counts nested calls of the guarded built-ins.
+	nativeDepth int
 	// jsonFn is the executor's JSON serialiser as a function value, handed
 	// to the helpers (jsonenc.go).
 	jsonFn goja.Value
@@ -176,6 +180,15 @@ func (r *realm) installGuards() error {
 				n = math.MaxInt64 / 2
 			}
 			if !r.c.reserve(int64(n), fresh, what) {
+				return goja.Undefined()
+			}
+			// join on an array holding itself nested (toString calls
+			// join) recurses in the engine once per level: bounded
+			// like JSON nesting.
+			r.nativeDepth++
+			defer func() { r.nativeDepth-- }()
+			if r.nativeDepth > maxJSONDepth {
+				r.c.stop(executors.LimitError(executors.LimitDepth, "js: %s nests deeper than %d levels", what, maxJSONDepth))
 				return goja.Undefined()
 			}
 			v, err := orig(fc.This, fc.Arguments...)
