@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/principal"
@@ -51,6 +52,9 @@ func (d *Daemon) person(act, target string, fn func(http.ResponseWriter, *http.R
 	}
 }
 
+// maxActTarget bounds the target an admin act records.
+const maxActTarget = 512
+
 // personOnly runs fn, the act on target, if the request's caller is a
 // person, and records the attempt either way.
 func (d *Daemon) personOnly(r *http.Request, act, target string, fn func(principal.Caller) error) error {
@@ -71,6 +75,11 @@ func (d *Daemon) personOnly(r *http.Request, act, target string, fn func(princip
 // recordAct writes one admin act. A failure to write it is logged: the act
 // itself has happened (or been refused) already.
 func (d *Daemon) recordAct(ctx context.Context, c principal.Caller, act, target string, actErr error) {
+	if len(target) > maxActTarget {
+		// A target comes from the request (a path, a name); the log keeps
+		// enough to tell what was meant.
+		target = strings.ToValidUTF8(target[:maxActTarget], "") + "…"
+	}
 	a := &store.AdminAct{Act: act, Target: target, CallerID: c.ID, CallerType: c.Type, Worker: c.Worker,
 		TokenID: c.TokenID, Session: c.Session, Outcome: store.ActOK}
 	if actErr != nil {

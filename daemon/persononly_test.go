@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
@@ -79,6 +80,14 @@ func TestPersonOnlyActs(t *testing.T) {
 	}
 	if a := acts[1]; a.Act != "secret.set" || a.Target != "api_key" || a.Outcome != "ok" || a.CallerType != "user" || a.TokenID != "" {
 		t.Errorf("secret set recorded as %+v", a)
+	}
+	// A long target is kept bounded.
+	long := strings.Repeat("a", 2000)
+	if err := agent.Do(context.Background(), "DELETE", "/v1/secrets/"+long, nil, nil); codeOf(err) != errdefs.Forbidden {
+		t.Fatalf("long rm: %v", err)
+	}
+	if a := adminActs(t, c)[0]; a.Act != "secret.rm" || len(a.Target) > 520 || !strings.HasPrefix(a.Target, "aaaa") {
+		t.Errorf("long target recorded as %d bytes", len(a.Target))
 	}
 	// An agent may not read the admin log either.
 	if err := agent.Do(context.Background(), "GET", "/v1/admin-acts", nil, nil); codeOf(err) != errdefs.Forbidden {
