@@ -67,6 +67,7 @@ func (d *Daemon) routes() http.Handler {
 	h("GET /v1/workers", d.listWorkers)
 	h("GET /v1/workers/{name}", d.getWorker)
 	h("POST /v1/workers/{name}/token", d.person(actTokenRotate, "name", d.rotateWorkerToken))
+	h("DELETE /v1/workers/{name}/token", d.person(actTokenRevoke, "name", d.revokeWorkerTokens))
 	h("DELETE /v1/workers/{name}", d.person(actWorkerRemove, "name", d.removeWorker))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &errdefs.Error{Code: errdefs.InvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})

@@ -29,6 +29,7 @@ const (
 	actWorkerAdd     = "worker.add"
 	actWorkerRemove  = "worker.rm"
 	actTokenRotate   = "worker.token.rotate"
+	actTokenRevoke   = "worker.token.revoke"
 )
 
 // actWords says what each act is, for the refusal's message.
@@ -38,6 +39,7 @@ var actWords = map[string]string{
 	actSecretSet: "set secrets", actSecretList: "list secrets", actSecretRemove: "delete secrets",
 	actSecretsRotate: "rotate the secrets key", actWorkerAdd: "register workers",
 	actWorkerRemove: "remove workers", actTokenRotate: "rotate worker tokens",
+	actTokenRevoke: "revoke worker tokens",
 }
 
 // person wraps a handler as a person-only act on the path value named

@@ -481,3 +481,18 @@ func (d *Daemon) adoptAgentTool(ctx context.Context, c principal.Caller, tool st
 	}
 	return nil
 }
+
+// revokeWorkerTokens revokes every token of a worker and issues none: its
+// agent is locked out until a person rotates.
+func (d *Daemon) revokeWorkerTokens(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	n, err := d.store.RevokeWorkerTokens(r.Context(), name)
+	if errors.Is(err, store.ErrNotFound) {
+		return errdefs.Errorf(errdefs.NotFound, "no worker named %q", name)
+	}
+	if err != nil {
+		return err
+	}
+	d.log.Info("worker tokens revoked", "worker", name, "tokens", n)
+	return writeJSON(w, http.StatusOK, api.WorkerTokensRevoked{Worker: name, Revoked: n})
+}

@@ -208,6 +208,7 @@ func TestWorkerRegistryAndCalls(t *testing.T) {
 	// The agent may not manage workers; each attempt is refused and logged.
 	for _, tt := range []struct{ method, path, act string }{
 		{"POST", "/v1/workers/w1/token", "worker.token.rotate"},
+		{"DELETE", "/v1/workers/w1/token", "worker.token.revoke"},
 		{"DELETE", "/v1/workers/w1", "worker.rm"},
 	} {
 		if err := agent.Do(context.Background(), tt.method, tt.path, nil, nil); codeOf(err) != errdefs.Forbidden {
@@ -318,6 +319,29 @@ func TestWorkerRateLimitAndRestart(t *testing.T) {
 	var v api.Worker
 	if err := withToken(td.client, added.Token).Do(context.Background(), "GET", "/v1/workers/w2", nil, &v); err != nil || v.Path != path {
 		t.Fatalf("after restart: %v %+v", err, v)
+	}
+	// ... and watches its file again.
+	writeFile(t, path, "name: w2\ntools: []\n")
+	waitFor(t, "the edit after restart", func() bool {
+		_, err := callTool(withToken(td.client, added.Token), "adder", map[string]any{"a": 1, "b": 1})
+		return codeOf(err) == errdefs.ToolNotFound
+	})
+	// A revoked token is refused; the worker stays until a new one is issued.
+	if err := td.client.Do(context.Background(), "DELETE", "/v1/workers/w2/token", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := withToken(td.client, added.Token).Do(context.Background(), "GET", "/v1/workers/w2", nil, nil); codeOf(err) != errdefs.Unauthorized {
+		t.Fatalf("revoked token: %v", err)
+	}
+	if a := adminActs(t, td.client)[0]; a.Act != "worker.token.revoke" || a.Target != "w2" || a.Outcome != "ok" {
+		t.Fatalf("revoke recorded as %+v", a)
+	}
+	var rot api.WorkerToken
+	if err := td.client.Do(context.Background(), "POST", "/v1/workers/w2/token", nil, &rot); err != nil {
+		t.Fatal(err)
+	}
+	if err := withToken(td.client, rot.Token).Do(context.Background(), "GET", "/v1/workers/w2", nil, nil); err != nil {
+		t.Fatalf("new token after revoke: %v", err)
 	}
 }
 

@@ -70,6 +70,9 @@ func TestWorkerCommands(t *testing.T) {
 	if nt := regexp.MustCompile(`tcw_[a-z2-7]{52}`).FindString(r.out); nt == "" || nt == tok {
 		t.Fatalf("token rotate: %v", r)
 	}
+	if out := mustOK(t, sock, "worker", "token", "revoke", "data").out; out != "Revoked 1 token(s) of worker data\n" {
+		t.Fatalf("token revoke: %q", out)
+	}
 	wantExit(t, tc(t, sock, "--caller-type", "llm", "worker", "rm", "data"), exitRefused, "only a person may remove workers (forbidden)")
 	if out := mustOK(t, sock, "worker", "rm", "data").out; out != "Removed worker data\n" {
 		t.Fatalf("worker rm: %q", out)
@@ -80,7 +83,7 @@ func TestWorkerCommands(t *testing.T) {
 	for _, a := range acts {
 		seen = append(seen, a.Act+":"+a.Outcome)
 	}
-	for _, want := range []string{"worker.add:refused", "worker.add:ok", "worker.add:failed", "worker.token.rotate:ok", "worker.rm:refused", "worker.rm:ok", "worker.rm:failed"} {
+	for _, want := range []string{"worker.add:refused", "worker.add:ok", "worker.add:failed", "worker.token.rotate:ok", "worker.token.revoke:ok", "worker.rm:refused", "worker.rm:ok", "worker.rm:failed"} {
 		if !strings.Contains(strings.Join(seen, " "), want) {
 			t.Errorf("admin log lacks %s: %v", want, seen)
 		}

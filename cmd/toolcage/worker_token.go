@@ -16,9 +16,10 @@ func workerTokenCommand() *cli.Command {
 		Usage: "manage a worker's token",
 		UsageText: `toolcage worker token command NAME
 
-Example:
-   toolcage worker token rotate ops`,
-		Subcommands: []*cli.Command{{
+Examples:
+   toolcage worker token rotate ops
+   toolcage worker token revoke ops`,
+		Subcommands: []*cli.Command{workerTokenRevokeCommand(), {
 			Name:      "rotate",
 			Usage:     "issue a new token for a worker and revoke its old ones",
 			ArgsUsage: "NAME",
@@ -51,5 +52,42 @@ func runWorkerTokenRotate(ctx context.Context, a *app, name string, jsonOut bool
 		return writeJSON(a.out, raw)
 	}
 	_, err = fmt.Fprintf(a.out, "New token for worker %s (shown once; old tokens are revoked):\n%s\n", name, out.Token)
+	return err
+}
+
+func workerTokenRevokeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "revoke",
+		Usage:     "revoke every token of a worker, issuing none",
+		ArgsUsage: "NAME",
+		UsageText: `toolcage worker token revoke [--json] NAME
+
+Example:
+   toolcage worker token revoke ops`,
+		Description: `Revokes every token the worker has: its agent gets unauthorized until a
+person issues a new token with 'toolcage worker token rotate NAME'. The
+worker stays registered. Only a person may revoke.`,
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(cCtx *cli.Context) error {
+			name, err := workerName(cCtx)
+			if err != nil {
+				return err
+			}
+			a := appOf(cCtx)
+			return runWorkerTokenRevoke(cCtx.Context, a, name, a.jsonOut(cCtx))
+		},
+	}
+}
+
+func runWorkerTokenRevoke(ctx context.Context, a *app, name string, jsonOut bool) error {
+	var out api.WorkerTokensRevoked
+	raw, err := a.request(ctx, http.MethodDelete, "/v1/workers/"+api.PathEscape(name)+"/token", nil, &out)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		return writeJSON(a.out, raw)
+	}
+	_, err = fmt.Fprintf(a.out, "Revoked %d token(s) of worker %s\n", out.Revoked, name)
 	return err
 }

@@ -315,3 +315,9 @@ type WorkerToken struct {
 	Token   string `json:"token"`
 	TokenID string `json:"token_id"`
 }
+
+// WorkerTokensRevoked is DELETE /v1/workers/{name}/token.
+type WorkerTokensRevoked struct {
+	Worker  string `json:"worker"`
+	Revoked int    `json:"revoked"`
+}
