@@ -400,7 +400,14 @@ func (d *Daemon) deleteTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := d.catalog.Delete(r.Context(), r.PathValue("name"), caller); err != nil {
+	// An llm confirms a delete with ?confirm=true (catalog.Delete).
+	confirmed := false
+	if v := r.URL.Query().Get("confirm"); v != "" {
+		if confirmed, err = strconv.ParseBool(v); err != nil {
+			return badRequest("query parameter confirm must be true or false, not %q", v)
+		}
+	}
+	if err := d.catalog.Delete(r.Context(), r.PathValue("name"), caller, confirmed); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -72,6 +72,10 @@ type Definition struct {
 
 	// strayBlocks are blocks of other kinds the definition gave.
 	strayBlocks []string
+	// approvalDefaulted says Approval was not written but filled in (by
+	// ApplyDefaults, or from the creator by the catalog): the store keeps
+	// "" for it, so the default can follow the creator and the worker.
+	approvalDefaulted bool
 }
 
 // RequiredAPIKey is one entry of required_api_keys: a name, or an object
@@ -149,6 +153,7 @@ func ParseJSON(data []byte) (*Definition, error) {
 func (d *Definition) ApplyDefaults() {
 	if d.Approval == "" {
 		d.Approval = ApprovalPreApproved
+		d.approvalDefaulted = true
 	}
 	if d.Isolation == "" {
 		d.Isolation = IsolationProcess
@@ -282,6 +287,36 @@ func (d *Definition) Validate() error {
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Field < ps[j].Field })
 	return &ValidationError{Problems: ps}
+}
+
+// WrittenApproval is the approval the definition writes, "" when it
+// writes none (Approval then holds a default): what the store keeps and
+// what worker.EffectiveApproval takes as the tool's word.
+func (d *Definition) WrittenApproval() string {
+	if d.approvalDefaulted {
+		return ""
+	}
+	return d.Approval
+}
+
+// DefaultApproval is the approval of a tool that writes none, by who made
+// it: a person's tool runs (preApproved); an agent's tool asks a person for
+// each call (ask), unless its worker's settings say otherwise (see
+// worker.EffectiveApproval). Unknown creators count as an agent.
+func DefaultApproval(createdBy string) string {
+	if createdBy == CreatedByUser {
+		return ApprovalPreApproved
+	}
+	return ApprovalAsk
+}
+
+// defaultApprovalFor fills in the creator's default where the definition
+// writes no approval.
+func (d *Definition) defaultApprovalFor(createdBy string) {
+	if d.Approval == "" || d.approvalDefaulted {
+		d.Approval = DefaultApproval(createdBy)
+		d.approvalDefaulted = true
+	}
 }
 
 // HasDangerousPermission reports whether the tool asks for a permission that
