@@ -229,6 +229,7 @@ func toolView(t *catalog.Tool) (api.Tool, error) {
 		return api.Tool{}, err
 	}
 	v := api.Tool{Definition: def, Status: t.Status, CreatedBy: t.CreatedBy, Version: t.Version,
+		ApprovedVersion: t.ApprovedVersion, ApprovalDefault: t.Def.WrittenApproval() == "",
 		UsageCount: t.UsageCount, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if !t.LastUsedAt.IsZero() {
 		lu := t.LastUsedAt
@@ -376,7 +377,7 @@ func (d *Daemon) patchTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("bad patch: %v", err)
 	}
-	base, err := json.Marshal(cur.Def)
+	base, err := cur.Def.WrittenJSON()
 	if err != nil {
 		return err
 	}

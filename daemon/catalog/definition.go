@@ -299,6 +299,15 @@ func (d *Definition) WrittenApproval() string {
 	return d.Approval
 }
 
+// WrittenJSON is the definition as its author wrote it: like MarshalJSON,
+// but with no approval where none was written. A patch merges onto this,
+// so an unwritten approval stays unwritten.
+func (d *Definition) WrittenJSON() ([]byte, error) {
+	w := *d
+	w.Approval = d.WrittenApproval()
+	return json.Marshal(w)
+}
+
 // DefaultApproval is the approval of a tool that writes none, by who made
 // it: a person's tool runs (preApproved); an agent's tool asks a person for
 // each call (ask), unless its worker's settings say otherwise (see
