@@ -346,9 +346,6 @@ func (c *Catalog) replace(ctx context.Context, cur *Tool, def *Definition, calle
 }
 
 func sameDefinition(a, b *Definition) (bool, error) {
-	if a.WrittenApproval() != b.WrittenApproval() {
-		return false, nil
-	}
 	ja, err := json.Marshal(a)
 	if err != nil {
 		return false, err
