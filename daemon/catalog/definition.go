@@ -39,7 +39,9 @@ var knownPermissions = map[string]bool{
 	"email": true, "scheduling": true, "secrets": true,
 }
 
-// dangerousPermissions put an llm-created tool into pending_approval.
+// dangerousPermissions reach past the sandbox's walls. They no longer decide
+// pending_approval alone: any permission of an agent's tool does
+// (policy.StartsPending).
 var dangerousPermissions = []string{"shell", "filesystem", "email"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -328,8 +330,8 @@ func (d *Definition) defaultApprovalFor(createdBy string) {
 	}
 }
 
-// HasDangerousPermission reports whether the tool asks for a permission that
-// needs a person's approval when an llm created it.
+// HasDangerousPermission reports whether the tool asks for shell,
+// filesystem or email.
 func (d *Definition) HasDangerousPermission() bool {
 	for _, p := range d.Permissions {
 		for _, dp := range dangerousPermissions {
