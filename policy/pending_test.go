@@ -73,3 +73,30 @@ func TestStartsPendingCells(t *testing.T) {
 		})
 	}
 }
+
+// FuzzStartsPending states the rule as properties over any input.
+func FuzzStartsPending(f *testing.F) {
+	f.Add("js", "", "", "llm", false)
+	f.Add("shell", "shell", "api_token", "user", true)
+	f.Add("http", "network", "", "robot", false)
+	f.Fuzz(func(t *testing.T, kind, perm, secret, caller string, always bool) {
+		var perms, secrets []string
+		if perm != "" {
+			perms = []string{perm}
+		}
+		if secret != "" {
+			secrets = []string{secret}
+		}
+		got := StartsPending(kind, perms, secrets, caller, always)
+		switch {
+		case caller == CallerUser && got:
+			t.Fatal("a person's tool waits")
+		case caller != CallerUser && always && !got:
+			t.Fatal("always pending let an agent's tool through")
+		case caller != CallerUser && (kind != KindJS || perm != "" || secret != "") && !got:
+			t.Fatalf("agent's %q tool with permission %q secret %q starts active", kind, perm, secret)
+		case caller != CallerUser && !always && kind == KindJS && perm == "" && secret == "" && got:
+			t.Fatal("bare JavaScript from an agent waits")
+		}
+	})
+}

@@ -100,6 +100,10 @@ const statusPendingApproval = "pending_approval"
 // approve: the change since the last approved version (approved, its
 // definition), or that nothing of it was ever approved.
 func writePendingChange(w io.Writer, name string, t *api.Tool, approved json.RawMessage) error {
+	if approved == nil && t.ApprovedVersion > 0 {
+		_, err := fmt.Fprintf(w, "\nPending approval: version %d, the last one approved, is no longer kept; read the\nwhole definition above.\n", t.ApprovedVersion)
+		return err
+	}
 	if approved == nil {
 		_, err := fmt.Fprintf(w, "\nPending approval: no version of this tool was approved yet; the whole\ndefinition above is what 'toolcage tools approve %s' lets run.\n", name)
 		return err
@@ -120,6 +124,9 @@ func writePendingChange(w io.Writer, name string, t *api.Tool, approved json.Raw
 	})
 	if err != nil {
 		return err
+	}
+	if diff == "" {
+		diff = "(the definition is the same as the approved one)\n"
 	}
 	_, err = fmt.Fprintf(w, "\nPending approval: changes since version %d, the last one approved:\n%s", t.ApprovedVersion, indent(diff, "  "))
 	return err
