@@ -26,6 +26,7 @@ import (
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/policy/shellguard"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
@@ -59,7 +60,7 @@ type Config struct {
 	// Limits are each kind's default limits, for what a tool leaves unset.
 	Limits map[executors.Kind]executors.Limits
 	// ShellRules are the shell deny rules.
-	ShellRules *policy.ShellRules
+	ShellRules *shellguard.Rules
 	// Guards caches a network guard per allowlist.
 	Guards *netguard.Cache
 	// AllowPrivateHosts names hosts that may resolve to private addresses.

@@ -15,9 +15,9 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/policy/shellguard"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 	"github.com/toolcage/toolcage/toolspec"
@@ -40,7 +40,7 @@ func newPlanDispatcher(t *testing.T) *Dispatcher {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	rules, err := policy.LoadShellRules(configs.ShellRules)
+	rules, err := shellguard.Load(configs.ShellRules)
 	if err != nil {
 		t.Fatal(err)
 	}

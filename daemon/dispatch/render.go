@@ -7,17 +7,17 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 // Rendering is what a call of a tool would run, without running it.
 type Rendering struct {
-	Tool    string                 `json:"tool"`
-	Version int                    `json:"version"`
-	Kind    executors.Kind         `json:"kind"`
-	Shell   *policy.ShellRendering `json:"shell,omitempty"`
-	HTTP    *policy.HTTPRendering  `json:"http,omitempty"`
+	Tool    string                   `json:"tool"`
+	Version int                      `json:"version"`
+	Kind    executors.Kind           `json:"kind"`
+	Shell   *template.ShellRendering `json:"shell,omitempty"`
+	HTTP    *template.HTTPRendering  `json:"http,omitempty"`
 }
 
 // Render validates args and renders a stored tool's command or request,
@@ -51,14 +51,14 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 		return nil, redactError(s.scrub, err)
 	}
 	if sh := req.Shell; sh != nil {
-		mode := policy.ShellModeShell
+		mode := template.ShellModeShell
 		if sh.Argv != nil {
-			mode = policy.ShellModeArgv
+			mode = template.ShellModeArgv
 		}
-		out.Shell = &policy.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
+		out.Shell = &template.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
 	}
 	if h := req.HTTP; h != nil {
-		out.HTTP = &policy.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
+		out.HTTP = &template.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
 	}
 	if s.scrub != nil {
 		redactRendering(s.scrub, out)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 // DecodeStrict decodes a block into v: unknown fields are errors, and so
@@ -29,7 +29,7 @@ func DecodeStrict(raw json.RawMessage, v any) error {
 // the caller's mistake, a refused value (option injection, NUL) a policy
 // matter.
 func RenderError(err error) error {
-	var miss *policy.MissingArgumentError
+	var miss *template.MissingArgumentError
 	if errors.As(err, &miss) {
 		return &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}

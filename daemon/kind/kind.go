@@ -16,8 +16,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/policy/shellguard"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -91,7 +91,7 @@ type Templated interface {
 // Env is what the daemon gives every kind to build calls with.
 type Env struct {
 	// ShellRules are the shell deny rules.
-	ShellRules *policy.ShellRules
+	ShellRules *shellguard.Rules
 	// Guards caches a network guard per allowlist.
 	Guards *netguard.Cache
 	// AllowPrivateHosts names hosts that may resolve to private addresses.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/policy/template"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -53,15 +53,17 @@ type Spec struct {
 }
 
 // Template returns the template part of the block.
-func (s *Spec) Template() policy.HTTPTemplate {
-	return policy.HTTPTemplate{Method: s.Method, URL: s.URL, Params: s.Params, Headers: s.Headers, Body: s.Body}
+func (s *Spec) Template() template.HTTPSpec {
+	return template.HTTPSpec{Method: s.Method, URL: s.URL, Params: s.Params, Headers: s.Headers, Body: s.Body}
 }
 
 // Normalize upper-cases the method.
 func (s *Spec) Normalize() { s.Method = strings.ToUpper(s.Method) }
 
 // Parameters follow from the block's {{vars}}.
-func (s *Spec) Parameters() (json.RawMessage, error) { return policy.GenerateParameters(s.Template()) }
+func (s *Spec) Parameters() (json.RawMessage, error) {
+	return template.GenerateParameters(s.Template())
+}
 
 // Validate checks the block's fields.
 func (s *Spec) Validate(kind.Tool) []kind.Problem {
@@ -84,7 +86,7 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 // tool's own allowlist now, not at the first call: the host is fixed by
 // the author, so stand-in values show it.
 func (s *Spec) Check(kind.Tool) error {
-	c, err := policy.CompileHTTP(s.Template())
+	c, err := template.CompileHTTP(s.Template())
 	if err != nil {
 		return &kind.FieldError{Field: "http", Err: err}
 	}
@@ -100,7 +102,7 @@ func (s *Spec) Check(kind.Tool) error {
 	if err != nil {
 		return &kind.FieldError{Field: "http.url", Err: err}
 	}
-	if _, err := guard.CheckURL(r.URL); err != nil {
+	if _, err := guard.CheckAuthoredURL(r.URL); err != nil {
 		return &kind.FieldError{Field: "http.url", Err: fmt.Errorf("%w (is the host in allowed_domains?)", err)}
 	}
 	return nil
@@ -108,7 +110,7 @@ func (s *Spec) Check(kind.Tool) error {
 
 // Compile compiles the request templates.
 func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
-	r, err := policy.CompileHTTP(s.Template())
+	r, err := template.CompileHTTP(s.Template())
 	if err != nil {
 		return nil, &kind.FieldError{Field: "http", Err: err}
 	}
@@ -118,7 +120,7 @@ func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
 // Compiled is an http block ready for calls.
 type Compiled struct {
 	spec    *Spec
-	Request *policy.CompiledHTTP
+	Request *template.CompiledHTTP
 }
 
 // Templated: an http call can be shown without running it.

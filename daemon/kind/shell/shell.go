@@ -14,6 +14,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/template"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -62,14 +63,14 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 // Check refuses a template whose placeholders stand where a value could
 // change the command's shape, a relative dir, and bad env templates.
 func (s *Spec) Check(kind.Tool) error {
-	if err := policy.ValidateShellTemplate(s.Command); err != nil {
+	if err := template.ValidateShell(s.Command); err != nil {
 		return &kind.FieldError{Field: "shell.command", Err: err}
 	}
 	if d := s.Dir; d != "" && !filepath.IsAbs(d) {
 		return &kind.FieldError{Field: "shell.dir", Err: errors.New("must be an absolute path")}
 	}
 	for k, v := range s.Env {
-		if _, err := policy.ParseTemplate(v); err != nil {
+		if _, err := template.Parse(v); err != nil {
 			return &kind.FieldError{Field: "shell.env." + k, Err: err}
 		}
 	}
@@ -78,13 +79,13 @@ func (s *Spec) Check(kind.Tool) error {
 
 // Compile compiles the command and the env templates.
 func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
-	c := &Compiled{spec: s, Env: make(map[string]*policy.Template, len(s.Env))}
+	c := &Compiled{spec: s, Env: make(map[string]*template.Template, len(s.Env))}
 	var err error
-	if c.Command, err = policy.CompileShell(s.Command); err != nil {
+	if c.Command, err = template.CompileShell(s.Command); err != nil {
 		return nil, &kind.FieldError{Field: "shell.command", Err: err}
 	}
 	for k, v := range s.Env {
-		if c.Env[k], err = policy.ParseTemplate(v); err != nil {
+		if c.Env[k], err = template.Parse(v); err != nil {
 			return nil, &kind.FieldError{Field: "shell.env." + k, Err: err}
 		}
 	}
@@ -95,8 +96,8 @@ func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
 type Compiled struct {
 	spec *Spec
 	// Command is the compiled command; Env the env templates.
-	Command *policy.CompiledShell
-	Env     map[string]*policy.Template
+	Command *template.CompiledShell
+	Env     map[string]*template.Template
 }
 
 // Templated: a shell call can be shown without running it.
@@ -137,11 +138,11 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.Command.Render(args, policy.ShellOptions{AllowDash: call.AllowDash, Secrets: call.Secret})
+	r, err := c.Command.Render(args, template.ShellOptions{AllowDash: call.AllowDash, Secrets: call.Secret})
 	if err != nil {
 		return nil, kind.RenderError(err)
 	}
-	if r.Mode == policy.ShellModeArgv {
+	if r.Mode == template.ShellModeArgv {
 		err = call.Env.ShellRules.CheckArgv(r.Argv)
 	} else {
 		err = call.Env.ShellRules.CheckCommand(r.Command)
@@ -153,7 +154,7 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	for k, tpl := range c.Env {
 		// Environment values never pass through a shell's parser: placed
 		// verbatim, one variable each.
-		v, err := tpl.Render(args, policy.RenderOptions{AllowMissing: true, Secrets: call.Secret})
+		v, err := tpl.Render(args, template.RenderOptions{AllowMissing: true, Secrets: call.Secret})
 		if err != nil {
 			return nil, kind.RenderError(err)
 		}
