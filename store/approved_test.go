@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,7 +57,13 @@ func TestMigrationApprovedVersionBackfill(t *testing.T) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if err := migrate(ctx, db, migrations[:4], time.Now()); err != nil {
+	// Stop just before the approved_version migration, wherever it lands
+	// when branches merge.
+	at := slices.IndexFunc(migrations, func(m string) bool { return strings.Contains(m, "ADD COLUMN approved_version") })
+	if at < 1 {
+		t.Fatal("no approved_version migration")
+	}
+	if err := migrate(ctx, db, migrations[:at], time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []struct {
