@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		return nil, err
 	}
 	d.store = st
-	d.catalog = catalog.New(st)
+	d.catalog = catalog.New(st, d.catalogOptions()...)
 	if d.workers, err = newWorkerRegistry(ctx, st, log); err != nil {
 		st.Close()
 		return nil, err

@@ -211,7 +211,7 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 			}
 			return worker.CatalogTool{}, false
 		}
-		return worker.CatalogTool{WrittenApproval: t.Def.Approval, CreatedBy: t.CreatedBy}, true
+		return worker.CatalogTool{WrittenApproval: t.Def.WrittenApproval(), CreatedBy: t.CreatedBy}, true
 	}) {
 		v.Tools = append(v.Tools, api.WorkerTool(t))
 	}
@@ -231,7 +231,7 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 			return v, err
 		}
 		v.Tools = append(v.Tools, api.WorkerTool{Name: name, Source: "agent",
-			Approval: w.ToolApproval(name, t.Def.Approval, t.CreatedBy)})
+			Approval: w.ToolApproval(name, t.Def.WrittenApproval(), t.CreatedBy)})
 	}
 	return v, lookupErr
 }

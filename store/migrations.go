@@ -126,7 +126,14 @@ CREATE TABLE worker_tokens (
 
 CREATE INDEX worker_tokens_worker ON worker_tokens (worker);
 `,
-	// 5: the principal of every call (the worker token it came with, the
+	// 5: the last version of each tool a person let run (active at it),
+	// so a pending change can be shown against it. Tools active or
+	// disabled now count as approved at their current version.
+	`
+ALTER TABLE tools ADD COLUMN approved_version INTEGER NOT NULL DEFAULT 0;
+UPDATE tools SET approved_version = version WHERE status IN ('active', 'disabled');
+`,
+	// 6: the principal of every call (the worker token it came with, the
 	// session label); the log of administrative acts: who decided an
 	// approval, approved a tool, touched a secret, a worker or a token, and
 	// who was refused trying; and the tools each worker's agent made.

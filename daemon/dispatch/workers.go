@@ -92,10 +92,9 @@ func approvalFor(w *worker.Worker, res *catalog.Resolved) string {
 	if lt := w.LocalTool(def.Name); lt != nil {
 		return w.ToolApproval(def.Name, lt.WrittenApproval, catalog.CreatedByUser)
 	}
-	// The catalog keeps a definition's approval with its default filled
-	// in; as a written preApproved it decides the same (see
-	// worker.EffectiveApproval).
-	return w.ToolApproval(def.Name, def.Approval, res.Tool.CreatedBy)
+	// The tool's word is what its definition writes, not the default the
+	// catalog filled in (worker.EffectiveApproval tells the two apart).
+	return w.ToolApproval(def.Name, def.WrittenApproval(), res.Tool.CreatedBy)
 }
 
 // capLimits lowers each of l's limits to the worker's, where it sets one.

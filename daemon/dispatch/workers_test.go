@@ -59,6 +59,19 @@ func TestApprovalFor(t *testing.T) {
 		// The tool file writes nothing: the worker's default decides.
 		{"tool-file tool", w, &catalog.Resolved{Tool: &catalog.Tool{Def: local.Def, CreatedBy: catalog.CreatedByUser}}, catalog.ApprovalAsk},
 	}
+	// A definition that writes no approval: the worker's word decides, even
+	// for an agent's tool (rule 3), whatever default the catalog filled.
+	unwritten, err := catalog.Parse([]byte("name: mine\ndescription: d\nkind: js\njs: {code: return 1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unwritten.Approval = catalog.ApprovalAsk // the catalog's default for an agent's tool
+	tests = append(tests, struct {
+		name string
+		w    *worker.Worker
+		res  *catalog.Resolved
+		want string
+	}{"unwritten approval: the worker decides", w, &catalog.Resolved{Tool: &catalog.Tool{Def: unwritten, CreatedBy: catalog.CreatedByLLM}}, catalog.ApprovalPreApproved})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := approvalFor(tt.w, tt.res); got != tt.want {
