@@ -74,7 +74,7 @@ type testDaemon struct {
 }
 
 // startDaemon runs a real daemon on a fresh socket and data dir.
-func startDaemon(t *testing.T, dataDir string, mod func(*Config), opts ...Option) *testDaemon {
+func startDaemon(t testing.TB, dataDir string, mod func(*Config), opts ...Option) *testDaemon {
 	t.Helper()
 	sockDir, err := os.MkdirTemp("", "tc")
 	if err != nil {
@@ -119,7 +119,7 @@ func (td *testDaemon) stop() {
 	})
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))

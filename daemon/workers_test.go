@@ -35,12 +35,16 @@ js:
 // writeFile writes a test file, making its directory.
 func writeFile(t *testing.T, path, body string) {
 	t.Helper()
+	if err := writeFileErr(path, body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFileErr(path, body string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(path, []byte(body), 0o600)
 }
 
 func addWorker(c *api.Client, path string) (api.WorkerToken, error) {
