@@ -238,10 +238,12 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 
 func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
 	var req api.WorkerAddRequest
-	if err := decodeJSON(r, &req); err != nil {
-		return err
-	}
+	// An agent is refused (and recorded) whatever its body holds.
+	decodeErr := decodeJSON(r, &req)
 	return d.personOnly(r, actWorkerAdd, req.Path, func(principal.Caller) error {
+		if decodeErr != nil {
+			return decodeErr
+		}
 		if !filepath.IsAbs(req.Path) {
 			return badRequest("path must be absolute, not %q", req.Path)
 		}

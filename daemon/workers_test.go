@@ -228,6 +228,12 @@ func TestWorkerRegistryAndCalls(t *testing.T) {
 	if a := adminActs(t, c)[0]; a.Act != "worker.add" || a.Outcome != "refused" || a.CallerID != "worker:w1" {
 		t.Fatalf("refused add recorded as %+v", a)
 	}
+	if err := agent.Do(context.Background(), "POST", "/v1/workers", []byte(`{"nonsense":1}`), nil); codeOf(err) != errdefs.Forbidden {
+		t.Fatalf("agent registers with a bad body: %v", err)
+	}
+	if a := adminActs(t, c)[0]; a.Act != "worker.add" || a.Outcome != "refused" {
+		t.Fatalf("refused add with a bad body recorded as %+v", a)
+	}
 	// An agent reads its own worker's calls and approvals only.
 	var mine api.ExecutionList
 	if err := agent.Do(context.Background(), "GET", "/v1/executions?limit=200", nil, &mine); err != nil || len(mine.Executions) == 0 {
