@@ -143,6 +143,7 @@ var codeToProto = map[errdefs.Code]proto.ErrorCode{
 	errdefs.RateLimited:       proto.ErrorCode_ERROR_CODE_RATE_LIMITED,
 	errdefs.ApprovalRequired:  proto.ErrorCode_ERROR_CODE_APPROVAL_REQUIRED,
 	errdefs.ApprovalDenied:    proto.ErrorCode_ERROR_CODE_APPROVAL_DENIED,
+	errdefs.Unauthorized:      proto.ErrorCode_ERROR_CODE_UNAUTHORIZED,
 }
 
 // codeFromProto is codeToProto inverted.

@@ -47,6 +47,7 @@ const (
 	ErrorCode_ERROR_CODE_RATE_LIMITED       ErrorCode = 15
 	ErrorCode_ERROR_CODE_APPROVAL_REQUIRED  ErrorCode = 16
 	ErrorCode_ERROR_CODE_APPROVAL_DENIED    ErrorCode = 17
+	ErrorCode_ERROR_CODE_UNAUTHORIZED       ErrorCode = 18
 )
 
 // Enum value maps for ErrorCode.
@@ -70,6 +71,7 @@ var (
 		15: "ERROR_CODE_RATE_LIMITED",
 		16: "ERROR_CODE_APPROVAL_REQUIRED",
 		17: "ERROR_CODE_APPROVAL_DENIED",
+		18: "ERROR_CODE_UNAUTHORIZED",
 	}
 	ErrorCode_value = map[string]int32{
 		"ERROR_CODE_UNSPECIFIED":        0,
@@ -90,6 +92,7 @@ var (
 		"ERROR_CODE_RATE_LIMITED":       15,
 		"ERROR_CODE_APPROVAL_REQUIRED":  16,
 		"ERROR_CODE_APPROVAL_DENIED":    17,
+		"ERROR_CODE_UNAUTHORIZED":       18,
 	}
 )
 
@@ -916,7 +919,7 @@ const file_executor_proto_rawDesc = "" +
 	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
 	"durationNs\x125\n" +
-	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\xa1\x04\n" +
+	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\xbe\x04\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x01\x12\x1d\n" +
@@ -936,7 +939,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x1aERROR_CODE_TOOL_NOT_ACTIVE\x10\x0e\x12\x1b\n" +
 	"\x17ERROR_CODE_RATE_LIMITED\x10\x0f\x12 \n" +
 	"\x1cERROR_CODE_APPROVAL_REQUIRED\x10\x10\x12\x1e\n" +
-	"\x1aERROR_CODE_APPROVAL_DENIED\x10\x112b\n" +
+	"\x1aERROR_CODE_APPROVAL_DENIED\x10\x11\x12\x1b\n" +
+	"\x17ERROR_CODE_UNAUTHORIZED\x10\x122b\n" +
 	"\bExecutor\x12V\n" +
 	"\aExecute\x12$.toolcage.executor.v1.ExecuteRequest\x1a%.toolcage.executor.v1.ExecuteResponseB.Z,github.com/toolcage/toolcage/executors/protob\x06proto3"
 
