@@ -13,6 +13,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 // corpus joins policy's scrubber corpus files of one kind, repeated to
@@ -116,7 +117,7 @@ shell: {command: "dig +short {{.record_type}} {{.domain}}"}
 		if err := json.Unmarshal(rawArgs, &args); err != nil {
 			b.Fatal(err)
 		}
-		r, err := res.Shell.Render(args, policy.ShellOptions{AllowDash: res.Schema.AllowDash})
+		r, err := res.Shell.Render(args, template.ShellOptions{AllowDash: res.Schema.AllowDash})
 		if err != nil {
 			b.Fatal(err)
 		}

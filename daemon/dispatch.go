@@ -21,6 +21,8 @@ import (
 	"github.com/toolcage/toolcage/policy/jscheck"
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/policy/template"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
@@ -35,7 +37,7 @@ type Dispatcher struct {
 	metrics *metrics
 
 	jsLimits, shellLimits, httpLimits executors.Limits
-	shellRules                        *policy.ShellRules
+	shellRules                        *shellguard.Rules
 	allowPrivateHosts                 []string
 	// guards caches a network guard per allowlist, so a call's URL check
 	// does not rebuild one.
@@ -327,11 +329,11 @@ func (d *Dispatcher) secretsFor(ctx context.Context, call *pendingCall, res *cat
 
 // Rendering is what a call of a tool would run, without running it.
 type Rendering struct {
-	Tool    string                 `json:"tool"`
-	Version int                    `json:"version"`
-	Kind    executors.Kind         `json:"kind"`
-	Shell   *policy.ShellRendering `json:"shell,omitempty"`
-	HTTP    *policy.HTTPRendering  `json:"http,omitempty"`
+	Tool    string                   `json:"tool"`
+	Version int                      `json:"version"`
+	Kind    executors.Kind           `json:"kind"`
+	Shell   *template.ShellRendering `json:"shell,omitempty"`
+	HTTP    *template.HTTPRendering  `json:"http,omitempty"`
 }
 
 // Render validates args and renders a stored tool's command or request,
@@ -368,17 +370,17 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 		if err != nil {
 			return nil, redactError(scr, err)
 		}
-		mode := policy.ShellModeShell
+		mode := template.ShellModeShell
 		if sh.Argv != nil {
-			mode = policy.ShellModeArgv
+			mode = template.ShellModeArgv
 		}
-		out.Shell = &policy.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
+		out.Shell = &template.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
 	case executors.KindHTTP:
 		h, err := d.renderHTTP(res, m, secrets)
 		if err != nil {
 			return nil, redactError(scr, err)
 		}
-		out.HTTP = &policy.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
+		out.HTTP = &template.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
 	}
 	if scr != nil {
 		redactRendering(scr, out)
@@ -429,7 +431,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 // renderError maps a template error to its code: a missing argument is the
 // caller's mistake, a refused value (option injection, NUL) a policy matter.
 func renderError(err error) error {
-	var miss *policy.MissingArgumentError
+	var miss *template.MissingArgumentError
 	if errors.As(err, &miss) {
 		return &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
@@ -439,11 +441,11 @@ func renderError(err error) error {
 // RenderShell renders a shell tool's command and checks it against the
 // deny rules; it is what `toolcage tools render` shows.
 func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any, secrets func(string) (string, error)) (*executors.ShellCall, error) {
-	r, err := res.Shell.Render(args, policy.ShellOptions{AllowDash: res.Schema.AllowDash, Secrets: secrets})
+	r, err := res.Shell.Render(args, template.ShellOptions{AllowDash: res.Schema.AllowDash, Secrets: secrets})
 	if err != nil {
 		return nil, renderError(err)
 	}
-	if r.Mode == policy.ShellModeArgv {
+	if r.Mode == template.ShellModeArgv {
 		err = d.shellRules.CheckArgv(r.Argv)
 	} else {
 		err = d.shellRules.CheckCommand(r.Command)
@@ -455,7 +457,7 @@ func (d *Dispatcher) renderShell(res *catalog.Resolved, args map[string]any, sec
 	for k, t := range res.Env {
 		// Environment values never pass through a shell's parser: placed
 		// verbatim, one variable each.
-		v, err := t.Render(args, policy.RenderOptions{AllowMissing: true, Secrets: secrets})
+		v, err := t.Render(args, template.RenderOptions{AllowMissing: true, Secrets: secrets})
 		if err != nil {
 			return nil, renderError(err)
 		}

@@ -11,7 +11,8 @@ import (
 
 	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 // policyCommand is the policy noun: the daemon's checks, run here without
@@ -67,7 +68,7 @@ func loadPolicyConfig(file string) (daemon.Config, error) {
 
 // loadShellRules returns the deny rules the daemon would use with the
 // configuration in file.
-func loadShellRules(file string) (*policy.ShellRules, error) {
+func loadShellRules(file string) (*shellguard.Rules, error) {
 	cfg, err := loadPolicyConfig(file)
 	if err != nil {
 		return nil, err
@@ -81,8 +82,8 @@ func loadShellRules(file string) (*policy.ShellRules, error) {
 
 // checkShellRendering applies the deny rules to a rendering as the
 // dispatcher does: an argv word by word, a shell command as sh -c text.
-func checkShellRendering(rules *policy.ShellRules, r *policy.ShellRendering) error {
-	if r.Mode == policy.ShellModeArgv {
+func checkShellRendering(rules *shellguard.Rules, r *template.ShellRendering) error {
+	if r.Mode == template.ShellModeArgv {
 		return rules.CheckArgv(r.Argv)
 	}
 	return rules.CheckCommand(r.Command)
@@ -95,8 +96,8 @@ func policyDenied(err error) error {
 
 // writeShellRendering prints a shell rendering for a person: the argv as a
 // JSON array, one element per word, or the sh -c text as is.
-func writeShellRendering(w io.Writer, r *policy.ShellRendering) error {
-	if r.Mode == policy.ShellModeArgv {
+func writeShellRendering(w io.Writer, r *template.ShellRendering) error {
+	if r.Mode == template.ShellModeArgv {
 		b, err := marshalJSON(r.Argv)
 		if err != nil {
 			return err
@@ -136,9 +137,9 @@ func refusedSilently() error {
 	return cli.Exit("", exitRefused)
 }
 
-// asShellDenied returns err as a *policy.ShellDeniedError, or nil.
-func asShellDenied(err error) *policy.ShellDeniedError {
-	var de *policy.ShellDeniedError
+// asShellDenied returns err as a *shellguard.ShellDeniedError, or nil.
+func asShellDenied(err error) *shellguard.DeniedError {
+	var de *shellguard.DeniedError
 	if errors.As(err, &de) {
 		return de
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 type policyRenderOptions struct {
@@ -76,7 +76,7 @@ exits 3.`,
 				return usageErrorf(cCtx, "--template and --args-json cannot both read stdin")
 			}
 			if opts.template == "-" {
-				b, err := a.readInput("-", policy.MaxTemplateBytes)
+				b, err := a.readInput("-", template.MaxBytes)
 				if err != nil {
 					return err
 				}
@@ -102,7 +102,7 @@ func runPolicyRender(_ context.Context, a *app, opts policyRenderOptions) error 
 	if err != nil {
 		return err
 	}
-	c, err := policy.CompileShell(opts.template)
+	c, err := template.CompileShell(opts.template)
 	if err != nil {
 		return templateError(opts.template, err)
 	}
@@ -110,7 +110,7 @@ func runPolicyRender(_ context.Context, a *app, opts policyRenderOptions) error 
 	for _, n := range opts.allowDash {
 		dash[n] = true
 	}
-	r, err := c.Render(args, policy.ShellOptions{AllowDash: dash})
+	r, err := c.Render(args, template.ShellOptions{AllowDash: dash})
 	if err != nil {
 		return renderFailure(err)
 	}
@@ -147,7 +147,7 @@ func decodeArgsJSON(s string) (map[string]any, error) {
 // placeholders sit (inside quotes, in command position, as code) is a
 // policy refusal (exit 3).
 func templateError(tmpl string, err error) error {
-	t, perr := policy.ParseTemplate(tmpl)
+	t, perr := template.Parse(tmpl)
 	if perr != nil {
 		return inputErrorf("%v", perr)
 	}
@@ -161,7 +161,7 @@ func templateError(tmpl string, err error) error {
 		prev = p.End
 	}
 	b.WriteString(tmpl[prev:])
-	if _, nerr := policy.CompileShell(b.String()); nerr != nil {
+	if _, nerr := template.CompileShell(b.String()); nerr != nil {
 		return inputErrorf("%v", err)
 	}
 	return codedErrorf(errdefs.PolicyDenied, "template refused: %v", err)
@@ -171,7 +171,7 @@ func templateError(tmpl string, err error) error {
 // argument is the caller's mistake (exit 2), a refused value (option rule,
 // NUL byte, unavailable secret) a policy matter (exit 3).
 func renderFailure(err error) error {
-	var miss *policy.MissingArgumentError
+	var miss *template.MissingArgumentError
 	if errors.As(err, &miss) {
 		return codedErrorf(errdefs.InvalidArguments, "%v", err)
 	}

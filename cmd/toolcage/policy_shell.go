@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 type policyShellOptions struct {
@@ -89,7 +89,7 @@ func shellCommandLine(words []string) string {
 		if plainWordRE.MatchString(w) {
 			q[i] = w
 		} else {
-			q[i] = policy.ShellQuote(w)
+			q[i] = template.ShellQuote(w)
 		}
 	}
 	return strings.Join(q, " ")

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon"
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 // getItemYAML is an http tool on localhost. Rendering checks the URL's host
@@ -122,7 +122,7 @@ func TestToolsRender(t *testing.T) {
 	r := mustOK(t, sock, "tools", "render", "dns_lookup", "--arg", "domain=example.com", "--arg", "record_type=A", "--json")
 	rend := decodeStrict[daemon.Rendering](t, r.out)
 	if rend.Tool != "dns_lookup" || rend.Version != 1 || rend.Kind != "shell" || rend.HTTP != nil || rend.Shell == nil ||
-		rend.Shell.Mode != policy.ShellModeArgv || strings.Join(rend.Shell.Argv, "|") != "dig|+short|A|example.com" || rend.Shell.Command != "" {
+		rend.Shell.Mode != template.ShellModeArgv || strings.Join(rend.Shell.Argv, "|") != "dig|+short|A|example.com" || rend.Shell.Command != "" {
 		t.Errorf("shell --json: %+v", rend)
 	}
 	r = mustOK(t, sock, "--json", "tools", "render", "get_item", "--arg", "id=7")

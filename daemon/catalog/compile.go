@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/jscheck"
 	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/policy/template"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -18,15 +18,15 @@ type Resolved struct {
 	Tool   *Tool
 	Schema *Schema
 	// Shell is the compiled command of a shell tool; Env its env templates.
-	Shell *policy.CompiledShell
-	Env   map[string]*policy.Template
+	Shell *template.CompiledShell
+	Env   map[string]*template.Template
 	// HTTP is the compiled request of an http tool.
-	HTTP *policy.CompiledHTTP
+	HTTP *template.CompiledHTTP
 }
 
 // HTTPTemplate returns the template part of an http tool's spec.
-func HTTPTemplate(s *HTTPSpec) policy.HTTPTemplate {
-	return policy.HTTPTemplate{Method: s.Method, URL: s.URL, Params: s.Params, Headers: s.Headers, Body: s.Body}
+func HTTPTemplate(s *HTTPSpec) template.HTTPSpec {
+	return template.HTTPSpec{Method: s.Method, URL: s.URL, Params: s.Params, Headers: s.Headers, Body: s.Body}
 }
 
 // Compile compiles everything a call of t needs. Check has already
@@ -41,17 +41,17 @@ func Compile(t *Tool) (*Resolved, error) {
 	r := &Resolved{Tool: t, Schema: s}
 	switch def.Kind {
 	case toolspec.Shell:
-		if r.Shell, err = policy.CompileShell(def.Shell.Command); err != nil {
+		if r.Shell, err = template.CompileShell(def.Shell.Command); err != nil {
 			return nil, invalid(fieldError("shell.command", err))
 		}
-		r.Env = make(map[string]*policy.Template, len(def.Shell.Env))
+		r.Env = make(map[string]*template.Template, len(def.Shell.Env))
 		for k, v := range def.Shell.Env {
-			if r.Env[k], err = policy.ParseTemplate(v); err != nil {
+			if r.Env[k], err = template.Parse(v); err != nil {
 				return nil, invalid(fieldError("shell.env."+k, err))
 			}
 		}
 	case toolspec.HTTP:
-		if r.HTTP, err = policy.CompileHTTP(HTTPTemplate(def.HTTP)); err != nil {
+		if r.HTTP, err = template.CompileHTTP(HTTPTemplate(def.HTTP)); err != nil {
 			return nil, invalid(fieldError("http", err))
 		}
 	}
@@ -76,19 +76,19 @@ func checkKind(def *Definition) error {
 			}
 		}
 	case toolspec.Shell:
-		if err := policy.ValidateShellTemplate(def.Shell.Command); err != nil {
+		if err := template.ValidateShell(def.Shell.Command); err != nil {
 			return invalid(fieldError("shell.command", err))
 		}
 		if d := def.Shell.Dir; d != "" && !filepath.IsAbs(d) {
 			return invalid(fieldError("shell.dir", errors.New("must be an absolute path")))
 		}
 		for k, v := range def.Shell.Env {
-			if _, err := policy.ParseTemplate(v); err != nil {
+			if _, err := template.Parse(v); err != nil {
 				return invalid(fieldError("shell.env."+k, err))
 			}
 		}
 	case toolspec.HTTP:
-		c, err := policy.CompileHTTP(HTTPTemplate(def.HTTP))
+		c, err := template.CompileHTTP(HTTPTemplate(def.HTTP))
 		if err != nil {
 			return invalid(fieldError("http", err))
 		}

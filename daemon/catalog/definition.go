@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/template"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -180,7 +180,7 @@ func (d *Definition) ApplyDefaults() {
 		d.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 		if d.Kind == toolspec.HTTP && d.HTTP != nil {
 			// An http tool's parameters follow from its {{vars}}.
-			if p, err := policy.GenerateParameters(HTTPTemplate(d.HTTP)); err == nil {
+			if p, err := template.GenerateParameters(HTTPTemplate(d.HTTP)); err == nil {
 				d.Parameters = p
 			}
 		}

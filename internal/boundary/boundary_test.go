@@ -57,6 +57,14 @@ func TestImportBoundaries(t *testing.T) {
 		// policy and store import nothing of ours but the leaves
 		{pkg: "./policy/...", need: []string{module + "/policy"},
 			forbid: []string{module + "/daemon", module + "/executors", module + "/store", module + "/cmd"}},
+		// the deny rules and the templates share only the shell front-end
+		{pkg: "./policy/shellguard", need: []string{module + "/policy/shellsyntax"},
+			forbid: []string{module + "/policy"},
+			allow:  []string{module + "/policy/shellguard", module + "/policy/shellsyntax"}},
+		{pkg: "./policy/template", need: []string{module + "/policy/shellsyntax"},
+			forbid: []string{module + "/policy"},
+			allow:  []string{module + "/policy/template", module + "/policy/shellsyntax"}},
+		{pkg: "./policy/shellsyntax", need: []string{"mvdan.cc/sh/v3/syntax"}, leaf: true},
 		{pkg: "./store/...", need: []string{module + "/store"},
 			forbid: []string{module + "/daemon", module + "/executors", module + "/policy", module + "/cmd"}},
 		{pkg: "./errdefs", need: []string{"errors"}, leaf: true},

@@ -1,0 +1,435 @@
+package shellguard
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
+)
+
+// This file looks inside inline interpreter code (python -c, perl -e, node
+// -e, ruby -e, php -r, awk programs, code piped into an interpreter), best
+// effort: shell-outs of string literals, literal argument vectors, backtick
+// commands and base64 literals are checked as commands.
+
+// runInterp follows an interpreter to the code it runs.
+func (w *walker) runInterp(seg *segment, lang string, spec *shellsyntax.Grammar, sc *scope, stdin *data) {
+	args := nonDropped(seg.args)
+	var code, mods []arg
+	var prog *arg
+	var codeData *data
+	i := 1
+	// deno eval CODE, bun -e; deno run URL
+	if seg.name == "deno" || seg.name == "bun" {
+		if i < len(args) && (args[i].e == "eval" || args[i].e == "run" || args[i].e == "x") {
+			i++
+		}
+	}
+	module := false
+	// optValue is the value of option ch in args[i] at j: attached or the
+	// next word.
+	optValue := func(j int, ch byte) (arg, bool) {
+		a := args[i].e
+		if j+1 < len(a) {
+			p := args[i].p
+			k := strings.IndexByte(p, ch)
+			return arg{e: a[j+1:], p: p[k+1:], origins: args[i].origins}, true
+		}
+		if i+1 < len(args) {
+			i++
+			return args[i], true
+		}
+		return arg{}, false
+	}
+	for i < len(args) && len(code) == 0 {
+		a := args[i].e
+		if a == "--" || a == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			name, val, hasEq := strings.Cut(a[2:], "=")
+			var dst *[]arg
+			switch {
+			case slices.Contains(spec.CodeLong, name):
+				dst = &code
+			case slices.Contains(spec.ModLong, name):
+				dst = &mods
+			case slices.Contains(spec.ProgLong, name):
+				if !hasEq && i+1 < len(args) {
+					i++
+					prog = &args[i]
+				} else if hasEq {
+					prog = &arg{e: val, p: val, origins: args[i].origins}
+				}
+			case slices.Contains(spec.ValueLong, name) && !hasEq:
+				i++
+			}
+			if dst != nil {
+				if hasEq {
+					*dst = append(*dst, arg{e: val, p: val, origins: args[i].origins})
+				} else if i+1 < len(args) {
+					i++
+					*dst = append(*dst, args[i])
+				}
+			}
+			i++
+			continue
+		}
+		if len(a) > 1 && a[0] == '-' {
+			consumed := false
+			for j := 1; j < len(a) && !consumed; j++ {
+				ch := a[j]
+				switch {
+				case strings.IndexByte(spec.CodeOpts, ch) >= 0:
+					if v, ok := optValue(j, ch); ok {
+						code = append(code, v)
+					}
+					consumed = true
+				case strings.IndexByte(spec.ModOpts, ch) >= 0:
+					if lang == "python" {
+						module = true // python -m runs the module instead
+					} else if v, ok := optValue(j, ch); ok {
+						mods = append(mods, v)
+					}
+					consumed = true
+				case strings.IndexByte(spec.ProgOpts, ch) >= 0:
+					if v, ok := optValue(j, ch); ok {
+						prog = &v
+					}
+					consumed = true
+				case strings.IndexByte(spec.ValueOpts, ch) >= 0:
+					if j+1 == len(a) {
+						i++
+					}
+					consumed = true
+				}
+			}
+			i++
+			if lang == "perl" || lang == "ruby" {
+				// perl -e may repeat; keep collecting.
+				for i < len(args) && (args[i].e == "-e" || args[i].e == "-E") && i+1 < len(args) {
+					code = append(code, args[i+1])
+					i += 2
+				}
+			}
+			if module {
+				return
+			}
+			continue
+		}
+		break
+	}
+	// Code loaded with the program (perl -MFoo;code, php -d
+	// auto_prepend_file=...) is checked too.
+	for k, m := range mods {
+		if k >= 4 {
+			break
+		}
+		w.analyseCode(lang, seg.name, m.p, sc.depth+1)
+	}
+	switch {
+	case len(code) > 0:
+		codeData = joinLines(code)
+	case prog != nil:
+		codeData = w.fileData(*prog, stdin)
+	case spec.ProgArg && i < len(args):
+		codeData = argData(args[i])
+	case i < len(args):
+		op := args[i]
+		if strings.HasPrefix(op.e, "http://") || strings.HasPrefix(op.e, "https://") {
+			codeData = &data{origins: originFetch}
+		} else {
+			codeData = w.fileData(op, stdin)
+		}
+	default:
+		codeData = stdin
+	}
+	if codeData == nil {
+		return
+	}
+	if codeData.origins&(originFetch|originSocket) != 0 {
+		w.detected("shell_input", codeData.origins, seg.text)
+	}
+	for k, t := range codeData.texts {
+		if k >= 4 {
+			break
+		}
+		w.analyseCode(lang, seg.name, t, sc.depth+1)
+		if pipesToShell.MatchString(t) {
+			// The program writes text into a shell: what it reads may be
+			// passed on, and what it generates is code.
+			if stdin.known() {
+				w.runShellData(stdin, &scope{depth: sc.depth + 1}, seg)
+			}
+			w.detected("shell_input", originDecode|originsOf(stdin), seg.text)
+		}
+	}
+	if codeData.origins&(originFetch|originSocket) == 0 && codeData.origins&originDecode != 0 {
+		w.detected("shell_input", codeData.origins, seg.text)
+	}
+}
+
+func joinLines(args []arg) *data {
+	var parts []string
+	var origins originSet
+	for _, a := range args {
+		parts = append(parts, a.p)
+		origins |= a.origins
+	}
+	return &data{texts: []string{strings.Join(parts, "\n")}, origins: origins}
+}
+
+// analyseCode looks inside interpreter code, best effort: it records the
+// code for code_regex rules, checks string literals handed to a shell-out
+// function as shell commands (and literal lists as argument vectors), and
+// decodes base64 literals it finds.
+func (w *walker) analyseCode(lang, interp, code string, depth int) {
+	if depth > maxDepth {
+		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		return
+	}
+	if !w.spend(1 + len(code)/256) {
+		return
+	}
+	text := interp + " " + code
+	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: text})
+	lits, lists, ticks := codeLiterals(code, lang)
+	scope := &scope{depth: depth + 1}
+	for _, t := range ticks {
+		w.walkScriptLenient(t, scope)
+	}
+	if shellsOut.MatchString(code) {
+		for k, l := range lits {
+			if k >= 64 {
+				break
+			}
+			w.walkScriptLenient(l, scope)
+		}
+		for k, l := range lists {
+			if k >= 16 || len(l) == 0 {
+				break
+			}
+			w.runCommand(&segment{kind: segCmd, args: literalArgs(l)}, scope, nil, pipeCtx{})
+		}
+	}
+	for k, l := range lits {
+		if k >= 64 {
+			break
+		}
+		if dec, ok := looksBase64(l); ok {
+			w.walkScriptLenient(dec, scope)
+			w.analyseCode(lang, interp, dec, depth+1)
+		}
+	}
+}
+
+// walkScriptLenient checks text that may or may not be a shell command
+// (a string literal): text the shell could not parse is not run by it.
+func (w *walker) walkScriptLenient(src string, sc *scope) {
+	if w.err != nil || strings.TrimSpace(src) == "" || len(src) > maxInput {
+		return
+	}
+	if sc.depth > maxDepth {
+		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		return
+	}
+	l, err := parseLenient(src, sc.depth, &w.work)
+	if err != nil {
+		w.err = err
+		return
+	}
+	if l == nil {
+		return
+	}
+	// What may or may not run is judged by the rules only: a name that is
+	// unknown here is no finding.
+	w.defWalk++
+	w.walkList(l, sc, nil, pipeCtx{})
+	w.defWalk--
+}
+
+// shellsOut matches the functions interpreters run commands with.
+var shellsOut = regexp.MustCompile(`(?i)\b(system|popen|popen[234]|exec[a-z]*|spawn[a-z]*|check_call|check_output|getoutput|getstatusoutput|call|run|subprocess|shell_exec|passthru|proc_open|pcntl_exec|child_process|execsync|execfile|spawnsync|io\.popen|open3|pty|os\.execute|runtime|processbuilder|qx|getline|%x|syscall)\b|\|\s*"|\$\(|` + "`")
+
+// pipesToShell matches code that opens a pipe into a shell: awk's
+// print | "sh", perl's open(F, "|sh"), python's popen("sh", "w").
+var pipesToShell = regexp.MustCompile(`\|\s*&?\s*["'](/bin/|/usr/bin/)?(ba|da|z|k|a|mk)?sh\b|open\s*\(\s*\w*\s*,?\s*["']\s*\|\s*(/bin/)?(ba|da|z|k)?sh|popen\s*\(\s*["'](/bin/)?(ba|da|z|k)?sh["']\s*,\s*["']w`)
+
+// looksBase64 decodes s when it is long base64 that decodes to text.
+func looksBase64(s string) (string, bool) {
+	if len(s) < 12 || len(s) > maxDecoded {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\n') {
+			return "", false
+		}
+	}
+	dec, ok := decodeBase64(s)
+	if !ok || dec == "" || !utf8.ValidString(dec) {
+		return "", false
+	}
+	printable := 0
+	for _, r := range dec {
+		if r >= 0x20 || r == '\n' || r == '\t' {
+			printable++
+		}
+	}
+	if printable*10 < utf8.RuneCountInString(dec)*9 {
+		return "", false
+	}
+	return dec, true
+}
+
+// codeLiterals extracts the string literals of interpreter code with
+// their escapes decoded, literals joined by + or . (concatenation), lists
+// of literals in brackets (argument vectors), and the bodies of backtick
+// commands in perl, ruby and php.
+func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []string) {
+	type lit struct {
+		s          string
+		start, end int
+	}
+	var ls []lit
+	for i := 0; i < len(code) && len(ls) < 256; i++ {
+		c := code[i]
+		switch c {
+		case '#':
+			if lang == "python" || lang == "ruby" || lang == "perl" {
+				for i < len(code) && code[i] != '\n' {
+					i++
+				}
+			}
+			continue
+		case '\'', '"', '`':
+		default:
+			// perl qx{...}/qx(...), ruby %x(...)
+			if (lang == "perl" && strings.HasPrefix(code[i:], "qx") || lang == "ruby" && strings.HasPrefix(code[i:], "%x")) && i+2 < len(code) {
+				open := code[i+2]
+				close := open
+				switch open {
+				case '{':
+					close = '}'
+				case '(':
+					close = ')'
+				case '[':
+					close = ']'
+				case '<':
+					close = '>'
+				}
+				if end := strings.IndexByte(code[i+3:], close); end >= 0 {
+					ticks = append(ticks, code[i+3:i+3+end])
+					i += 3 + end
+				}
+			}
+			continue
+		}
+		quote := c
+		triple := false
+		if lang == "python" && strings.HasPrefix(code[i:], strings.Repeat(string(c), 3)) {
+			triple = true
+		}
+		start := i
+		j := i + 1
+		if triple {
+			j = i + 3
+		}
+		var b strings.Builder
+		closed := false
+		for j < len(code) {
+			ch := code[j]
+			if ch == '\\' && j+1 < len(code) {
+				if quote == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
+					if code[j+1] == '\'' || code[j+1] == '\\' {
+						b.WriteByte(code[j+1])
+					} else {
+						b.WriteByte('\\')
+						b.WriteByte(code[j+1])
+					}
+					j += 2
+					continue
+				}
+				n, t := printfEscape(code[j:])
+				if code[j+1] >= '0' && code[j+1] <= '7' {
+					v, m := octPrefix(code[j+1:], 3)
+					n, t = 1+m, string([]byte{byte(v)})
+				}
+				b.WriteString(t)
+				j += n
+				continue
+			}
+			if ch == quote {
+				if triple {
+					if strings.HasPrefix(code[j:], strings.Repeat(string(quote), 3)) {
+						j += 3
+						closed = true
+						break
+					}
+				} else {
+					j++
+					closed = true
+					break
+				}
+			}
+			b.WriteByte(ch)
+			j++
+		}
+		if !closed {
+			break
+		}
+		if quote == '`' && (lang == "perl" || lang == "ruby" || lang == "php") {
+			ticks = append(ticks, b.String())
+		} else {
+			ls = append(ls, lit{s: b.String(), start: start, end: j})
+		}
+		i = j - 1
+	}
+	// Concatenations and lists.
+	for k := 0; k < len(ls); k++ {
+		lits = append(lits, ls[k].s)
+	}
+	joined := ""
+	inJoin := false
+	var list []string
+	for k := 0; k < len(ls); k++ {
+		if k > 0 {
+			gap := strings.TrimSpace(code[ls[k-1].end:ls[k].start])
+			switch gap {
+			case "+", ".", "..", "":
+				if !inJoin {
+					joined = ls[k-1].s
+					inJoin = true
+				}
+				joined += ls[k].s
+				continue
+			case ",", ", [", ",[", "], [", "],[", ", (", ",(":
+				if list == nil {
+					list = []string{ls[k-1].s}
+				}
+				list = append(list, ls[k].s)
+				continue
+			}
+		}
+		if inJoin {
+			lits = append(lits, joined)
+			inJoin = false
+		}
+		if list != nil {
+			lists = append(lists, list)
+			lits = append(lits, strings.Join(list, " "))
+			list = nil
+		}
+	}
+	if inJoin {
+		lits = append(lits, joined)
+	}
+	if list != nil {
+		lists = append(lists, list)
+		lits = append(lits, strings.Join(list, " "))
+	}
+	return lits, lists, ticks
+}

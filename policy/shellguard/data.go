@@ -1,0 +1,440 @@
+package shellguard
+
+import (
+	"compress/bzip2"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// This file works out what commands write to standard output when it can be
+// known statically (echo, printf, cat of known input, decoders and filters),
+// so that what a pipe feeds into a shell can be read and checked.
+
+// outputOf works out what a command writes to standard output.
+func (w *walker) outputOf(seg *segment, stdin *data) *data {
+	args := nonDropped(seg.args)
+	name := seg.name
+	inOrigins := originsOf(stdin)
+	var procOrigins originSet
+	for _, a := range args[1:] {
+		if a.data != nil {
+			procOrigins |= a.data.origins
+		}
+	}
+	switch name {
+	case "echo":
+		return echoData(args[1:])
+	case "printf":
+		if len(args) > 1 && args[1].e == "-v" {
+			return &data{texts: []string{""}}
+		}
+		return printfData(args[1:])
+	case "cat", "tac":
+		var files []arg
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
+				files = append(files, a)
+			}
+		}
+		if len(files) == 0 {
+			if stdin == nil {
+				return &data{origins: originOther}
+			}
+			return w.transform(name, args, stdin)
+		}
+		var out *data
+		for k, f := range files {
+			d := w.fileData(f, stdin)
+			if d == nil {
+				d = &data{origins: originOther}
+			}
+			out = concatData(out, d, k == 0)
+		}
+		return out
+	}
+	if fetchers[name] {
+		return &data{origins: originFetch | procOrigins}
+	}
+	if sockets[name] && (name != "openssl" || opensslNet(args)) {
+		return &data{origins: originSocket | inOrigins | procOrigins}
+	}
+	if stdin != nil && (decoders[name] || passThrough[name]) {
+		return w.transform(name, args, stdin)
+	}
+	if decoders[name] {
+		return &data{origins: originDecode | procOrigins}
+	}
+	return &data{origins: originOther | inOrigins | procOrigins}
+}
+
+// transform computes the output of a filter from known input: decoders
+// (base64, base32, hex, gzip, bzip2, zlib), rev, tr and pass-through
+// commands. Decoders mark the result as decoded either way.
+func (w *walker) transform(name string, args []arg, stdin *data) *data {
+	origins := stdin.origins
+	if decoders[name] && !passThrough[name] {
+		origins |= originDecode
+	}
+	if !stdin.known() {
+		return &data{origins: origins | originOther}
+	}
+	fn := transformer(name, args)
+	if fn == nil {
+		if passThrough[name] {
+			return &data{texts: stdin.texts, origins: origins}
+		}
+		return &data{origins: origins | originDecode}
+	}
+	out := &data{origins: origins}
+	for k, t := range stdin.texts {
+		if k >= 4 {
+			break
+		}
+		r, ok := fn(t)
+		if !ok {
+			return &data{origins: origins | originDecode}
+		}
+		out.texts = append(out.texts, r)
+	}
+	return out
+}
+
+// transformer returns the text function a filter applies, or nil.
+func transformer(name string, args []arg) func(string) (string, bool) {
+	has := func(opts ...string) bool {
+		for _, a := range args[1:] {
+			for _, o := range opts {
+				if a.e == o {
+					return true
+				}
+				if len(o) == 2 && o[0] == '-' && len(a.e) > 1 && a.e[0] == '-' && a.e[1] != '-' && strings.IndexByte(a.e[1:], o[1]) >= 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch name {
+	case "cat", "tee", "dd", "pv", "buffer", "mbuffer", "stdbuf":
+		return func(s string) (string, bool) { return s, true }
+	case "base64":
+		if has("-d", "--decode", "-D") {
+			return decodeBase64
+		}
+	case "base32":
+		if has("-d", "--decode") {
+			return func(s string) (string, bool) {
+				b, err := base32.StdEncoding.DecodeString(stripSpace(s))
+				return string(b), err == nil
+			}
+		}
+	case "basenc":
+		if has("-d", "--decode") {
+			switch {
+			case has("--base64", "--base64url"):
+				return decodeBase64
+			case has("--base16"):
+				return decodeHex
+			case has("--base32"):
+				return func(s string) (string, bool) {
+					b, err := base32.StdEncoding.DecodeString(stripSpace(s))
+					return string(b), err == nil
+				}
+			}
+		}
+	case "openssl":
+		if has("base64", "-base64", "-a") && has("-d") {
+			return decodeBase64
+		}
+	case "xxd":
+		if has("-r") && has("-p", "-ps", "-plain", "-postscript") {
+			return decodeHex
+		}
+	case "rev":
+		return func(s string) (string, bool) {
+			lines := strings.Split(s, "\n")
+			for i, l := range lines {
+				r := []rune(l)
+				for a, b := 0, len(r)-1; a < b; a, b = a+1, b-1 {
+					r[a], r[b] = r[b], r[a]
+				}
+				lines[i] = string(r)
+			}
+			return strings.Join(lines, "\n"), true
+		}
+	case "tac":
+		return func(s string) (string, bool) {
+			lines := strings.SplitAfter(s, "\n")
+			for a, b := 0, len(lines)-1; a < b; a, b = a+1, b-1 {
+				lines[a], lines[b] = lines[b], lines[a]
+			}
+			return strings.Join(lines, ""), true
+		}
+	case "tr":
+		return trFunc(args)
+	case "gzip", "gunzip", "zcat":
+		if name != "gzip" || has("-d", "--decompress", "--uncompress") {
+			return func(s string) (string, bool) {
+				r, err := gzip.NewReader(strings.NewReader(s))
+				if err != nil {
+					return "", false
+				}
+				return readLimited(r)
+			}
+		}
+	case "bzip2", "bunzip2", "bzcat":
+		if name != "bzip2" || has("-d", "--decompress") {
+			return func(s string) (string, bool) { return readLimited(bzip2.NewReader(strings.NewReader(s))) }
+		}
+	case "zlib-flate":
+		if has("-uncompress") {
+			return func(s string) (string, bool) {
+				r, err := zlib.NewReader(strings.NewReader(s))
+				if err != nil {
+					return "", false
+				}
+				return readLimited(r)
+			}
+		}
+	}
+	return nil
+}
+
+func readLimited(r io.Reader) (string, bool) {
+	b, err := io.ReadAll(io.LimitReader(r, maxDecoded))
+	if err != nil && len(b) == 0 {
+		return "", false
+	}
+	return string(b), true
+}
+
+func stripSpace(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' || r == '\t' || r == '\r' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func decodeBase64(s string) (string, bool) {
+	s = stripSpace(s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return string(b), true
+		}
+	}
+	return "", false
+}
+
+func decodeHex(s string) (string, bool) {
+	b, err := hex.DecodeString(stripSpace(s))
+	return string(b), err == nil
+}
+
+// trFunc implements tr SET1 SET2 and tr -d SET for literal sets.
+func trFunc(args []arg) func(string) (string, bool) {
+	var sets []string
+	del := false
+	for _, a := range args[1:] {
+		switch {
+		case a.e == "-d" || a.e == "--delete":
+			del = true
+		case strings.HasPrefix(a.e, "-") && len(a.e) > 1:
+			if strings.Contains(a.e, "d") {
+				del = true
+			}
+			if strings.ContainsAny(a.e, "c") {
+				return nil
+			}
+		default:
+			sets = append(sets, a.e)
+		}
+	}
+	expand := func(s string) []rune {
+		s = echoEscapes(s)
+		if strings.Contains(s, "[:") {
+			return nil
+		}
+		r := []rune(s)
+		var out []rune
+		for i := 0; i < len(r); i++ {
+			if i+2 < len(r) && r[i+1] == '-' && r[i] <= r[i+2] && r[i+2]-r[i] < 1024 {
+				for c := r[i]; c <= r[i+2]; c++ {
+					out = append(out, c)
+				}
+				i += 2
+				continue
+			}
+			out = append(out, r[i])
+		}
+		return out
+	}
+	if del && len(sets) >= 1 {
+		set := expand(sets[0])
+		if set == nil {
+			return nil
+		}
+		return func(s string) (string, bool) {
+			return strings.Map(func(r rune) rune {
+				for _, c := range set {
+					if c == r {
+						return -1
+					}
+				}
+				return r
+			}, s), true
+		}
+	}
+	if len(sets) != 2 {
+		return nil
+	}
+	from, to := expand(sets[0]), expand(sets[1])
+	if from == nil || to == nil || len(to) == 0 {
+		return nil
+	}
+	return func(s string) (string, bool) {
+		return strings.Map(func(r rune) rune {
+			for i, c := range from {
+				if c == r {
+					if i < len(to) {
+						return to[i]
+					}
+					return to[len(to)-1]
+				}
+			}
+			return r
+		}, s), true
+	}
+}
+
+// echoData is echo's output; dash's echo applies escapes always, bash's
+// only with -e, so both readings are kept when they differ.
+func echoData(args []arg) *data {
+	newline, escapes := true, false
+	for len(args) > 0 {
+		a := args[0].e
+		if len(a) < 2 || a[0] != '-' || strings.Trim(a[1:], "neE") != "" {
+			break
+		}
+		if strings.Contains(a, "n") {
+			newline = false
+		}
+		if strings.Contains(a, "e") {
+			escapes = true
+		}
+		args = args[1:]
+	}
+	var parts []string
+	var origins originSet
+	for _, a := range args {
+		parts = append(parts, a.p)
+		origins |= a.origins
+	}
+	text := strings.Join(parts, " ")
+	if newline {
+		text += "\n"
+	}
+	d := &data{origins: origins}
+	esc := echoEscapes(text)
+	if escapes {
+		d.texts = []string{esc}
+	} else if esc != text {
+		d.texts = []string{text, esc}
+	} else {
+		d.texts = []string{text}
+	}
+	return d
+}
+
+// printfData is printf's output for %s %b %c %d and friends.
+func printfData(args []arg) *data {
+	if len(args) == 0 {
+		return &data{texts: []string{""}}
+	}
+	format := args[0].p
+	rest := args[1:]
+	var origins originSet
+	for _, a := range args {
+		origins |= a.origins
+	}
+	var b strings.Builder
+	next := 0
+	for round := 0; round < 64; round++ {
+		usedArg := false
+		for i := 0; i < len(format); i++ {
+			c := format[i]
+			if c == '\\' {
+				n, t := printfEscape(format[i:])
+				b.WriteString(t)
+				i += n - 1
+				continue
+			}
+			if c != '%' || i+1 >= len(format) {
+				b.WriteByte(c)
+				continue
+			}
+			j := i + 1
+			for j < len(format) && strings.IndexByte("-+ #0123456789.*'", format[j]) >= 0 {
+				j++
+			}
+			if j >= len(format) {
+				b.WriteString(format[i:])
+				break
+			}
+			verb := format[j]
+			i = j
+			if verb == '%' {
+				b.WriteByte('%')
+				continue
+			}
+			arg := ""
+			if next < len(rest) {
+				arg = rest[next].p
+				next++
+				usedArg = true
+			}
+			switch verb {
+			case 'b':
+				b.WriteString(echoEscapes(arg))
+			case 'c':
+				if arg != "" {
+					r, _ := utf8.DecodeRuneInString(arg)
+					b.WriteRune(r)
+				}
+			case 'd', 'i', 'u':
+				v, err := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
+				if err != nil && len(arg) > 1 && (arg[0] == '\'' || arg[0] == '"') {
+					r, _ := utf8.DecodeRuneInString(arg[1:])
+					v, err = int64(r), nil
+				}
+				if err == nil || arg == "" {
+					b.WriteString(strconv.FormatInt(v, 10))
+				}
+			case 'o':
+				v, _ := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
+				b.WriteString(strconv.FormatInt(v, 8))
+			case 'x', 'X':
+				v, _ := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
+				s := strconv.FormatInt(v, 16)
+				if verb == 'X' {
+					s = strings.ToUpper(s)
+				}
+				b.WriteString(s)
+			default:
+				b.WriteString(arg)
+			}
+		}
+		if !usedArg || next >= len(rest) {
+			break
+		}
+	}
+	return &data{texts: []string{b.String()}, origins: origins}
+}

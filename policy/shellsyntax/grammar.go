@@ -1,0 +1,230 @@
+package shellsyntax
+
+import "strings"
+
+// One table of program grammars: which options of a program take a value,
+// which take code, which programs run other commands, which interpreters
+// run inline code. The deny rules (shellunwrap.go, shellcode.go) and the
+// template check (render_shell_rules.go) both read it; it depends on
+// neither, so each can move to a package of its own.
+//
+// Where the two earlier tables disagreed, the stricter, correct reading was
+// kept:
+//   - perl -M/-m load a module named by the value, and -MFoo;code runs code
+//     (the template table had them as code, the deny table as flags);
+//   - ruby -r loads a file as code (template: code; deny: a plain value);
+//   - php -d sets an ini value, and auto_prepend_file= runs a file; -f FILE
+//     is the script (template: both code; deny: plain values);
+//   - sudo -s/-i and doas -s run a shell with the operands as its command
+//     (deny: yes; template: not known);
+//   - python -m runs a module; node -r/--require/--import and lua -l load
+//     code before the program.
+
+// Role says what a program does with its operands.
+type Role uint8
+
+const (
+	RolePlain   Role = iota // operands are data; some options may take code
+	RoleWrapper             // runs its operands (after leading ones) as a command
+	RoleShell               // a shell: -c text, a script file or standard input
+	RoleInterp              // inline code, a script file or standard input
+	RoleEval                // its arguments are shell code (eval, trap, let, alias...)
+	RoleSource              // the first operand is a script run in this shell
+	RoleSu                  // su, runuser, sg: -c text run by a shell
+	RoleXargs               // runs its operands with words from its input
+	RoleFind                // -exec and friends run a command
+	RoleNames               // operands are variable names (read, unset...)
+	RoleDeclare             // declare/typeset: names and attributes
+	RoleExport              // export/readonly/local: NAME=value words and names
+	RolePrintf              // printf -v NAME
+	RoleTest                // test/[: -v NAME, -R NAME
+	RoleCurl                // an option value starting with @ or < names a file to read
+)
+
+// Grammar is one program's command line.
+type Grammar struct {
+	Role Role
+	// lang is the code family an interpreter runs, for the code scan
+	// (python, perl, js, awk...); empty when the deny rules do not scan it.
+	Lang string
+
+	ValueOpts string   // short options taking a value
+	ValueLong []string // long options taking a value (unless written --opt=value)
+	CodeOpts  string   // short options whose value is code
+	CodeLong  []string
+	// modOpts: short options whose value names code the program loads or
+	// runs as well as its operands (perl -M, ruby -r, node -r, php -d,
+	// python -m, ssh -o ProxyCommand=...).
+	ModOpts  string
+	ModLong  []string
+	ProgOpts string // short options whose value is the program file (awk -f)
+	ProgLong []string
+	// shellFlags make the operands shell text (sh -c: the first operand is
+	// code; sudo -s: the command line is run by a shell).
+	ShellFlags string
+	StdinFlags string // read the program from standard input (sh -s)
+	SplitOpts  string // the value is split into words put before the command (env -S)
+	SplitLong  []string
+	NoExec     string // short flags after which nothing runs (sudo -l)
+	Leading    int    // operands before the command (timeout DURATION)
+	Assigns    bool   // NAME=value operands among the options (env, sudo)
+	Permute    bool   // options may follow operands (GNU getopt)
+	Plus       bool   // +o style options too (shells)
+	Numeric    bool   // -N options (nice -5)
+	Join       bool   // the operands are joined into one shell command line (ssh, watch)
+	JoinOff    string // short flags that turn join off (watch -x)
+	UnknownVal bool   // unknown long options take a value
+	FlagLong   []string
+	ProgArg    bool // the first operand is the program text (awk)
+	// subcommand: the first operand names what runs (git: a subcommand,
+	// an alias that may be !shell text, or a git-NAME program on PATH).
+	Subcommand bool
+	// cmdLine: the template check refuses any argument among the operands
+	// after the leading ones (flock: the command's words are not checked
+	// one by one there).
+	CmdLine bool
+}
+
+var (
+	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true}
+	pythonGrammar = &Grammar{Role: RoleInterp, Lang: "python", CodeOpts: "c", ModOpts: "m", ValueOpts: "WXQ"}
+	perlGrammar   = &Grammar{Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"}
+	rubyGrammar   = &Grammar{Role: RoleInterp, Lang: "ruby", CodeOpts: "e", ModOpts: "r", ValueOpts: "ICEFK"}
+	nodeGrammar   = &Grammar{Role: RoleInterp, Lang: "js", CodeOpts: "ep", CodeLong: []string{"eval", "print"}, ModOpts: "r",
+		ModLong: []string{"require", "import", "loader", "experimental-loader"}, ValueLong: []string{"input-type"}}
+	phpGrammar = &Grammar{Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"}
+	luaGrammar = &Grammar{Role: RoleInterp, Lang: "lua", CodeOpts: "e", ModOpts: "l"}
+	awkGrammar = &Grammar{Role: RoleInterp, Lang: "awk", Permute: true, ProgArg: true, ValueOpts: "Fv", ValueLong: []string{"field-separator", "assign"},
+		CodeOpts: "e", CodeLong: []string{"source"}, ModOpts: "ilE", ModLong: []string{"include", "load", "exec"}, ProgOpts: "f", ProgLong: []string{"file"}}
+	sedGrammar = &Grammar{Role: RoleInterp, Permute: true, ValueOpts: "l", ValueLong: []string{"line-length"},
+		CodeOpts: "e", CodeLong: []string{"expression"}, ProgOpts: "f", ProgLong: []string{"file"}}
+	sudoGrammar = &Grammar{Role: RoleWrapper, ValueOpts: "ugCDhprtTUR", ValueLong: []string{"user", "group", "host", "prompt", "chdir", "chroot", "role", "type", "close-from", "command-timeout", "other-user"},
+		ShellFlags: "si", NoExec: "lVe", Assigns: true}
+	suGrammar = &Grammar{Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1}
+)
+
+// grammars maps a program's base name to its grammar.
+var grammars = map[string]*Grammar{
+	// Shells.
+	"sh": shellGrammar, "bash": shellGrammar, "rbash": shellGrammar, "dash": shellGrammar, "zsh": shellGrammar,
+	"ksh": shellGrammar, "ksh93": shellGrammar, "mksh": shellGrammar, "pdksh": shellGrammar, "oksh": shellGrammar,
+	"lksh": shellGrammar, "ash": shellGrammar, "yash": shellGrammar, "posh": shellGrammar, "fish": shellGrammar,
+	"csh": shellGrammar, "tcsh": shellGrammar, "bash5": shellGrammar, "hush": shellGrammar, "msh": shellGrammar,
+	// Interpreters.
+	"python": pythonGrammar, "pypy": pythonGrammar,
+	"perl": perlGrammar, "ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
+	"node": nodeGrammar, "nodejs": nodeGrammar, "deno": nodeGrammar, "bun": nodeGrammar, "qjs": nodeGrammar, "d8": nodeGrammar,
+	"php":       phpGrammar,
+	"lua":       luaGrammar,
+	"luajit":    {Role: RoleInterp, Lang: "lua", CodeOpts: "ej", ModOpts: "l"},
+	"rscript":   {Role: RoleInterp, Lang: "r", CodeOpts: "e"},
+	"r":         {Role: RoleInterp, Lang: "r", CodeOpts: "e", ValueLong: []string{"file"}},
+	"julia":     {Role: RoleInterp, CodeOpts: "eEL"},
+	"osascript": {Role: RoleInterp, Lang: "applescript", CodeOpts: "e"},
+	"tclsh":     {Role: RoleInterp, Lang: "tcl"},
+	"wish":      {Role: RoleInterp, Lang: "tcl"},
+	"expect":    {Role: RoleInterp, Lang: "tcl", CodeOpts: "cf"},
+	"guile":     {Role: RoleInterp, CodeOpts: "cels"},
+	"awk":       awkGrammar, "gawk": awkGrammar, "mawk": awkGrammar, "nawk": awkGrammar, "busybox-awk": awkGrammar,
+	"sed": sedGrammar, "gsed": sedGrammar,
+	// Shell builtins that evaluate their arguments.
+	"eval": {Role: RoleEval}, "trap": {Role: RoleEval}, "let": {Role: RoleEval}, "alias": {Role: RoleEval},
+	"bind": {Role: RoleEval}, "complete": {Role: RoleEval}, "compgen": {Role: RoleEval}, "fc": {Role: RoleEval},
+	"enable": {Role: RoleEval}, "hash": {Role: RoleEval},
+	"source": {Role: RoleSource}, ".": {Role: RoleSource},
+	// Builtins whose operands are variable names.
+	"read":      {Role: RoleNames, ValueOpts: "dinNptu", CodeOpts: "a"},
+	"unset":     {Role: RoleNames},
+	"mapfile":   {Role: RoleNames},
+	"readarray": {Role: RoleNames},
+	"getopts":   {Role: RoleNames},
+	"declare":   {Role: RoleDeclare}, "typeset": {Role: RoleDeclare},
+	"export": {Role: RoleExport}, "readonly": {Role: RoleExport}, "local": {Role: RoleExport},
+	"printf": {Role: RolePrintf},
+	"test":   {Role: RoleTest}, "[": {Role: RoleTest},
+	// Wrappers: they run a command.
+	"env":              {Role: RoleWrapper, ValueOpts: "uCP", ValueLong: []string{"unset", "chdir"}, SplitOpts: "S", SplitLong: []string{"split-string"}, Assigns: true},
+	"sudo":             sudoGrammar,
+	"run0":             {Role: RoleWrapper, ValueOpts: "ugDM", ValueLong: []string{"user", "group", "chdir", "machine", "property", "description", "slice", "setenv", "nice", "background", "unit"}, Assigns: true},
+	"doas":             {Role: RoleWrapper, ValueOpts: "uC", ShellFlags: "s", NoExec: "L"},
+	"pkexec":           {Role: RoleWrapper, ValueLong: []string{"user"}},
+	"nice":             {Role: RoleWrapper, ValueOpts: "n", ValueLong: []string{"adjustment"}, Numeric: true},
+	"nohup":            {Role: RoleWrapper},
+	"timeout":          {Role: RoleWrapper, ValueOpts: "sk", ValueLong: []string{"signal", "kill-after"}, Leading: 1},
+	"stdbuf":           {Role: RoleWrapper, ValueOpts: "ioe", ValueLong: []string{"input", "output", "error"}},
+	"ionice":           {Role: RoleWrapper, ValueOpts: "cnpPu", ValueLong: []string{"class", "classdata"}, NoExec: "pPu"},
+	"chroot":           {Role: RoleWrapper, ValueLong: []string{"userspec", "groups"}, Leading: 1},
+	"busybox":          {Role: RoleWrapper},
+	"toybox":           {Role: RoleWrapper},
+	"command":          {Role: RoleWrapper, NoExec: "vV"},
+	"builtin":          {Role: RoleWrapper},
+	"exec":             {Role: RoleWrapper, ValueOpts: "a"},
+	"time":             {Role: RoleWrapper, ValueOpts: "fo", ValueLong: []string{"format", "output"}},
+	"setsid":           {Role: RoleWrapper},
+	"unshare":          {Role: RoleWrapper, ValueOpts: "SGRw", ValueLong: []string{"setgroups", "propagation", "map-user", "map-group", "map-users", "map-groups", "root", "wd", "setuid", "setgid"}},
+	"nsenter":          {Role: RoleWrapper, ValueOpts: "tSG", ValueLong: []string{"target", "setuid", "setgid", "env"}},
+	"systemd-run":      {Role: RoleWrapper, ValueOpts: "upEMH", UnknownVal: true, FlagLong: []string{"user", "system", "scope", "pty", "pipe", "quiet", "wait", "collect", "no-block", "remain-after-exit", "same-dir", "send-sighup", "no-ask-password", "shell", "ignore-failure"}},
+	"chrt":             {Role: RoleWrapper, ValueOpts: "TPD", Leading: 1, NoExec: "pm"},
+	"taskset":          {Role: RoleWrapper, Leading: 1, NoExec: "p"},
+	"prlimit":          {Role: RoleWrapper, NoExec: "p", ValueLong: []string{"pid"}},
+	"strace":           {Role: RoleWrapper, ValueOpts: "abeEIoOpPsSuUX"},
+	"ltrace":           {Role: RoleWrapper, ValueOpts: "AaDeEFiLlnopsuwxX"},
+	"valgrind":         {Role: RoleWrapper},
+	"numactl":          {Role: RoleWrapper, ValueOpts: "CNmiPp"},
+	"torsocks":         {Role: RoleWrapper, ValueOpts: "upaP"},
+	"proxychains":      {Role: RoleWrapper, ValueOpts: "f"},
+	"proxychains4":     {Role: RoleWrapper, ValueOpts: "f"},
+	"faketime":         {Role: RoleWrapper, ValueOpts: "m", Leading: 1},
+	"xvfb-run":         {Role: RoleWrapper, ValueOpts: "nsfepw"},
+	"dbus-run-session": {Role: RoleWrapper, ValueLong: []string{"config-file", "dbus-daemon"}},
+	"catchsegv":        {Role: RoleWrapper},
+	"caffeinate":       {Role: RoleWrapper, ValueOpts: "tw"},
+	"gosu":             {Role: RoleWrapper, Leading: 1},
+	"su-exec":          {Role: RoleWrapper, Leading: 1},
+	"chpst":            {Role: RoleWrapper, ValueOpts: "uUbe/nlLmdofpcr"},
+	"setpriv":          {Role: RoleWrapper, ValueLong: []string{"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule"}},
+	"fakeroot":         {Role: RoleWrapper},
+	"coproc":           {Role: RoleWrapper},
+	"screen":           {Role: RoleWrapper, ValueOpts: "SsctehpTX"},
+	"flock":            {Role: RoleWrapper, ValueOpts: "wE", ValueLong: []string{"timeout", "wait", "conflict-exit-code"}, CodeOpts: "c", CodeLong: []string{"command"}, Leading: 1, CmdLine: true},
+	"script":           {Role: RoleWrapper, ValueOpts: "EIOBTm", ValueLong: []string{"echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"}, CodeOpts: "c", CodeLong: []string{"command"}, NoExec: "V", Permute: true},
+	"xargs":            {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}},
+	"git":              {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
+	// Commands that join their operands into a shell command line.
+	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true},
+	"watch":    {Role: RoleWrapper, ValueOpts: "nq", ValueLong: []string{"interval", "equexit"}, Join: true, JoinOff: "x"},
+	"parallel": {Role: RolePlain, Join: true},
+	"su":       suGrammar,
+	"runuser":  {Role: RoleSu, ValueOpts: "gGsuw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
+	"sg":       {Role: RoleSu, CodeOpts: "c", Leading: 1},
+	"ksu":      {Role: RoleSu, CodeOpts: "c", Leading: 1},
+	"curl":     {Role: RoleCurl},
+	// Options that run commands.
+	"find":  {Role: RoleFind},
+	"gfind": {Role: RoleFind},
+	"bfs":   {Role: RoleFind},
+	"tar":   {Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}},
+	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
+	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
+	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
+}
+
+// GrammarOf finds a program's grammar by its base name; an interpreter's
+// version suffix (python3.12, perl5.36, lua5.4, pypy3) is ignored.
+func GrammarOf(name string) *Grammar {
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	if g, ok := grammars[base]; ok {
+		return g
+	}
+	lower := strings.ToLower(base)
+	if g, ok := grammars[lower]; ok {
+		return g
+	}
+	trimmed := strings.TrimRight(lower, "0123456789.-")
+	if trimmed != lower && trimmed != "" {
+		if g, ok := grammars[trimmed]; ok && g.Role == RoleInterp {
+			return g
+		}
+	}
+	return nil
+}

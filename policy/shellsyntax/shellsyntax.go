@@ -1,0 +1,135 @@
+// Package shellsyntax is what the shell deny rules (policy/shellguard) and
+// the shell templates (policy/template) share about shell text: the parser
+// (mvdan.cc/sh/v3), the table of program grammars and the name rules.
+package shellsyntax
+
+import (
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// bashParsers holds idle bash parsers: a new one allocates several
+// kilobytes, as much as the rest of a typical check. A parser keeps no
+// state from one parse to the next.
+var bashParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
+// ParseBash parses src as a bash script.
+func ParseBash(src string) (*syntax.File, error) {
+	p := bashParsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	bashParsers.Put(p)
+	return f, err
+}
+
+// IsNameByte reports whether c may stand in a shell variable name (first:
+// at its start).
+func IsNameByte(c byte, first bool) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || !first && c >= '0' && c <= '9'
+}
+
+// IsName reports whether s is a shell variable name.
+func IsName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !IsNameByte(s[i], i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseArithm parses expr as a bash arithmetic expression.
+func ParseArithm(expr string) (syntax.ArithmExpr, error) {
+	p := bashParsers.Get().(*syntax.Parser)
+	x, err := p.Arithmetic(strings.NewReader(expr))
+	bashParsers.Put(p)
+	return x, err
+}
+
+// ParseDocument parses text as the body of a here-document: one word of
+// text with expansions.
+func ParseDocument(text string) (*syntax.Word, error) {
+	p := bashParsers.Get().(*syntax.Parser)
+	w, err := p.Document(strings.NewReader(text))
+	bashParsers.Put(p)
+	return w, err
+}
+
+// Unquote returns the value of a word made only of literal and quoted
+// text, with its quoting removed; ok is false for a word with an
+// expansion or a $'...' or $"..." part.
+func Unquote(w *syntax.Word) (value string, ok bool) {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			unescape(&b, x.Value, false)
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				return "", false
+			}
+			b.WriteString(x.Value)
+		case *syntax.DblQuoted:
+			if x.Dollar {
+				return "", false
+			}
+			for _, q := range x.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				unescape(&b, l.Value, true)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unescape writes v without its quoting backslashes: unquoted, \x is x;
+// in double quotes only \$ \` \" \\ and \newline escape.
+func unescape(b *strings.Builder, v string, dq bool) {
+	for {
+		i := strings.IndexByte(v, '\\')
+		if i < 0 || i+1 >= len(v) {
+			b.WriteString(v)
+			return
+		}
+		b.WriteString(v[:i])
+		switch n := v[i+1]; {
+		case n == '\n':
+		case !dq || n == '$' || n == '`' || n == '\\' || n == '"':
+			b.WriteByte(n)
+		default:
+			b.WriteString(v[i : i+2])
+		}
+		v = v[i+2:]
+	}
+}
+
+// Quote returns s as one single-quoted shell word. A single quote in s
+// closes the quoting, is written escaped, and reopens it:
+//
+//	it's  ->  'it'\''s'
+func Quote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for {
+		i := strings.IndexByte(s, '\'')
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		b.WriteString(`'\''`)
+		s = s[i+1:]
+	}
+	b.WriteString(s)
+	b.WriteByte('\'')
+	return b.String()
+}

@@ -1,0 +1,351 @@
+package template
+
+// Shell tool rendering. A shell template that is one simple command runs as
+// an argv with no shell at all: it is parsed with mvdan.cc/sh (the parser
+// the deny rules use), placeholders standing as sentinel words, and each
+// placeholder then becomes exactly one argv element (or is inserted verbatim
+// into the element it shares with literal text, as in --name={{x}}).
+// Anything else runs as sh -c text in which every value is one single-quoted
+// word. In both modes:
+//
+//   - ValidateShellTemplate's checks run first (see render_shell_lex.go and
+//     render_shell_rules.go): a placeholder is only allowed where a quoted
+//     value is one literal word, and never where it would be the program or
+//     code;
+//   - a value that starts with "-" at the start of a word is refused unless
+//     the word follows a literal "--" of its program or the parameter is in
+//     ShellOptions.AllowDash, so an argument cannot become an option
+//     (curl {{url}} with --upload-file=/etc/passwd). In a word with an
+//     unquoted brace or glob character every value counts as starting a
+//     word (bash turns rm {,{{f}}} into rm -rf);
+//   - in a curl command, a value starting with "@" or "<" at the start of
+//     a word or after a literal "=" is refused (curl -d @/etc/passwd reads
+//     the file);
+//   - a value holding a NUL byte is refused: no command line can carry it.
+//
+// Missing arguments are errors here (no AllowMissing): dropping a word
+// would shift the others into different roles.
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
+)
+
+// Shell rendering modes.
+const (
+	ShellModeArgv  = "argv"  // run Argv directly, no shell
+	ShellModeShell = "shell" // run sh -c Command
+)
+
+// ShellRendering is a rendered shell command.
+type ShellRendering struct {
+	// Mode is ShellModeArgv or ShellModeShell.
+	Mode string `json:"mode"`
+	// Argv is the command to exec, for ShellModeArgv.
+	Argv []string `json:"argv,omitempty"`
+	// Command is the text for sh -c, for ShellModeShell.
+	Command string `json:"command,omitempty"`
+}
+
+// ShellOptions controls RenderShell.
+type ShellOptions struct {
+	// AllowDash names the parameters whose schema allows a leading "-"
+	// (a negative number, say). Other parameters may not start with "-"
+	// where a program would read them as an option.
+	AllowDash map[string]bool
+	// Secrets looks up {{secret.NAME}}; nil means secrets are not available.
+	// A secret is placed like any value (quoted, one word), is exempt from
+	// the option rule (the operator chose it, not the caller), and is
+	// visible to other local users in the process list while the command
+	// runs: pass secrets through the environment where the program allows.
+	Secrets func(name string) (string, error)
+}
+
+// CompiledShell is a checked shell template, ready to render many times.
+// It is immutable and safe for concurrent use.
+type CompiledShell struct {
+	t    *Template
+	mode string
+	// argv holds the words of the command in argv mode.
+	argv [][]piece
+	// checks holds the words whose values are checked at render time.
+	checks []wordCheck
+}
+
+// wordCheck is a word whose rendered value must not start with "-" (where
+// it starts the word) or, for fileRule words, with "@" or "<" (where it
+// starts the word or follows a literal "=").
+type wordCheck struct {
+	pieces   []piece
+	fileRule bool
+	// anyPos: the word holds an unquoted brace or glob character; bash's
+	// brace expansion ({,x}) can make any value start a word.
+	anyPos bool
+}
+
+// ValidateShellTemplate checks a shell tool's command at creation: it must
+// parse, and no placeholder may sit inside quotes, $(...), `...`, ${...},
+// arithmetic, [[ ]], a comment or a here-document, right after "\" or "$",
+// in command position, or where the program treats it as code or as a
+// variable name. The error is a *TemplateError naming the position.
+func ValidateShell(command string) error {
+	_, err := CompileShell(command)
+	return err
+}
+
+// CompileShell parses and checks a shell template once; see
+// ValidateShellTemplate.
+func CompileShell(command string) (*CompiledShell, error) {
+	t, err := Parse(command)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, errorAt(command, 0, "the command is empty")
+	}
+	l, err := lex(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.checkRules(); err != nil {
+		return nil, err
+	}
+	if len(l.b.cmds) == 0 {
+		return nil, errorAt(command, 0, "the command has no words")
+	}
+	c := &CompiledShell{t: t, mode: ShellModeShell}
+	for _, cmd := range l.b.cmds {
+		for _, w := range cmd.words {
+			if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
+				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, anyPos: w.glob})
+			}
+		}
+	}
+	if argv, ok := argvMode(t, l); ok {
+		c.mode, c.argv = ShellModeArgv, argv
+	}
+	return c, nil
+}
+
+// argvMode decides whether the template can run without a shell: one
+// simple command using nothing a shell would interpret. The shell parser
+// reads the template with sentinels in place of the placeholders; its
+// words must be plain or quoted text and match the lexer's.
+func argvMode(t *Template, l *lexer) ([][]piece, bool) {
+	if l.needShell || len(l.b.cmds) != 1 || len(l.nested) != 0 {
+		return nil, false
+	}
+	words := l.b.cmds[0].words
+	first := words[0]
+	if first.assign != "" {
+		return nil, false // VAR=value cmd needs a shell
+	}
+	if lit, ok := literal(first); ok && !first.quoted && (leadWords[lit] || noCommand[lit]) {
+		return nil, false
+	}
+	var b strings.Builder
+	for _, p := range t.parts {
+		if p.ph >= 0 {
+			b.WriteString(sentOpen)
+			b.WriteString(strconv.Itoa(p.ph))
+			b.WriteString(sentClose)
+			continue
+		}
+		if strings.Contains(p.lit, sentOpen) || strings.Contains(p.lit, sentClose) {
+			return nil, false
+		}
+		b.WriteString(p.lit)
+	}
+	src := b.String()
+	f, err := shellsyntax.ParseBash(src)
+	if err != nil || len(f.Stmts) != 1 {
+		return nil, false
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) != len(words) {
+		return nil, false
+	}
+	argv := make([][]piece, len(call.Args))
+	for i, w := range call.Args {
+		text, ok := shellsyntax.Unquote(w)
+		if !ok {
+			return nil, false
+		}
+		pieces, ok := sentPieces(text)
+		if !ok || !slices.Equal(pieces, normPieces(words[i].pieces)) {
+			return nil, false
+		}
+		argv[i] = pieces
+	}
+	return argv, true
+}
+
+const (
+	sentOpen  = "\uE000"
+	sentClose = "\uE001"
+)
+
+// sentPieces splits a word back into literal text and placeholders.
+func sentPieces(tok string) ([]piece, bool) {
+	var out []piece
+	for tok != "" {
+		i := strings.Index(tok, sentOpen)
+		if i < 0 {
+			out = append(out, piece{lit: tok, ph: -1})
+			break
+		}
+		if i > 0 {
+			out = append(out, piece{lit: tok[:i], ph: -1})
+		}
+		rest := tok[i+len(sentOpen):]
+		j := strings.Index(rest, sentClose)
+		if j < 0 {
+			return nil, false
+		}
+		n, err := strconv.Atoi(rest[:j])
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, piece{ph: n})
+		tok = rest[j+len(sentClose):]
+	}
+	return normPieces(out), true
+}
+
+// normPieces merges adjacent literals and drops empty ones.
+func normPieces(ps []piece) []piece {
+	out := make([]piece, 0, len(ps))
+	for _, p := range ps {
+		switch {
+		case p.ph >= 0:
+			out = append(out, p)
+		case p.lit == "":
+		case len(out) > 0 && out[len(out)-1].ph < 0:
+			out[len(out)-1].lit += p.lit
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Mode reports how the template runs: ShellModeArgv or ShellModeShell.
+func (c *CompiledShell) Mode() string { return c.mode }
+
+// Template returns the parsed template.
+func (c *CompiledShell) Template() *Template { return c.t }
+
+// RenderShell checks and renders a shell template in one go; a caller that
+// renders the same command often can CompileShell it once instead.
+func RenderShell(command string, args map[string]any, opts ShellOptions) (*ShellRendering, error) {
+	c, err := CompileShell(command)
+	if err != nil {
+		return nil, err
+	}
+	return c.Render(args, opts)
+}
+
+// Render renders the command for one call. Every placeholder's argument
+// must be present (a *MissingArgumentError otherwise); a value refused by
+// the option or NUL rule is an *ArgumentError.
+func (c *CompiledShell) Render(args map[string]any, opts ShellOptions) (*ShellRendering, error) {
+	vals, err := c.values(args, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range c.checks {
+		if err := c.checkWord(w, vals, opts); err != nil {
+			return nil, err
+		}
+	}
+	if c.mode == ShellModeArgv {
+		argv := make([]string, len(c.argv))
+		for i, w := range c.argv {
+			if len(w) == 1 && w[0].ph >= 0 {
+				argv[i] = vals[w[0].ph]
+				continue
+			}
+			var b strings.Builder
+			for _, p := range w {
+				if p.ph >= 0 {
+					b.WriteString(vals[p.ph])
+				} else {
+					b.WriteString(p.lit)
+				}
+			}
+			argv[i] = b.String()
+		}
+		return &ShellRendering{Mode: ShellModeArgv, Argv: argv}, nil
+	}
+	cmd, err := c.t.render(nil, func(i int, _ Placeholder, _ any, _ bool) (string, error) {
+		return ShellQuote(vals[i]), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ShellRendering{Mode: ShellModeShell, Command: cmd}, nil
+}
+
+// checkWord applies the option rule, and for curl the file rule, to one
+// word.
+func (c *CompiledShell) checkWord(w wordCheck, vals []string, opts ShellOptions) error {
+	atStart := true
+	prevEq := false
+	for _, p := range w.pieces {
+		if p.ph < 0 {
+			atStart = w.anyPos
+			prevEq = strings.HasSuffix(p.lit, "=")
+			continue
+		}
+		v := vals[p.ph]
+		ph := c.t.phs[p.ph]
+		if v == "" {
+			continue // the next piece starts where this one would have
+		}
+		if atStart && v[0] == '-' && !ph.Secret && !opts.AllowDash[ph.Name] {
+			return &ArgumentError{Name: ph.Name, Msg: "starts with \"-\" where the command would read it as an option; the parameter must allow a leading \"-\" (or the template must put \"--\" before it)"}
+		}
+		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.fileRule && !ph.Secret {
+			return &ArgumentError{Name: ph.Name, Msg: "starts with \"" + v[:1] + "\", which makes curl read a local file"}
+		}
+		atStart, prevEq = w.anyPos, false
+	}
+	return nil
+}
+
+// values resolves the text of every placeholder, by index, through the one
+// template renderer.
+func (c *CompiledShell) values(args map[string]any, opts ShellOptions) ([]string, error) {
+	vals := make([]string, len(c.t.phs))
+	src := newTmplValues(args, opts.Secrets)
+	for i, p := range c.t.phs {
+		v, ok, err := src.lookup(p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, &MissingArgumentError{Name: p.Name}
+		}
+		s, err := ValueText(v)
+		if err != nil {
+			return nil, &ArgumentError{Name: phName(p), Msg: err.Error()}
+		}
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, &ArgumentError{Name: phName(p), Msg: "contains a NUL byte, which a command line cannot carry"}
+		}
+		vals[i] = s
+	}
+	return vals, nil
+}
+
+// ShellQuote returns s as one single-quoted shell word. A single quote in
+// s closes the quoting, is written escaped, and reopens it:
+//
+//	it's  ->  'it'\''s'
+func ShellQuote(s string) string { return shellsyntax.Quote(s) }
