@@ -180,6 +180,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 	}
 	w.track(seg, sc, stdin)
+	w.runEscapes(seg, sc, stdin)
 	spec := specOf(name)
 	var res stageResult
 	switch spec.kind {
