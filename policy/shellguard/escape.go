@@ -19,7 +19,7 @@ var escapeLang = map[string]string{
 	"ex": "vi", "vi": "vi", "vim": "vi", "nvim": "vi", "view": "vi", "vimdiff": "vi", "gvim": "vi", "rvim": "vi",
 	"less": "less", "more": "less", "most": "less", "pg": "less",
 	"expect": "tcl",
-	"make": "make", "gmake": "make", "bmake": "make", "remake": "make",
+	"make":   "make", "gmake": "make", "bmake": "make", "remake": "make",
 }
 
 // escapeScripts is at most how many texts of one program are read.
