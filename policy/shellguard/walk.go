@@ -307,6 +307,9 @@ func (w *walker) walkCommand(c *command, sc *scope, stdin *data, pc pipeCtx) sta
 	if len(redirs) > 0 {
 		w.addSeg(&segment{kind: segAssign, redirs: redirs, text: redirText(redirs), cmdText: redirText(redirs), cwd: w.cwd})
 	}
+	if (c.kind == cmdLoop || c.kind == cmdFor) && len(c.lists) > 0 && startsBackground(c.lists[len(c.lists)-1], 0) && w.unbounded(c, sc) {
+		w.detected("spawn_loop", 0, "loop { ... & }")
+	}
 	var res stageResult
 	inner := sc
 	switch c.kind {
