@@ -101,6 +101,7 @@ type walker struct {
 	segBuf      [8]*segment
 	stdin       *data            // the shell's standard input, once exec redirects it
 	fds         map[string]*data // descriptors exec opened for reading // base names of downloaded files
+	links       map[string]string // symlinks this script made: link path → target
 }
 
 func newShWalker() *walker {
@@ -273,6 +274,16 @@ func concatData(a, b *data, first bool) *data {
 		for _, x := range a.texts {
 			for _, y := range b.texts {
 				out.texts = append(out.texts, x+y)
+			}
+		}
+		return out
+	}
+	// Keep what is known of each side: consumers that read line by line
+	// (crontab) still see those lines.
+	for _, d := range []*data{a, b} {
+		for _, t := range append(d.texts, d.partial...) {
+			if len(out.partial) < 4 {
+				out.partial = append(out.partial, t)
 			}
 		}
 	}
@@ -697,14 +708,16 @@ func redirText(rs []redirTarget) string {
 }
 
 // execRedirs records what exec's input redirections make the shell read.
-func (w *walker) execRedirs(rs []*redir, in *data, sc *scope) {
+func (w *walker) execRedirs(rs []*redir, in *data, sc *scope, exec bool) {
 	for _, r := range rs {
 		if r.op != "<" && r.op != "<>" && r.op != "<<" && r.op != "<<<" && r.op != "<<-" {
 			continue
 		}
 		fd := r.fd
 		if fd == "" || fd == "0" {
-			w.stdin = in
+			if exec {
+				w.stdin = in
+			}
 			continue
 		}
 		// exec 3< file: expand the target again for its data.
@@ -714,6 +727,8 @@ func (w *walker) execRedirs(rs []*redir, in *data, sc *scope) {
 			switch {
 			case a.data != nil:
 				d = a.data
+			case r.op == "<<<":
+				d = &data{texts: []string{a.p + "\n"}, origins: a.origins}
 			case isNetDevice(a.e):
 				d = &data{origins: originSocket}
 			default:
@@ -770,7 +785,10 @@ func (w *walker) walkSimple(c *command, sc *scope, stdin *data, pc pipeCtx) stag
 	if len(variants) > 0 && len(variants[0]) == 1 && variants[0][0].e == "exec" {
 		// exec with only redirections changes the shell's own descriptors
 		// for every command after it.
-		w.execRedirs(c.redirs, in, sc)
+		w.execRedirs(c.redirs, in, sc, true)
+	} else {
+		// cmd 3< FILE: the command may read descriptor 3 by /dev/fd/3.
+		w.execRedirs(c.redirs, in, sc, false)
 	}
 	var res stageResult
 	for i, args := range variants {
