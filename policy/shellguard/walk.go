@@ -99,8 +99,8 @@ type walker struct {
 	defWalk     int // inside the definition-time walk of a function body
 	fetchedBase map[string]bool
 	segBuf      [8]*segment
-	stdin       *data            // the shell's standard input, once exec redirects it
-	fds         map[string]*data // descriptors exec opened for reading // base names of downloaded files
+	stdin       *data             // the shell's standard input, once exec redirects it
+	fds         map[string]*data  // descriptors exec opened for reading // base names of downloaded files
 	links       map[string]string // symlinks this script made: link path → target
 }
 
