@@ -182,6 +182,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	w.track(seg, sc, stdin)
 	w.runEscapes(seg, sc, stdin)
 	w.resolveTargets(seg, sc, pc)
+	w.outputToNetwork(seg)
 	switch name {
 	case "parallel":
 		// parallel CMD with a listing on stdin runs CMD over it.
