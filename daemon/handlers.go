@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/principal"
@@ -107,25 +108,16 @@ func statusOf(code errdefs.Code) int {
 	return http.StatusInternalServerError
 }
 
-// callError is an error that ended a call that has an id.
-type callError struct {
-	callID string
-	err    error
-}
-
-func (e *callError) Error() string { return e.err.Error() }
-func (e *callError) Unwrap() error { return e.err }
-
 func writeError(w http.ResponseWriter, err error) {
 	code := errdefs.CodeOf(err)
 	detail := api.ErrorDetail{Code: code, Message: err.Error(), Limit: errdefs.LimitOf(err)}
-	var ce *callError
+	var ce *dispatch.CallError
 	if errors.As(err, &ce) {
-		detail.CallID = ce.callID
+		detail.CallID = ce.CallID
 	}
-	var ae *approvalError
+	var ae *dispatch.ApprovalError
 	if errors.As(err, &ae) {
-		detail.ApprovalID = ae.id
+		detail.ApprovalID = ae.ID
 	}
 	var ve *catalog.ValidationError
 	if errors.As(err, &ve) {
@@ -478,18 +470,30 @@ func (d *Daemon) callTool(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	if wait, err := approvalWaitOf(r); err != nil {
-		return err
-	} else if !wait {
-		ctx = withoutApprovalWait(ctx)
-	}
-	resp, err := d.disp.Call(ctx, r.PathValue("name"), req.Arguments, caller)
+	wait, err := approvalWaitOf(r)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	out, err := d.disp.Call(r.Context(), dispatch.CallRequest{Tool: r.PathValue("name"), Arguments: req.Arguments, Caller: caller, NoApprovalWait: !wait})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, callResponse(out))
 }
+
+// callResponse is the wire shape of a call's outcome.
+func callResponse(o *dispatch.Outcome) *api.CallResponse {
+	logs := make([]api.LogLine, len(o.Logs))
+	for i, l := range o.Logs {
+		logs[i] = api.LogLine(l)
+	}
+	return &api.CallResponse{CallID: o.CallID, Tool: o.Tool, Version: o.Version, Result: o.Result, Logs: logs,
+		IsError: o.IsError, Error: o.Error, Truncated: o.Truncated,
+		DurationMS: float64(o.Duration) / float64(time.Millisecond)}
+}
+
+// Rendering is what `toolcage tools render` shows.
+type Rendering = dispatch.Rendering
 
 func (d *Daemon) renderTool(w http.ResponseWriter, r *http.Request) error {
 	var req api.CallRequest
@@ -519,11 +523,11 @@ func (d *Daemon) testTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
 	}
-	resp, err := d.disp.DryRun(r.Context(), def, req.Arguments, caller)
+	out, err := d.disp.DryRun(r.Context(), def, req.Arguments, caller)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	return writeJSON(w, http.StatusOK, callResponse(out))
 }
 
 func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
@@ -550,11 +554,11 @@ func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
 		}
 		lim.Memory = catalog.ByteSize(m)
 	}
-	resp, err := d.disp.AdHocJS(r.Context(), req.Code, req.Arguments, lim, caller)
+	out, err := d.disp.AdHocJS(r.Context(), req.Code, req.Arguments, lim, caller)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	return writeJSON(w, http.StatusOK, callResponse(out))
 }
 
 func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
@@ -375,16 +376,7 @@ func (c *Catalog) Stats(ctx context.Context) (Stats, error) {
 // toStore flattens a tool into the store's record.
 func toStore(t *Tool) (*store.Tool, error) {
 	d := t.Def
-	var spec any
-	switch d.Kind {
-	case toolspec.JS:
-		spec = d.JS
-	case toolspec.Shell:
-		spec = d.Shell
-	case toolspec.HTTP:
-		spec = d.HTTP
-	}
-	specJSON, err := json.Marshal(spec)
+	specJSON, err := json.Marshal(d.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -416,22 +408,12 @@ func fromStore(st *store.Tool) (*Tool, error) {
 			return nil, fmt.Errorf("stored limits of %q: %w", st.Name, err)
 		}
 	}
-	var target any
-	switch d.Kind {
-	case toolspec.JS:
-		d.JS = &JSSpec{}
-		target = d.JS
-	case toolspec.Shell:
-		d.Shell = &ShellSpec{}
-		target = d.Shell
-	case toolspec.HTTP:
-		d.HTTP = &HTTPSpec{}
-		target = d.HTTP
-	}
-	if target != nil && len(st.Spec) > 0 {
-		if err := json.Unmarshal(st.Spec, target); err != nil {
+	if k, ok := builtin.Kinds().Get(d.Kind); ok && len(st.Spec) > 0 && string(st.Spec) != "null" {
+		spec, err := k.Decode(st.Spec)
+		if err != nil {
 			return nil, fmt.Errorf("stored spec of %q: %w", st.Name, err)
 		}
+		d.Spec = spec
 	}
 	return &Tool{
 		Def: d, Status: st.Status, CreatedBy: st.CreatedBy, Version: st.Version,
