@@ -50,6 +50,9 @@ type ShellRendering struct {
 	Argv []string `json:"argv,omitempty"`
 	// Command is the text for sh -c, for ShellModeShell.
 	Command string `json:"command,omitempty"`
+	// Env is the environment the tool sets for the command (its env:
+	// block), shown with it: a variable may be what runs.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // ShellOptions controls RenderShell.
