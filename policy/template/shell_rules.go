@@ -37,6 +37,7 @@ package template
 
 import (
 	"slices"
+	"path"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -270,6 +271,9 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		return nil
 	}
+	if err := l.checkCodeOptions(path.Base(name), args); err != nil {
+		return err
+	}
 	p := shellsyntax.GrammarOf(name)
 	if p == nil || depth > 32 {
 		markDD(args)
@@ -430,6 +434,9 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 	case interp:
 		first, programGiven, codeFlag, stdin, err := l.walkOptionsStdin(name, p, args)
 		if err != nil {
+			return err
+		}
+		if err := l.checkPositionalCode(name, p, args); err != nil {
 			return err
 		}
 		markDD(args)
