@@ -36,8 +36,8 @@ package template
 // below cover the common programs, not every program.
 
 import (
-	"slices"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"

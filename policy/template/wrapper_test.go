@@ -24,4 +24,3 @@ func TestFixedWrapperCode(t *testing.T) {
 		}
 	}
 }
-
