@@ -86,6 +86,7 @@ type CompiledShell struct {
 type wordCheck struct {
 	pieces   []piece
 	fileRule bool
+	curlRule curlRule
 	// anyPos: the word holds an unquoted brace or glob character; bash's
 	// brace expansion ({,x}) can make any value start a word.
 	anyPos bool
@@ -125,7 +126,7 @@ func CompileShell(command string) (*CompiledShell, error) {
 	for _, cmd := range l.b.cmds {
 		for _, w := range cmd.words {
 			if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
-				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, anyPos: w.glob})
+				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, curlRule: w.curlRule, anyPos: w.glob})
 			}
 		}
 	}
@@ -318,6 +319,9 @@ func (c *CompiledShell) checkWord(w wordCheck, vals []string, opts ShellOptions)
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"" + v[:1] + "\", which makes curl read a local file"}
 		}
 		atStart, prevEq = w.anyPos, false
+	}
+	if w.curlRule != 0 {
+		return checkCurlWord(w, vals, c.t.phs)
 	}
 	return nil
 }

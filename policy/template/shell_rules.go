@@ -388,7 +388,7 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 				w.fileRule = true
 			}
 		}
-		return nil
+		return l.checkCurl(args)
 	case find:
 		markDD(args)
 		for k := 0; k < len(args); k++ {
