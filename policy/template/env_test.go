@@ -65,3 +65,24 @@ func TestShellEnv(t *testing.T) {
 		}
 	}
 }
+
+// FuzzShellEnv checks that the env checks never panic, and that a
+// variable refused for an argument stays refused however the value
+// around the placeholder is written.
+func FuzzShellEnv(f *testing.F) {
+	f.Add("GIT_SSH_COMMAND", "{{.x}}")
+	f.Add("BASH_FUNC_ls%%", "() { {{.x}}; }")
+	f.Add("LESSOPEN", "| cat %s")
+	f.Add("GREETING", "hi {{.x}}")
+	f.Add("X", "{{")
+	f.Fuzz(func(t *testing.T, name, value string) {
+		err := ValidateShellEnv(name, value)
+		_ = EnvRuns(name)
+		_ = EnvCommand(name, value)
+		if err == nil && codeEnv(name) && !strings.ContainsAny(name, "=\x00") {
+			if tpl, perr := Parse(value); perr == nil && len(tpl.Vars()) > 0 {
+				t.Fatalf("ValidateShellEnv(%q, %q) accepted an argument in a code variable", name, value)
+			}
+		}
+	})
+}
