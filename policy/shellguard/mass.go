@@ -117,6 +117,12 @@ func findShape(args []arg) (starts []arg, narrowed bool, minDepth, maxDepth int)
 	return starts, narrowed, minDepth, maxDepth
 }
 
+// listers are the commands listingOf reads.
+var listers = map[string]bool{
+	"ls": true, "exa": true, "eza": true, "lsd": true, "dir": true, "vdir": true,
+	"find": true, "gfind": true, "bfs": true, "du": true, "tree": true,
+}
+
 // listingOf is what a listing command (ls, find, du -a, tree) lists, or
 // nil when its output is not a plain list of paths.
 func listingOf(name string, args []arg) *listing {

@@ -259,7 +259,11 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	}
 	res.out = w.outputOf(seg, stdin)
 	if res.out != nil && !res.out.known() {
-		if l := listingOf(name, nonDropped(seg.args)); l != nil {
+		var l *listing
+		if listers[name] {
+			l = listingOf(name, nonDropped(seg.args))
+		}
+		if l != nil {
 			res.out = &data{origins: res.out.origins, list: l}
 		} else if stdin != nil && stdin.list != nil && listFilters[name] {
 			res.out = &data{origins: res.out.origins, list: stdin.list}
