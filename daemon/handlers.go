@@ -552,6 +552,11 @@ func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
 		if err != nil || m <= 0 {
 			return badRequest("memory must be a positive size like \"64MiB\", not %q", req.Memory)
 		}
+		// An executor's memory cap bounds every call in it: a larger
+		// limit would promise what the sandbox never gives.
+		if max, _ := catalog.ParseByteSize(d.cfg.Sandbox.Memory); max > 0 && m > max {
+			return badRequest("memory %s is over the configured maximum %s (sandbox.memory)", req.Memory, d.cfg.Sandbox.Memory)
+		}
 		lim.Memory = catalog.ByteSize(m)
 	}
 	out, err := d.disp.AdHocJS(r.Context(), req.Code, req.Arguments, lim, caller)
