@@ -202,7 +202,7 @@ func TestCatalogLifecycle(t *testing.T) {
 	if err := llm(c).Do(ctx, "PUT", "/v1/tools/adder", []byte(v2), nil); codeOf(err) != errdefs.Forbidden {
 		t.Fatalf("llm changes user tool: %v", err)
 	}
-	if err := llm(c).Do(ctx, "DELETE", "/v1/tools/llm_tool", nil, nil); err != nil {
+	if err := llm(c).Do(ctx, "DELETE", "/v1/tools/llm_tool?confirm=true", nil, nil); err != nil {
 		t.Fatalf("llm deletes its tool: %v", err)
 	}
 	if err := c.Do(ctx, "DELETE", "/v1/tools/adder", nil, nil); err != nil {

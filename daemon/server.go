@@ -105,7 +105,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		return nil, err
 	}
 	d.store = st
-	d.catalog = catalog.New(st)
+	d.catalog = catalog.New(st, d.catalogOptions(st)...)
 	runner, err := d.processRunner(exe)
 	if err != nil {
 		st.Close()

@@ -39,7 +39,9 @@ var knownPermissions = map[string]bool{
 	"email": true, "scheduling": true, "secrets": true,
 }
 
-// dangerousPermissions put an llm-created tool into pending_approval.
+// dangerousPermissions reach past the sandbox's walls. They no longer decide
+// pending_approval alone: any permission of an agent's tool does
+// (policy.StartsPending).
 var dangerousPermissions = []string{"shell", "filesystem", "email"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -72,6 +74,10 @@ type Definition struct {
 
 	// strayBlocks are blocks of other kinds the definition gave.
 	strayBlocks []string
+	// approvalDefaulted says Approval was not written but filled in (by
+	// ApplyDefaults, or from the creator by the catalog): the store keeps
+	// "" for it, so the default can follow the creator and the worker.
+	approvalDefaulted bool
 }
 
 // RequiredAPIKey is one entry of required_api_keys: a name, or an object
@@ -149,6 +155,7 @@ func ParseJSON(data []byte) (*Definition, error) {
 func (d *Definition) ApplyDefaults() {
 	if d.Approval == "" {
 		d.Approval = ApprovalPreApproved
+		d.approvalDefaulted = true
 	}
 	if d.Isolation == "" {
 		d.Isolation = IsolationProcess
@@ -284,8 +291,47 @@ func (d *Definition) Validate() error {
 	return &ValidationError{Problems: ps}
 }
 
-// HasDangerousPermission reports whether the tool asks for a permission that
-// needs a person's approval when an llm created it.
+// WrittenApproval is the approval the definition writes, "" when it
+// writes none (Approval then holds a default): what the store keeps and
+// what worker.EffectiveApproval takes as the tool's word.
+func (d *Definition) WrittenApproval() string {
+	if d.approvalDefaulted {
+		return ""
+	}
+	return d.Approval
+}
+
+// WrittenJSON is the definition as its author wrote it: like MarshalJSON,
+// but with no approval where none was written. A patch merges onto this,
+// so an unwritten approval stays unwritten.
+func (d *Definition) WrittenJSON() ([]byte, error) {
+	w := *d
+	w.Approval = d.WrittenApproval()
+	return json.Marshal(w)
+}
+
+// DefaultApproval is the approval of a tool that writes none, by who made
+// it: a person's tool runs (preApproved); an agent's tool asks a person for
+// each call (ask), unless its worker's settings say otherwise (see
+// worker.EffectiveApproval). Unknown creators count as an agent.
+func DefaultApproval(createdBy string) string {
+	if createdBy == CreatedByUser {
+		return ApprovalPreApproved
+	}
+	return ApprovalAsk
+}
+
+// defaultApprovalFor fills in the creator's default where the definition
+// writes no approval.
+func (d *Definition) defaultApprovalFor(createdBy string) {
+	if d.Approval == "" || d.approvalDefaulted {
+		d.Approval = DefaultApproval(createdBy)
+		d.approvalDefaulted = true
+	}
+}
+
+// HasDangerousPermission reports whether the tool asks for shell,
+// filesystem or email.
 func (d *Definition) HasDangerousPermission() bool {
 	for _, p := range d.Permissions {
 		for _, dp := range dangerousPermissions {
