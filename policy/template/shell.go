@@ -87,6 +87,7 @@ type wordCheck struct {
 	pieces   []piece
 	fileRule bool
 	curlRule curlRule
+	plusRule bool
 	// anyPos: the word holds an unquoted brace or glob character; bash's
 	// brace expansion ({,x}) can make any value start a word.
 	anyPos bool
@@ -126,7 +127,7 @@ func CompileShell(command string) (*CompiledShell, error) {
 	for _, cmd := range l.b.cmds {
 		for _, w := range cmd.words {
 			if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
-				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, curlRule: w.curlRule, anyPos: w.glob})
+				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, curlRule: w.curlRule, plusRule: w.plusRule, anyPos: w.glob})
 			}
 		}
 	}
@@ -314,6 +315,9 @@ func (c *CompiledShell) checkWord(w wordCheck, vals []string, opts ShellOptions)
 		}
 		if atStart && v[0] == '-' && !ph.Secret && !opts.AllowDash[ph.Name] {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"-\" where the command would read it as an option; the parameter must allow a leading \"-\" (or the template must put \"--\" before it)"}
+		}
+		if atStart && v[0] == '+' && w.plusRule && !ph.Secret && !opts.AllowDash[ph.Name] {
+			return &ArgumentError{Name: ph.Name, Msg: "starts with \"+\", which this program reads as a command to run (less +!cmd, vi +cmd); the template must put \"--\" before it"}
 		}
 		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.fileRule && !ph.Secret {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"" + v[:1] + "\", which makes curl read a local file"}

@@ -74,6 +74,7 @@ type word struct {
 	afterDD   bool     // follows the "--" that ends its program's options (set by the rules pass)
 	fileRule  bool     // a value starting with @ or < would name a file to read (curl)
 	curlRule  curlRule // what else a value must not make curl do with a file (set by the rules pass)
+	plusRule  bool     // a value starting with "+" would be a command (less +!cmd, vi +cmd)
 }
 
 // command is one simple command: the words between two operators.

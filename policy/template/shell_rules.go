@@ -274,6 +274,11 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 	if err := l.checkCodeOptions(path.Base(name), args); err != nil {
 		return err
 	}
+	if plusCommands[path.Base(name)] {
+		for _, w := range args {
+			w.plusRule = true
+		}
+	}
 	p := shellsyntax.GrammarOf(name)
 	if p == nil || depth > 32 {
 		markDD(args)

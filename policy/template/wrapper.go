@@ -155,6 +155,13 @@ var codeOptions = map[string][]string{
 	"redis-cli": {"--eval"},
 }
 
+// plusCommands read an operand starting with "+" as a command to run at
+// start-up (less +!cmd runs a shell, vi +cmd an ex command).
+var plusCommands = map[string]bool{
+	"less": true, "more": true, "most": true, "pg": true, "vi": true, "vim": true, "nvim": true,
+	"view": true, "ex": true, "vimdiff": true, "gvim": true, "rvim": true, "nano": true,
+}
+
 // sqlOperands are programs whose operands after the first are commands.
 var sqlOperands = map[string]bool{"sqlite3": true, "sqlite": true, "duckdb": true}
 

@@ -24,3 +24,25 @@ func TestFixedWrapperCode(t *testing.T) {
 		}
 	}
 }
+
+// TestPlusCommands: a value starting with "+" is a command for less and
+// vi, refused where it starts a word before "--".
+func TestPlusCommands(t *testing.T) {
+	for _, tc := range []struct {
+		tmpl, v string
+		ok      bool
+	}{
+		{"less {{.v}}", "+!rm -rf /", false},
+		{"more {{.v}}", "+!sh", false},
+		{"vim -R {{.v}}", "+:!id", false},
+		{"less {{.v}}", "notes.txt", true},
+		{"less -- {{.v}}", "+notes.txt", true},
+		{"less notes{{.v}}", "+x", true},
+		{"grep -c {{.v}} notes.txt", "+x", true},
+	} {
+		_, err := RenderShell(tc.tmpl, map[string]any{"v": tc.v}, ShellOptions{})
+		if (err == nil) != tc.ok {
+			t.Errorf("RenderShell(%q, v=%q) = %v, want ok %v", tc.tmpl, tc.v, err, tc.ok)
+		}
+	}
+}
