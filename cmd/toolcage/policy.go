@@ -97,6 +97,15 @@ func policyDenied(err error) error {
 // writeShellRendering prints a shell rendering for a person: the argv as a
 // JSON array, one element per word, or the sh -c text as is.
 func writeShellRendering(w io.Writer, r *template.ShellRendering) error {
+	if len(r.Env) > 0 {
+		b, err := marshalJSON(r.Env)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "env: %s\n", b); err != nil {
+			return err
+		}
+	}
 	if r.Mode == template.ShellModeArgv {
 		b, err := marshalJSON(r.Argv)
 		if err != nil {

@@ -59,10 +59,24 @@ shell:
   command: "rm -rf {{path}} && echo done"
 `
 
+// gitLogYAML is a shell tool that sets its environment: a render shows it.
+const gitLogYAML = `name: git_log
+description: Show the log
+kind: shell
+parameters:
+  type: object
+  properties:
+    who: {type: string}
+  required: [who]
+shell:
+  command: "git log --author={{who}}"
+  env: {GIT_PAGER: cat, GREETING: "hi {{who}}"}
+`
+
 func TestToolsRender(t *testing.T) {
 	t.Parallel()
 	sock := startDaemon(t)
-	for _, def := range []string{dnsYAML, getItemYAML, lookupYAML, cleanYAML, addYAML} {
+	for _, def := range []string{dnsYAML, getItemYAML, lookupYAML, cleanYAML, addYAML, gitLogYAML} {
 		createTool(t, sock, def)
 	}
 	mustOK(t, sock, "tools", "disable", "lookup")
@@ -83,6 +97,8 @@ func TestToolsRender(t *testing.T) {
 			out: "argv: [\"dig\",\"+short\",\"TXT\",\"example.org\"]\n"},
 		{name: "--args-json from stdin", args: []string{"dns_lookup", "--args-json", "-"}, stdin: `{"domain": "example.org", "record_type": "A"}`,
 			out: "argv: [\"dig\",\"+short\",\"A\",\"example.org\"]\n"},
+		{name: "shell tool with env: the environment is shown first", args: []string{"git_log", "--arg", "who=bob"},
+			out: "env: {\"GIT_PAGER\":\"cat\",\"GREETING\":\"hi bob\"}\nargv: [\"git\",\"log\",\"--author=bob\"]\n"},
 		{name: "shell tool, sh -c", args: []string{"clean", "--arg", "path=/tmp/it's here"},
 			out: "shell: rm -rf '/tmp/it'\\''s here' && echo done\n"},
 		{name: "http tool", args: []string{"get_item", "--arg", "id=a b/c", "--arg", "q=x&y=z", "--arg", "n=7"},

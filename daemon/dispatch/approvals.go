@@ -203,9 +203,21 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 }
 
 // renderedCall is what a person is shown of req: a shell argv as JSON or
-// the `sh -c` command, an HTTP method and URL (credentials redacted), the
+// the `sh -c` command (after "env {...}" when the tool sets variables: one
+// may be what runs), an HTTP method and URL (credentials redacted), the
 // sha256 of JavaScript code. Secret values are scrubbed by s.
 func renderedCall(req *executors.Request, s *scrub.Scrubber) string {
+	if req.Shell != nil && len(req.Shell.Env) > 0 {
+		env := make(map[string]string, len(req.Shell.Env))
+		for k, v := range req.Shell.Env {
+			env[k] = s.Scrub(v)
+		}
+		sh := *req.Shell
+		sh.Env = nil
+		r := *req
+		r.Shell = &sh
+		return "env " + compactJSON(env) + " " + renderedCall(&r, s)
+	}
 	switch {
 	case req.Shell != nil && req.Shell.Argv != nil:
 		argv := make([]string, len(req.Shell.Argv))

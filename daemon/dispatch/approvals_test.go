@@ -23,6 +23,9 @@ func TestRenderedCall(t *testing.T) {
 	}{
 		{&executors.Request{Shell: &executors.ShellCall{Argv: []string{"echo", "a&&b"}}}, `["echo","a&&b"]`},
 		{&executors.Request{Shell: &executors.ShellCall{Command: "echo 'x' | wc -c"}}, `sh -c "echo 'x' | wc -c"`},
+		// The environment is shown: a variable may be what runs.
+		{&executors.Request{Shell: &executors.ShellCall{Argv: []string{"git", "fetch"}, Env: map[string]string{"GIT_SSH_COMMAND": "ssh -i k", "A": "b"}}},
+			`env {"A":"b","GIT_SSH_COMMAND":"ssh -i k"} ["git","fetch"]`},
 		{&executors.Request{HTTP: &executors.HTTPCall{Method: "GET", URL: "https://bob:hunter2@api.example.com/v1?q=1"}}, "GET https://bob:xxxxx@api.example.com/v1?q=1"},
 		{&executors.Request{JS: &executors.JSCall{Code: code}}, "sha256:" + hex.EncodeToString(sum[:])},
 	} {

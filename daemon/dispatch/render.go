@@ -56,6 +56,9 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 			mode = template.ShellModeArgv
 		}
 		out.Shell = &template.ShellRendering{Mode: mode, Argv: sh.Argv, Command: sh.Command}
+		if len(sh.Env) > 0 {
+			out.Shell.Env = sh.Env
+		}
 	}
 	if h := req.HTTP; h != nil {
 		out.HTTP = &template.HTTPRendering{Method: h.Method, URL: h.URL, Headers: h.Headers, Body: h.Body}
@@ -83,6 +86,9 @@ func redactRendering(s *scrub.Scrubber, r *Rendering) {
 			sh.Argv[i] = s.Scrub(a)
 		}
 		sh.Command = s.Scrub(sh.Command)
+		for k, v := range sh.Env {
+			sh.Env[k] = s.Scrub(v)
+		}
 	}
 	if h := r.HTTP; h != nil {
 		h.URL = s.Scrub(h.URL)

@@ -40,6 +40,8 @@ const (
 type data struct {
 	texts   []string // possible contents; nil when unknown
 	origins originSet
+	list    *listing // when unknown: the paths a listing command wrote
+	partial []string // when unknown: texts known to be among the contents
 }
 
 func (d *data) known() bool { return d != nil && d.texts != nil }

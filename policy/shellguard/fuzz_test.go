@@ -2,6 +2,9 @@ package shellguard
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,6 +38,19 @@ func FuzzCheckCommand(f *testing.F) {
 	f.Add("\\")
 	f.Add("exit 0")
 	f.Add("ssh -B") // an option's value missing at the end of the words
+	// The class corpora reach the escapes, listings and traversals.
+	files, _ := filepath.Glob("testdata/deny_classes/*.txt")
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if _, cmd, ok := strings.Cut(strings.TrimSpace(line), "  "); ok && !strings.HasPrefix(line, "#") {
+				f.Add(strings.TrimSpace(cmd))
+			}
+		}
+	}
 	rs := loadDefaultShellRules(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		start := time.Now()

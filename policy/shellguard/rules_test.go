@@ -135,7 +135,12 @@ var denyCases = []struct{ cmd, want string }{
 	{`chmod -R 000 /`, "destructive_file_ops/chmod_recursive_critical"},
 	{`chown -R nobody /`, "destructive_file_ops/chmod_recursive_critical"},
 	{`chmod 777 /etc`, "destructive_file_ops/chmod_world_writable_critical"},
-	{`shred -u secrets.txt`, "destructive_file_ops/shred"},
+	{`shred /etc/passwd`, "destructive_file_ops/shred"},
+	{`shred -u ~/.ssh/id_rsa`, "destructive_file_ops/shred"},
+	{`wipe -rf ~`, "destructive_file_ops/shred"},
+	{`shred -fuz /dev/nvme0n1`, "destructive_file_ops/shred"},
+	{`scrub /dev/sdb1`, "destructive_file_ops/shred"},
+	{`shred /home/*/notes.txt`, "destructive_file_ops/shred"},
 	{`mv /etc /tmp/etc`, "destructive_file_ops/mv_critical"},
 	{`rsync -a --delete empty/ /`, "destructive_file_ops/rsync_delete_critical"},
 	{`crontab -r`, "destructive_file_ops/crontab_remove"},
@@ -533,6 +538,10 @@ var denyCases = []struct{ cmd, want string }{
 // allowCases must pass: everyday commands, and dangerous-looking text
 // that is only data.
 var allowCases = []string{
+	// shred of a named file of one's own is everyday clean-up (issue #14
+	// lists it as a false positive; it used to be denied).
+	`shred -u secrets.txt`,
+	`shred -n 3 -u ./tmp/key.pem build/cred.json`,
 	`rm -rf ./build`,
 	`rm file.txt`,
 	`rm -rf node_modules dist`,
@@ -918,7 +927,7 @@ func TestShellRulesGroupsAndWith(t *testing.T) {
 	groups := rs.Groups()
 	wantGroups := []string{"parse", "destructive_file_ops", "disk_destruction", "system_control", "fork_bombs",
 		"remote_code_execution", "reverse_shells", "privilege_escalation", "environment_injection",
-		"container_escape", "credential_and_env_dumping"}
+		"container_escape", "defense_evasion", "credential_and_env_dumping", "data_exfiltration"}
 	if strings.Join(groups, ",") != strings.Join(wantGroups, ",") {
 		t.Fatalf("Groups() = %v, want %v", groups, wantGroups)
 	}

@@ -383,8 +383,10 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		if data == nil && len(args) == 1 {
 			data = stdin
 		}
-		if data.known() {
-			for _, t := range data.texts {
+		if data != nil {
+			// Known lines among unknown ones ((crontab -l; echo JOB))
+			// are jobs too.
+			for _, t := range append(data.texts, data.partial...) {
 				for _, line := range strings.Split(t, "\n") {
 					run(cronCommand(line))
 				}

@@ -180,6 +180,21 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 	}
 	w.track(seg, sc, stdin)
+	w.runEscapes(seg, sc, stdin)
+	w.resolveTargets(seg, sc, pc)
+	w.outputToNetwork(seg)
+	switch name {
+	case "parallel":
+		// parallel CMD with a listing on stdin runs CMD over it.
+		args := nonDropped(seg.args)
+		if stdin != nil && stdin.list != nil && !slices.ContainsFunc(args, func(a arg) bool { return a.e == ":::" || a.e == "::::" }) && len(args) > 1 {
+			w.runCommand(seg.derive(listedCommand(args[1:], stdin.list), nil), sc, nil, pc)
+		}
+	case "git":
+		w.gitClean(seg, sc, pc)
+	case "ln":
+		w.trackLink(nonDropped(seg.args))
+	}
 	spec := specOf(name)
 	var res stageResult
 	switch spec.kind {
@@ -194,8 +209,22 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		w.runInterp(seg, spec.lang, spec.wrap, sc, stdin)
 		res.kinds = ksShell
 		res.out = &data{origins: originDecode | originsOf(stdin)}
+		if stdin != nil && stdin.list != nil && listFilters[name] {
+			res.out.list = stdin.list // awk '{print $2}' of a listing
+		}
 		return res
 	case kindEval:
+		// eval $(curl ...): an unquoted substitution disappears from the
+		// words but not from what eval runs.
+		var subOrigins originSet
+		for _, a := range seg.args[1:] {
+			if a.drop {
+				subOrigins |= a.origins
+			}
+		}
+		if subOrigins&(originFetch|originSocket|originDecode) != 0 {
+			w.detected("shell_input", subOrigins, seg.text)
+		}
 		args := nonDropped(seg.args)[1:]
 		w.runShellData(joinData(args), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
 		return stageResult{out: &data{origins: originOther}}
@@ -229,6 +258,17 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		res.kinds |= ksSocket
 	}
 	res.out = w.outputOf(seg, stdin)
+	if res.out != nil && !res.out.known() {
+		var l *listing
+		if listers[name] {
+			l = listingOf(name, nonDropped(seg.args))
+		}
+		if l != nil {
+			res.out = &data{origins: res.out.origins, list: l}
+		} else if stdin != nil && stdin.list != nil && listFilters[name] {
+			res.out = &data{origins: res.out.origins, list: stdin.list}
+		}
+	}
 	return res
 }
 
@@ -307,6 +347,11 @@ func (w *walker) fileData(a arg, stdin *data) *data {
 	switch a.e {
 	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
 		return stdin
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if fd, ok := strings.CutPrefix(a.e, dir); ok && w.fds[fd] != nil {
+			return w.fds[fd]
+		}
 	}
 	if isNetDevice(a.e) {
 		return &data{origins: originSocket}
@@ -765,6 +810,15 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 			}
 			items = append(items, literalArgs(words))
 		}
+	} else if stdin != nil && stdin.list != nil {
+		// A listing: judged as the command run over what it lists.
+		if replace == "" {
+			r := w.runCommand(seg.derive(listedCommand(inner, stdin.list), nil), sc, stdin, pc)
+			return stageResult{kinds: r.kinds, out: &data{origins: originsOf(stdin) | originOther}}
+		}
+		for _, it := range stdin.list.items {
+			items = append(items, []arg{{e: it.e, p: it.p, glob: it.glob}})
+		}
 	} else {
 		items = [][]arg{{{p: "${XARGS_INPUT}", dyn: true, drop: true, origins: originsOf(stdin)}}}
 	}
@@ -815,6 +869,33 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 	if len(starts) == 0 {
 		starts = literalArgs([]string{"."})
 	}
+	// A traversal that selects every file acts on the whole tree: -delete
+	// is rm -rf of each root, -exec rm {} is rm -r. One that selects some
+	// hands {} paths below the roots, never a root itself.
+	_, narrowed, minDepth, _ := findShape(args)
+	namePat := "_"
+	for k := i; k+1 < len(args); k++ {
+		if args[k].e == "-name" || args[k].e == "-iname" {
+			namePat = args[k+1].e
+			break
+		}
+	}
+	for k, st := range starts {
+		if k >= 4 || narrowed || !absOrHome(st.e) || !slices.ContainsFunc(args, func(a arg) bool { return a.e == "-delete" }) {
+			continue
+		}
+		root := st
+		if minDepth >= 1 {
+			root = entriesOf(st)
+		}
+		w.runCommand(seg.derive([]arg{{e: "rm", p: "rm"}, {e: "-rf", p: "-rf"}, root}, nil), sc, nil, pc)
+	}
+	if narrowed {
+		for k, st := range starts {
+			e := strings.TrimSuffix(st.e, "/") + "/" + namePat
+			starts[k] = arg{e: e, p: e, glob: hasGlob(namePat)}
+		}
+	}
 	for ; i < len(args); i++ {
 		switch args[i].e {
 		case "-exec", "-execdir", "-ok", "-okdir":
@@ -840,6 +921,9 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 				if strings.Contains(a.p, "{}") {
 					inner[n] = arg{e: normalise(strings.ReplaceAll(a.e, "{}", st.e)), p: strings.ReplaceAll(a.p, "{}", st.p), glob: st.glob}
 				}
+			}
+			if !narrowed && absOrHome(st.e) && deleters[baseName(inner[0].e)] {
+				inner = append(inner[:1:1], append(literalArgs([]string{"-r"}), inner[1:]...)...)
 			}
 			w.runCommand(seg.derive(inner, nil), sc, nil, pc)
 		}

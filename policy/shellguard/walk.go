@@ -99,8 +99,9 @@ type walker struct {
 	defWalk     int // inside the definition-time walk of a function body
 	fetchedBase map[string]bool
 	segBuf      [8]*segment
-	stdin       *data            // the shell's standard input, once exec redirects it
-	fds         map[string]*data // descriptors exec opened for reading // base names of downloaded files
+	stdin       *data             // the shell's standard input, once exec redirects it
+	fds         map[string]*data  // descriptors exec opened for reading // base names of downloaded files
+	links       map[string]string // symlinks this script made: link path → target
 }
 
 func newShWalker() *walker {
@@ -275,6 +276,16 @@ func concatData(a, b *data, first bool) *data {
 				out.texts = append(out.texts, x+y)
 			}
 		}
+		return out
+	}
+	// Keep what is known of each side: consumers that read line by line
+	// (crontab) still see those lines.
+	for _, d := range []*data{a, b} {
+		for _, t := range append(d.texts, d.partial...) {
+			if len(out.partial) < 4 {
+				out.partial = append(out.partial, t)
+			}
+		}
 	}
 	return out
 }
@@ -306,6 +317,9 @@ func (w *walker) walkCommand(c *command, sc *scope, stdin *data, pc pipeCtx) sta
 	redirs, in, procOuts := w.expandRedirs(c.redirs, sc, stdin)
 	if len(redirs) > 0 {
 		w.addSeg(&segment{kind: segAssign, redirs: redirs, text: redirText(redirs), cmdText: redirText(redirs), cwd: w.cwd})
+	}
+	if (c.kind == cmdLoop || c.kind == cmdFor) && len(c.lists) > 0 && startsBackground(c.lists[len(c.lists)-1], 0) && w.unbounded(c, sc) {
+		w.detected("spawn_loop", 0, "loop { ... & }")
 	}
 	var res stageResult
 	inner := sc
@@ -694,14 +708,16 @@ func redirText(rs []redirTarget) string {
 }
 
 // execRedirs records what exec's input redirections make the shell read.
-func (w *walker) execRedirs(rs []*redir, in *data, sc *scope) {
+func (w *walker) execRedirs(rs []*redir, in *data, sc *scope, exec bool) {
 	for _, r := range rs {
 		if r.op != "<" && r.op != "<>" && r.op != "<<" && r.op != "<<<" && r.op != "<<-" {
 			continue
 		}
 		fd := r.fd
 		if fd == "" || fd == "0" {
-			w.stdin = in
+			if exec {
+				w.stdin = in
+			}
 			continue
 		}
 		// exec 3< file: expand the target again for its data.
@@ -711,6 +727,8 @@ func (w *walker) execRedirs(rs []*redir, in *data, sc *scope) {
 			switch {
 			case a.data != nil:
 				d = a.data
+			case r.op == "<<<":
+				d = &data{texts: []string{a.p + "\n"}, origins: a.origins}
 			case isNetDevice(a.e):
 				d = &data{origins: originSocket}
 			default:
@@ -767,7 +785,10 @@ func (w *walker) walkSimple(c *command, sc *scope, stdin *data, pc pipeCtx) stag
 	if len(variants) > 0 && len(variants[0]) == 1 && variants[0][0].e == "exec" {
 		// exec with only redirections changes the shell's own descriptors
 		// for every command after it.
-		w.execRedirs(c.redirs, in, sc)
+		w.execRedirs(c.redirs, in, sc, true)
+	} else {
+		// cmd 3< FILE: the command may read descriptor 3 by /dev/fd/3.
+		w.execRedirs(c.redirs, in, sc, false)
 	}
 	var res stageResult
 	for i, args := range variants {

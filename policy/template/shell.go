@@ -50,6 +50,9 @@ type ShellRendering struct {
 	Argv []string `json:"argv,omitempty"`
 	// Command is the text for sh -c, for ShellModeShell.
 	Command string `json:"command,omitempty"`
+	// Env is the environment the tool sets for the command (its env:
+	// block), shown with it: a variable may be what runs.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // ShellOptions controls RenderShell.
@@ -83,6 +86,8 @@ type CompiledShell struct {
 type wordCheck struct {
 	pieces   []piece
 	fileRule bool
+	curlRule curlRule
+	plusRule bool
 	// anyPos: the word holds an unquoted brace or glob character; bash's
 	// brace expansion ({,x}) can make any value start a word.
 	anyPos bool
@@ -122,7 +127,7 @@ func CompileShell(command string) (*CompiledShell, error) {
 	for _, cmd := range l.b.cmds {
 		for _, w := range cmd.words {
 			if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
-				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, anyPos: w.glob})
+				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, curlRule: w.curlRule, plusRule: w.plusRule, anyPos: w.glob})
 			}
 		}
 	}
@@ -311,10 +316,16 @@ func (c *CompiledShell) checkWord(w wordCheck, vals []string, opts ShellOptions)
 		if atStart && v[0] == '-' && !ph.Secret && !opts.AllowDash[ph.Name] {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"-\" where the command would read it as an option; the parameter must allow a leading \"-\" (or the template must put \"--\" before it)"}
 		}
+		if atStart && v[0] == '+' && w.plusRule && !ph.Secret && !opts.AllowDash[ph.Name] {
+			return &ArgumentError{Name: ph.Name, Msg: "starts with \"+\", which this program reads as a command to run (less +!cmd, vi +cmd); the template must put \"--\" before it"}
+		}
 		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.fileRule && !ph.Secret {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"" + v[:1] + "\", which makes curl read a local file"}
 		}
 		atStart, prevEq = w.anyPos, false
+	}
+	if w.curlRule != 0 {
+		return checkCurlWord(w, vals, c.t.phs)
 	}
 	return nil
 }

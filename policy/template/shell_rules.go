@@ -36,6 +36,7 @@ package template
 // below cover the common programs, not every program.
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -202,43 +203,10 @@ func isStdin(path string) bool {
 // that programs read as code, as a place to load code from, or as a
 // command: PATH=..., LD_PRELOAD=..., GIT_SSH_COMMAND=..., PYTHONPATH=...
 func (l *lexer) checkAssign(w *word) error {
-	if w.assign != "" && w.hasPH && dangerousEnv(w.assign) {
+	if w.assign != "" && w.hasPH && codeEnv(w.assign) {
 		return l.errAt(w.pos, "an argument may not set %s: programs read it as code, a command or a place to load code from", w.assign)
 	}
 	return nil
-}
-
-// dangerousEnvNames are environment variables that make programs run
-// or load code they name.
-var dangerousEnvNames = map[string]bool{
-	"PATH": true, "ENV": true, "IFS": true, "CDPATH": true, "SHELLOPTS": true, "BASHOPTS": true,
-	"PS1": true, "PS2": true, "PS4": true, "PROMPT_COMMAND": true, "HOME": true, "SHELL": true,
-	"PAGER": true, "EDITOR": true, "VISUAL": true, "BROWSER": true, "MANPAGER": true,
-	"LESSOPEN": true, "LESSCLOSE": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true,
-	"GCONV_PATH": true, "LOCPATH": true, "NLSPATH": true, "TMPDIR": true, "CLASSPATH": true,
-	"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CONFIG_DIRS": true, "XDG_DATA_DIRS": true,
-	"http_proxy": true, "https_proxy": true, "HTTP_PROXY": true, "HTTPS_PROXY": true, "ALL_PROXY": true, "all_proxy": true,
-	"KUBECONFIG": true, "DOCKER_HOST": true, "MAKEFLAGS": true, "GNUPGHOME": true, "CURL_HOME": true, "WGETRC": true,
-	"GOFLAGS": true, "GOPATH": true, "GOROOT": true, "GOPROXY": true, "GOTOOLCHAIN": true, "GOENV": true,
-	"CC": true, "CXX": true, "CPP": true, "CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true, "LDFLAGS": true,
-}
-
-// dangerousEnvPrefixes are families of such variables.
-var dangerousEnvPrefixes = []string{
-	"LD_", "DYLD_", "BASH_", "GIT_", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_", "JAVA_", "_JAVA_", "JDK_",
-	"LUA_", "PHP", "DOTNET_", "GEM_", "BUNDLE_", "CARGO_", "RUSTC", "RUSTFLAGS", "SSL_", "OPENSSL_",
-}
-
-func dangerousEnv(name string) bool {
-	if dangerousEnvNames[name] {
-		return true
-	}
-	for _, p := range dangerousEnvPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // operands drops redirection targets and here-document delimiters.
@@ -302,6 +270,14 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		}
 		markDD(args)
 		return nil
+	}
+	if err := l.checkCodeOptions(path.Base(name), args); err != nil {
+		return err
+	}
+	if plusCommands[path.Base(name)] {
+		for _, w := range args {
+			w.plusRule = true
+		}
 	}
 	p := shellsyntax.GrammarOf(name)
 	if p == nil || depth > 32 {
@@ -417,7 +393,7 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 				w.fileRule = true
 			}
 		}
-		return nil
+		return l.checkCurl(args)
 	case find:
 		markDD(args)
 		for k := 0; k < len(args); k++ {
@@ -463,6 +439,9 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 	case interp:
 		first, programGiven, codeFlag, stdin, err := l.walkOptionsStdin(name, p, args)
 		if err != nil {
+			return err
+		}
+		if err := l.checkPositionalCode(name, p, args); err != nil {
 			return err
 		}
 		markDD(args)

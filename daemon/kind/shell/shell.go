@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -70,7 +71,7 @@ func (s *Spec) Check(kind.Tool) error {
 		return &kind.FieldError{Field: "shell.dir", Err: errors.New("must be an absolute path")}
 	}
 	for k, v := range s.Env {
-		if _, err := template.Parse(v); err != nil {
+		if err := template.ValidateShellEnv(k, v); err != nil {
 			return &kind.FieldError{Field: "shell.env." + k, Err: err}
 		}
 	}
@@ -157,6 +158,13 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 		v, err := tpl.Render(args, template.RenderOptions{AllowMissing: true, Secrets: call.Secret})
 		if err != nil {
 			return nil, kind.RenderError(err)
+		}
+		// A variable that programs run (GIT_SSH_COMMAND, PAGER...) is
+		// checked like the command it is.
+		if template.EnvRuns(k) {
+			if err := call.Env.ShellRules.CheckCommand(template.EnvCommand(k, v)); err != nil {
+				return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: fmt.Errorf("env %s: %w", k, err)}
+			}
 		}
 		env[k] = v
 	}

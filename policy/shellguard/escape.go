@@ -1,0 +1,273 @@
+package shellguard
+
+import (
+	"regexp"
+	"strings"
+)
+
+// This file follows shell escapes inside other programs' command
+// languages: sqlite3's .shell/.system (and "|cmd" outputs), dc's and ed's
+// "!", vi/ex ":!cmd", less/more "+!cmd", expect's spawn/exec/system and
+// make recipes read from standard input or --eval. What such an escape
+// runs is walked like sh -c text, so the payload meets every rule.
+
+// escapeLang maps a program to the command language it reads.
+var escapeLang = map[string]string{
+	"sqlite3": "sqlite", "sqlite": "sqlite",
+	"dc": "dc",
+	"ed": "ed", "red": "ed",
+	"ex": "vi", "vi": "vi", "vim": "vi", "nvim": "vi", "view": "vi", "vimdiff": "vi", "gvim": "vi", "rvim": "vi",
+	"less": "less", "more": "less", "most": "less", "pg": "less",
+	"expect": "tcl",
+	"make":   "make", "gmake": "make", "bmake": "make", "remake": "make",
+}
+
+// escapeScripts is at most how many texts of one program are read.
+const escapeScripts = 8
+
+// runEscapes walks the shell commands a program's own command language runs.
+func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
+	lang, ok := escapeLang[seg.name]
+	if !ok {
+		return
+	}
+	var texts []string
+	add := func(d *data) {
+		if d != nil {
+			for _, t := range d.texts {
+				if len(texts) < escapeScripts {
+					texts = append(texts, t)
+				}
+			}
+		}
+	}
+	args := nonDropped(seg.args)[1:]
+	readsStdin := true
+	switch lang {
+	case "sqlite", "dc", "tcl":
+		// Every operand, option value and file may hold commands; reading
+		// too much only checks more.
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch a.e {
+			case "-f", "--file", "-init", "-f=", "-s":
+				if i+1 < len(args) {
+					i++
+					add(w.fileData(args[i], stdin))
+				}
+				continue
+			}
+			add(argData(a))
+			add(w.fileData(a, stdin))
+		}
+	case "ed":
+		// ed reads its commands from standard input only.
+	case "vi", "less":
+		for i := 0; i < len(args); i++ {
+			a := args[i].p
+			switch {
+			case a == "-c" || a == "--cmd" || a == "-S" || a == "-s":
+				if i+1 < len(args) {
+					i++
+					if a == "-S" || a == "-s" {
+						add(w.fileData(args[i], stdin))
+					} else {
+						add(argData(args[i]))
+					}
+				}
+			case strings.HasPrefix(a, "+"):
+				add(&data{texts: []string{a[1:]}})
+			}
+		}
+		if lang == "less" {
+			readsStdin = false
+		}
+	case "make":
+		readsStdin = false
+		for i := 0; i < len(args); i++ {
+			a := args[i].e
+			switch {
+			case a == "-f" || a == "--file" || a == "--makefile":
+				if i+1 < len(args) {
+					i++
+					add(w.fileData(args[i], stdin))
+				}
+			case strings.HasPrefix(a, "-f") && len(a) > 2:
+				add(w.fileData(arg{e: a[2:], p: a[2:]}, stdin))
+			case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--makefile="):
+				_, v, _ := strings.Cut(args[i].p, "=")
+				add(w.fileData(arg{e: v, p: v, data: args[i].data}, stdin))
+			case a == "-E" || a == "--eval":
+				if i+1 < len(args) {
+					i++
+					add(argData(args[i]))
+				}
+			case strings.HasPrefix(a, "--eval="):
+				_, v, _ := strings.Cut(args[i].p, "=")
+				add(&data{texts: []string{v}})
+			}
+		}
+	}
+	if readsStdin {
+		add(stdin)
+	}
+	inner := &scope{depth: sc.depth + 1}
+	for _, t := range texts {
+		for _, cmd := range escapeCommands(lang, t) {
+			if w.err != nil {
+				return
+			}
+			if lang == "tcl" {
+				if argv := tclWords(cmd); len(argv) > 0 {
+					w.runCommand(&segment{kind: segCmd, args: literalArgs(argv)}, inner, nil, pipeCtx{})
+				}
+				continue
+			}
+			w.walkScript(cmd, inner, nil)
+		}
+	}
+}
+
+var (
+	// An ed or ex command line whose command is "!" (after an optional
+	// address range, ":" and "silent"), or r/w/e with a "!cmd" operand.
+	edEscape = regexp.MustCompile(`^[\s:]*(silent!?\s+)?[0-9,.$;+'%\-\sa-z]*?(r|w|e|E|W|read|write|edit)?\s*!(.*)$`)
+	// vi's system() and friends.
+	viSystem = regexp.MustCompile(`\b(system|systemlist|jobstart|termopen)\s*\(\s*['"]([^'"]+)['"]`)
+	// make's $(shell ...).
+	makeShell = regexp.MustCompile(`\$[({]shell\s+([^)}]*)[)}]`)
+)
+
+// escapeCommands returns the shell command lines a script in lang runs.
+func escapeCommands(lang, text string) []string {
+	var out []string
+	lines := strings.Split(text, "\n")
+	if len(lines) > 256 {
+		lines = lines[:256]
+	}
+	for _, line := range lines {
+		if len(out) >= 32 {
+			break
+		}
+		trim := strings.TrimSpace(line)
+		switch lang {
+		case "sqlite":
+			name, rest, _ := strings.Cut(trim, " ")
+			switch name {
+			case ".shell", ".system":
+				out = append(out, rest)
+			case ".once", ".output", ".import", ".read", ".open":
+				rest = strings.TrimSpace(rest)
+				for strings.HasPrefix(rest, "-") {
+					_, rest, _ = strings.Cut(rest, " ")
+					rest = strings.TrimSpace(rest)
+				}
+				rest = strings.Trim(rest, `'"`)
+				if strings.HasPrefix(rest, "|") {
+					out = append(out, rest[1:])
+				}
+			}
+		case "dc":
+			for i := 0; i < len(trim); i++ {
+				if trim[i] == '!' && (i+1 >= len(trim) || !strings.ContainsRune("<>=", rune(trim[i+1]))) {
+					out = append(out, trim[i+1:])
+					break
+				}
+			}
+		case "ed", "vi":
+			if m := edEscape.FindStringSubmatch(trim); m != nil {
+				out = append(out, m[3])
+			}
+			if lang == "vi" {
+				for _, m := range viSystem.FindAllStringSubmatch(trim, 4) {
+					out = append(out, m[2])
+				}
+			}
+		case "less":
+			if strings.HasPrefix(trim, "!") {
+				out = append(out, trim[1:])
+			}
+		case "tcl":
+			for _, stmt := range strings.Split(trim, ";") {
+				stmt = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(stmt), "["))
+				name, rest, _ := strings.Cut(stmt, " ")
+				switch name {
+				case "spawn", "exec", "system", "open":
+					rest = strings.TrimRight(strings.TrimSpace(rest), "]")
+					for strings.HasPrefix(rest, "-") {
+						_, rest, _ = strings.Cut(rest, " ")
+					}
+					if name == "open" {
+						// open "|cmd": a pipe to a command.
+						rest = strings.Trim(rest, `"{}`)
+						if !strings.HasPrefix(rest, "|") {
+							continue
+						}
+						rest = rest[1:]
+					}
+					out = append(out, rest)
+				}
+			}
+		case "make":
+			if strings.HasPrefix(line, "\t") {
+				out = append(out, strings.TrimLeft(trim, "@-+"))
+			} else if i := strings.Index(trim, ":"); i >= 0 && !strings.HasPrefix(trim, "#") {
+				if j := strings.Index(trim[i:], ";"); j >= 0 {
+					out = append(out, strings.TrimLeft(strings.TrimSpace(trim[i+j+1:]), "@-+"))
+				}
+			}
+			for _, m := range makeShell.FindAllStringSubmatch(line, 4) {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
+}
+
+// tclWords splits a Tcl command into words: {...} and "..." group.
+func tclWords(s string) []string {
+	var words []string
+	for len(words) < 64 {
+		s = strings.TrimLeft(s, " \t")
+		if s == "" {
+			break
+		}
+		var end int
+		switch s[0] {
+		case '{':
+			depth := 0
+			end = len(s)
+			for i := 0; i < len(s); i++ {
+				if s[i] == '{' {
+					depth++
+				} else if s[i] == '}' {
+					depth--
+					if depth == 0 {
+						end = i
+						break
+					}
+				}
+			}
+			words = append(words, s[1:end])
+			end++
+		case '"':
+			end = strings.IndexByte(s[1:], '"')
+			if end < 0 {
+				end = len(s) - 1
+			}
+			words = append(words, s[1:end+1])
+			end += 2
+		default:
+			end = strings.IndexAny(s, " \t")
+			if end < 0 {
+				end = len(s)
+			}
+			words = append(words, s[:end])
+		}
+		if end >= len(s) {
+			break
+		}
+		s = s[end:]
+	}
+	return words
+}

@@ -1,0 +1,370 @@
+package shellguard
+
+import (
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// This file judges deletions whose targets the command line does not
+// spell: a listing piped to xargs, a traversal whose action deletes, git
+// clean over a work tree named elsewhere, a path through a symlink this
+// script made, and targets computed by command substitution. Each is
+// turned into the plain command it amounts to (rm -rf ROOT...), which the
+// rules then judge like any other.
+
+// listing is what a listing command writes: the entries of roots, or every
+// file below them.
+type listing struct {
+	items     []arg // what xargs would be handed, as patterns: ROOT or ROOT/*
+	recursive bool  // every file below, not only the entries
+}
+
+// deleters are commands whose operands are removed or destroyed.
+var deleters = map[string]bool{
+	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
+}
+
+// targetCommands are commands whose operands the rules judge as paths
+// that are deleted, moved or re-owned: a computed or linked operand is
+// resolved for them.
+var targetCommands = map[string]bool{
+	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
+	"chmod": true, "chown": true, "chgrp": true, "mv": true, "gmv": true, "truncate": true,
+}
+
+// computesDeleted are the target commands for which an operand a command
+// substitution computes could be "/".
+var computesDeleted = map[string]bool{
+	"rm": true, "srm": true, "grm": true, "rmdir": true, "shred": true, "wipe": true,
+	"chmod": true, "chown": true, "chgrp": true,
+}
+
+// listFilters pass (a part of) a listing on: their output is still paths.
+var listFilters = map[string]bool{
+	"grep": true, "egrep": true, "fgrep": true, "rg": true, "sort": true, "uniq": true, "head": true,
+	"tail": true, "awk": true, "gawk": true, "mawk": true, "cut": true, "sed": true, "tr": true,
+	"tee": true, "cat": true, "shuf": true, "tac": true,
+}
+
+// findNarrowing are find tests that select some files, not all.
+var findNarrowing = map[string]bool{
+	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
+	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-newer": true, "-anewer": true,
+	"-cnewer": true, "-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true,
+	"-cmin": true, "-size": true, "-user": true, "-group": true, "-uid": true, "-gid": true,
+	"-perm": true, "-inum": true, "-samefile": true, "-links": true, "-empty": true, "-used": true,
+	"-nouser": true, "-nogroup": true, "-newermt": true, "-newerct": true, "-newerat": true,
+}
+
+// matchAll are -name patterns that select every file.
+var matchAll = regexp.MustCompile(`^(\*|\.\*|\*\.?\*?|\?\*|\*\*)$`)
+
+// findShape reads a find command: its starting points, whether a test
+// narrows what it selects, and its depth limits (-1 when unset).
+func findShape(args []arg) (starts []arg, narrowed bool, minDepth, maxDepth int) {
+	i := 1
+	for i < len(args) && (args[i].e == "-H" || args[i].e == "-L" || args[i].e == "-P" || strings.HasPrefix(args[i].e, "-O") || args[i].e == "-D") {
+		if args[i].e == "-D" {
+			i++
+		}
+		i++
+	}
+	for i < len(args) && !strings.HasPrefix(args[i].e, "-") && args[i].e != "(" && args[i].e != "!" {
+		starts = append(starts, args[i])
+		i++
+	}
+	if len(starts) == 0 {
+		starts = literalArgs([]string{"."})
+	}
+	minDepth, maxDepth = -1, -1
+	negated := false
+	for ; i < len(args); i++ {
+		a := args[i].e
+		switch {
+		case a == "!" || a == "-not":
+			negated = true
+			continue
+		case a == "-o" || a == "-or" || a == ",":
+			// An alternative may select everything again.
+			return starts, false, minDepth, maxDepth
+		case a == "-mindepth" || a == "-maxdepth":
+			if i+1 < len(args) {
+				n := 0
+				for _, c := range args[i+1].e {
+					if c < '0' || c > '9' {
+						n = -1
+						break
+					}
+					n = n*10 + int(c-'0')
+				}
+				if a == "-mindepth" {
+					minDepth = n
+				} else {
+					maxDepth = n
+				}
+				i++
+			}
+		case findNarrowing[a]:
+			if !negated && !(i+1 < len(args) && (a == "-name" || a == "-iname" || a == "-path" || a == "-wholename") && matchAll.MatchString(args[i+1].e)) {
+				narrowed = true
+			}
+			i++
+		}
+		negated = false
+	}
+	return starts, narrowed, minDepth, maxDepth
+}
+
+// listers are the commands listingOf reads.
+var listers = map[string]bool{
+	"ls": true, "exa": true, "eza": true, "lsd": true, "dir": true, "vdir": true,
+	"find": true, "gfind": true, "bfs": true, "du": true, "tree": true,
+}
+
+// listingOf is what a listing command (ls, find, du -a, tree) lists, or
+// nil when its output is not a plain list of paths.
+func listingOf(name string, args []arg) *listing {
+	var l listing
+	switch name {
+	case "ls", "exa", "eza", "lsd", "dir", "vdir":
+		var ops []arg
+		dirOnly := false
+		for _, a := range args[1:] {
+			switch {
+			case a.e == "--recursive" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "R")):
+				l.recursive = true
+			case a.e == "--directory" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "d")):
+				dirOnly = true
+			case !strings.HasPrefix(a.e, "-"):
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) == 0 {
+			ops = literalArgs([]string{"."})
+		}
+		for _, o := range ops {
+			if o.dyn || (o.glob && !dirOnly) {
+				return nil // the entries of unknown or matched paths
+			}
+			if dirOnly {
+				l.items = append(l.items, o)
+			} else {
+				// ls prints the entries' names, not their paths.
+				l.items = append(l.items, arg{e: "*", p: "*", glob: true})
+			}
+		}
+	case "find", "gfind", "bfs":
+		starts, narrowed, minDepth, maxDepth := findShape(args)
+		if narrowed {
+			return nil
+		}
+		for _, s := range starts {
+			if s.dyn {
+				return nil
+			}
+			if minDepth >= 1 {
+				l.items = append(l.items, entriesOf(s))
+			} else {
+				l.items = append(l.items, s)
+			}
+		}
+		l.recursive = maxDepth < 0 || maxDepth > 1
+	case "du", "tree":
+		all := name == "tree"
+		var ops []arg
+		for _, a := range args[1:] {
+			switch {
+			case a.e == "-a" || a.e == "--all" || (name == "tree" && a.e == "-fi"):
+				all = true
+			case !strings.HasPrefix(a.e, "-"):
+				ops = append(ops, a)
+			}
+		}
+		if !all {
+			return nil
+		}
+		if len(ops) == 0 {
+			ops = literalArgs([]string{"."})
+		}
+		for _, o := range ops {
+			if o.dyn || o.glob {
+				return nil
+			}
+			l.items = append(l.items, o)
+		}
+		l.recursive = true
+	default:
+		return nil
+	}
+	if len(l.items) == 0 || len(l.items) > 8 {
+		return nil
+	}
+	return &l
+}
+
+// absOrHome reports whether p names a place by itself (/x, ~x), not
+// relative to the working directory: a traversal of the working
+// directory is the tool's own business.
+func absOrHome(p string) bool { return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") }
+
+// entriesOf is the pattern naming the entries of directory a.
+func entriesOf(a arg) arg {
+	e := strings.TrimSuffix(a.e, "/")
+	p := strings.TrimSuffix(a.p, "/")
+	return arg{e: e + "/*", p: p + "/*", glob: true}
+}
+
+// listedCommand is what xargs running cmd over a listing amounts to: cmd
+// with the listed patterns as operands, recursive where the listing is.
+func listedCommand(cmd []arg, l *listing) []arg {
+	out := append([]arg{}, cmd...)
+	if l.recursive && len(cmd) > 0 && deleters[baseName(cmd[0].e)] && slices.ContainsFunc(l.items, func(a arg) bool { return absOrHome(a.e) }) {
+		out = append(out[:1], append(literalArgs([]string{"-r"}), out[1:]...)...)
+	}
+	return append(out, l.items...)
+}
+
+// rootish matches what is left of an operand whose leading part a command
+// substitution computes when that leaves the path to the substitution:
+// "$(x)", "$(x)/", "$(x)/..", "$(x)/*".
+var rootish = regexp.MustCompile(`^(/*(\.\.?/*)*)(\*|\.\*)?$`)
+
+// resolveTargets checks a deleting command again with its computed and
+// linked operands resolved: a command substitution that makes the whole
+// path could be "/", and a path through a symlink this script made names
+// the link's target.
+func (w *walker) resolveTargets(seg *segment, sc *scope, pc pipeCtx) {
+	if !targetCommands[seg.name] {
+		return
+	}
+	args := nonDropped(seg.args)
+	if seg.name == "rm" || seg.name == "srm" || seg.name == "grm" || seg.name == "rmdir" || seg.name == "shred" || seg.name == "unlink" || seg.name == "wipe" || seg.name == "truncate" {
+		// A computed operand disappears when it is unquoted and unknown;
+		// put it back.
+		args = seg.args
+	}
+	var out []arg
+	changed := false
+	for i, a := range args {
+		if i > 0 && computesDeleted[seg.name] && a.dyn && a.origins != 0 && (strings.HasPrefix(a.p, "$(") || strings.HasPrefix(a.p, "`")) && rootish.MatchString(a.e) {
+			out = append(out, arg{e: "/", p: "/"})
+			changed = true
+			continue
+		}
+		if i > 0 && len(w.links) > 0 && !a.dyn && !strings.HasPrefix(a.e, "-") {
+			if r, ok := w.throughLink(a.e); ok {
+				out = append(out, arg{e: r, p: r, glob: a.glob})
+				changed = true
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	if changed {
+		w.runCommand(seg.derive(out, nil), sc, nil, pc)
+	}
+}
+
+// throughLink resolves p through a symlink this script made.
+func (w *walker) throughLink(p string) (string, bool) {
+	key := w.fileKey(p)
+	for link, target := range w.links {
+		if key == link {
+			return target, true
+		}
+		if rest, ok := strings.CutPrefix(key, link+"/"); ok {
+			return path.Join(target, rest), true
+		}
+	}
+	// A trailing slash or /* names the link's target directory.
+	return "", false
+}
+
+// trackLink records ln -s TARGET LINK.
+func (w *walker) trackLink(args []arg) {
+	symbolic := false
+	var ops []arg
+	for _, a := range args[1:] {
+		switch {
+		case a.e == "--symbolic" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "s")):
+			symbolic = true
+		case strings.HasPrefix(a.e, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if !symbolic || len(ops) != 2 || ops[0].dyn || ops[1].dyn {
+		return
+	}
+	target := path.Clean(ops[0].e)
+	if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, "~") {
+		return
+	}
+	if w.links == nil {
+		w.links = map[string]string{}
+	}
+	if len(w.links) < 16 {
+		w.links[w.fileKey(ops[1].e)] = target
+	}
+}
+
+// gitClean checks git clean over a work tree named by -C, --work-tree,
+// GIT_WORK_TREE or a cd as removing that tree.
+func (w *walker) gitClean(seg *segment, sc *scope, pc pipeCtx) {
+	args := nonDropped(seg.args)
+	tree, set := "", false
+	for _, as := range seg.assigns {
+		if as.name == "GIT_WORK_TREE" {
+			tree, set = as.value, true
+		}
+	}
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i].e, "-") {
+		a := args[i].e
+		switch {
+		case a == "-C" && i+1 < len(args):
+			i++
+			tree, set = joinTree(tree, args[i].e), true
+		case a == "--work-tree" && i+1 < len(args):
+			i++
+			tree, set = args[i].e, true
+		case strings.HasPrefix(a, "--work-tree="):
+			tree, set = strings.TrimPrefix(a, "--work-tree="), true
+		case a == "-c" || a == "--git-dir" || a == "--namespace":
+			i++
+		}
+		i++
+	}
+	if i >= len(args) || args[i].e != "clean" {
+		return
+	}
+	force := false
+	for _, a := range args[i+1:] {
+		if a.e == "--force" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "f")) {
+			force = true
+		}
+	}
+	if !force {
+		return
+	}
+	if !set {
+		if w.cwd == "" || w.cwd == "?" {
+			return // the tool's own directory
+		}
+		tree = w.cwd
+	}
+	if tree == "" {
+		return
+	}
+	w.runCommand(seg.derive(literalArgs([]string{"rm", "-rf", tree}), nil), sc, nil, pc)
+}
+
+// joinTree applies git -C dir to the tree so far.
+func joinTree(tree, dir string) string {
+	if tree == "" || strings.HasPrefix(dir, "/") || strings.HasPrefix(dir, "~") {
+		return dir
+	}
+	return tree + "/" + dir
+}

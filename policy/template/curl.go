@@ -1,0 +1,157 @@
+package template
+
+import (
+	"regexp"
+	"strings"
+)
+
+// curl reads and sends local files through more than a leading "@": form
+// fields (name=@file, name=<file), --data-urlencode name@file, upload and
+// config options (-T, -K, --netrc-file), cookies read from a file (-b
+// FILE), --write-out's %output{FILE}, and file:// (or other non-HTTP) URLs.
+// A placeholder that is the whole value of such an option is refused when
+// the tool is made; one that shares a word with literal text is checked
+// when the tool is called.
+
+// curlRule says what a rendered curl word must not do.
+type curlRule uint8
+
+const (
+	// curlAtFile: an "@" before any "=" names a file (--data-urlencode).
+	curlAtFile curlRule = 1 << iota
+	// curlCookieFile: without "=" the value is a cookie file (-b).
+	curlCookieFile
+	// curlWriteOut: %output{FILE} writes a file (-w).
+	curlWriteOut
+	// curlURL: a URL operand; only http and https may come from a value.
+	curlURL
+)
+
+// curlFileOpts take a local file (or socket) whose content curl sends or
+// obeys: a placeholder may not be the value.
+var curlFileOpts = map[string]bool{
+	"-T": true, "--upload-file": true, "-K": true, "--config": true, "--netrc-file": true,
+	"--unix-socket": true, "--abstract-unix-socket": true, "--variable": true, "--cert": true,
+	"-E": true, "--key": true, "--proxy-cert": true, "--proxy-key": true,
+}
+
+// curlValueOpts are curl options that take a value (the next word).
+var curlValueOpts = map[string]bool{
+	"-A": true, "-b": true, "-c": true, "-C": true, "-d": true, "-D": true, "-e": true, "-E": true, "-F": true,
+	"-H": true, "-K": true, "-m": true, "-o": true, "-P": true, "-Q": true, "-r": true, "-t": true, "-T": true,
+	"-u": true, "-U": true, "-w": true, "-x": true, "-X": true, "-y": true, "-Y": true, "-z": true,
+	"--data": true, "--data-ascii": true, "--data-binary": true, "--data-raw": true, "--data-urlencode": true,
+	"--json": true, "--url": true, "--form": true, "--form-string": true, "--header": true, "--user-agent": true,
+	"--referer": true, "--output": true, "--upload-file": true, "--config": true, "--cookie": true,
+	"--cookie-jar": true, "--write-out": true, "--proxy": true, "--request": true, "--user": true,
+	"--max-time": true, "--connect-timeout": true, "--retry": true, "--retry-delay": true, "--cacert": true,
+	"--capath": true, "--cert": true, "--key": true, "--resolve": true, "--connect-to": true,
+	"--unix-socket": true, "--abstract-unix-socket": true, "--netrc-file": true, "--variable": true,
+	"--output-dir": true, "--trace": true, "--trace-ascii": true, "--dump-header": true, "--limit-rate": true,
+	"--range": true, "--interface": true, "--dns-servers": true, "--proxy-user": true, "--oauth2-bearer": true,
+	"--aws-sigv4": true, "--url-query": true, "--expand-data": true, "--expand-url": true, "--noproxy": true,
+	"--max-filesize": true, "--speed-limit": true, "--speed-time": true, "--time-cond": true, "--proto": true,
+	"--proto-redir": true, "--proto-default": true, "--stderr": true, "--proxy-cert": true, "--proxy-key": true,
+}
+
+// checkCurl marks curl's words for the render checks and refuses a
+// placeholder that is the whole value of a file option, or that could
+// supply a form field's or --data-urlencode's "name@file" part.
+func (l *lexer) checkCurl(args []*word) error {
+	prev := ""
+	for _, w := range args {
+		if w.afterDD {
+			w.curlRule |= curlURL
+			continue
+		}
+		lit := litOf(w)
+		opt := prev
+		prev = ""
+		if !w.hasPH {
+			if strings.HasPrefix(lit, "-") && !strings.Contains(lit, "=") && curlValueOpts[lit] {
+				prev = lit
+			}
+			continue
+		}
+		// An attached value: --opt=VALUE or -TVALUE.
+		if strings.HasPrefix(lit, "-") && opt == "" {
+			name, _, hasEq := strings.Cut(lit, "=")
+			if !hasEq && !strings.HasPrefix(lit, "--") && len(lit) >= 2 {
+				name = lit[:2]
+			}
+			opt = name
+			lit = strings.TrimPrefix(strings.TrimPrefix(lit, name), "=")
+		}
+		startsPH := len(w.pieces) > 0 && w.pieces[0].ph >= 0
+		if len(w.pieces) > 1 && w.pieces[0].ph < 0 && strings.HasPrefix(w.pieces[0].lit, "-") {
+			// -T{{x}}, --opt={{x}}: the placeholder starts the value.
+			startsPH = w.pieces[1].ph >= 0 && (opt == w.pieces[0].lit || opt+"=" == w.pieces[0].lit)
+		}
+		switch {
+		case curlFileOpts[opt]:
+			return l.errAt(w.pos, "the value of curl %s names a local file (or socket) curl reads and sends; it may not come from an argument", opt)
+		case (opt == "-F" || opt == "--form") && !strings.Contains(lit, "="):
+			return l.errAt(w.pos, "curl %s NAME=@FILE reads a local file: an argument may be the field's value (after a literal \"NAME=\"), not the whole field", opt)
+		case opt == "--data-urlencode" && startsPH:
+			return l.errAt(w.pos, "curl --data-urlencode NAME@FILE reads a local file: an argument may be the content (after a literal \"NAME=\"), not the whole value")
+		case opt == "--data-urlencode":
+			w.curlRule |= curlAtFile
+		case opt == "-b" || opt == "--cookie":
+			w.curlRule |= curlCookieFile
+		case opt == "-w" || opt == "--write-out":
+			w.curlRule |= curlWriteOut
+		case opt == "--url" || opt == "":
+			w.curlRule |= curlURL
+		}
+	}
+	return nil
+}
+
+// urlScheme is a URL's scheme.
+var urlScheme = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*):`)
+
+// checkCurlWord checks a rendered curl word against its curlRule.
+func checkCurlWord(w wordCheck, vals []string, phs []Placeholder) error {
+	var b strings.Builder
+	first := -1
+	for _, p := range w.pieces {
+		if p.ph < 0 {
+			b.WriteString(p.lit)
+			continue
+		}
+		if phs[p.ph].Secret {
+			return nil // the operator's own value
+		}
+		if first < 0 {
+			first = p.ph
+		}
+		b.WriteString(vals[p.ph])
+	}
+	if first < 0 {
+		return nil
+	}
+	s, name := b.String(), phs[first].Name
+	r := w.curlRule
+	switch {
+	case r&curlAtFile != 0:
+		at, eq := strings.IndexByte(s, '@'), strings.IndexByte(s, '=')
+		if at >= 0 && (eq < 0 || at < eq) {
+			return &ArgumentError{Name: name, Msg: "makes \"NAME@FILE\", which makes curl read a local file"}
+		}
+	case r&curlCookieFile != 0:
+		if !strings.Contains(s, "=") {
+			return &ArgumentError{Name: name, Msg: "makes curl -b read cookies from a local file (a cookie value holds \"=\")"}
+		}
+	case r&curlWriteOut != 0:
+		if strings.Contains(strings.ToLower(s), "%output{") {
+			return &ArgumentError{Name: name, Msg: "holds %output{…}, which makes curl write a local file"}
+		}
+	case r&curlURL != 0:
+		if m := urlScheme.FindStringSubmatch(s); m != nil && w.pieces[0].ph >= 0 {
+			if sc := strings.ToLower(m[1]); sc != "http" && sc != "https" {
+				return &ArgumentError{Name: name, Msg: "is a " + sc + ": URL; curl may only be given http or https URLs by an argument"}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package template
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
+)
+
+// Code through a fixed wrapper: the program text of sh -c, python -c,
+// perl -e, node -e, an awk program... is fixed, but when it runs its
+// positional arguments as code (eval "$1", exec(sys.argv[1]),
+// system(ARGV[1])), a placeholder among those arguments is in code
+// position all the same. So is a placeholder given to an option whose
+// value another program runs as its own commands (psql -c, gdb -ex,
+// vim -c, sqlite3's SQL operands).
+
+// runsArgs matches program text that runs its positional arguments (or
+// values handed in with awk -v) as code, per language.
+var runsArgs = map[string]*regexp.Regexp{
+	// eval of anything, a positional parameter in command position, or one
+	// handed to a shell, source, or a pipe or here-string into a shell.
+	"sh":     regexp.MustCompile(`\beval\b|(^|[;&|({` + "`" + `]|\$\(|\b(then|do|else|exec|command|builtin|xargs|env|nohup|time)\b)\s*"?\$(\{?[0-9@*]|argv)|\b(sh|bash|zsh|dash|ksh|mksh|ash|fish|python[0-9.]*|perl|ruby|node|php|lua)\b[^;|&]*\s-[a-zA-Z]*[ceE]\s+"?\$\{?[0-9@*]|(^|[;&|(]|\bdo|\bthen)\s*(source|\.)\s+("?\$\{?[0-9@*]|<)|\|\s*(sh|bash|zsh|dash|ksh|mksh|ash)\b|\b(sh|bash|zsh|dash|ksh|mksh|ash)\s*(-s\s*)?<<<|\bxargs\b[^;&]*\b(sh|bash|zsh|dash|ksh)\s+-c`),
+	"python": regexp.MustCompile(`\b(exec|eval|compile|execfile|system|popen|Popen|run|call|check_call|check_output|getoutput|getstatusoutput|spawn[a-z]*|exec[lv]p?e?|__import__|import_module|runpy)\s*\(`),
+	"perl":   regexp.MustCompile(`\b(eval|system|exec|qx|open|do|require)\b|` + "`"),
+	"ruby":   regexp.MustCompile(`\b(eval|instance_eval|class_eval|module_eval|system|exec|spawn|popen|send|public_send|require|load)\b|%x|` + "`"),
+	"js":     regexp.MustCompile(`\b(eval|Function|execSync|exec|execFile|execFileSync|spawn|spawnSync|fork|runInNewContext|runInThisContext|runInContext|compileFunction|require|import)\b`),
+	"php":    regexp.MustCompile(`\b(eval|assert|system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|create_function|include|require)\b|` + "`"),
+	"lua":    regexp.MustCompile(`\b(load|loadstring|dofile|require|os\.execute|io\.popen)\b`),
+	"awk":    regexp.MustCompile(`\bsystem\s*\(|\|\s*getline|\bprint[^;}]*\||\bprintf[^;}]*\|`),
+	"tcl":    regexp.MustCompile(`\b(exec|spawn|eval|uplevel|subst|source|open|system)\b`),
+	"r":      regexp.MustCompile(`\b(eval|parse|system|system2|source)\b`),
+}
+
+// readsArgs matches program text that reads its positional arguments.
+var readsArgs = map[string]*regexp.Regexp{
+	"sh":     regexp.MustCompile(`\$(\{?[0-9@*#]|argv)|\bshift\b|\bfor\s+\w+\s*(;|do\b|$)|\bgetopts\b`),
+	"python": regexp.MustCompile(`\bargv\b|\bfileinput\b|\bargparse\b`),
+	"perl":   regexp.MustCompile(`\$ARGV\b|@ARGV|\bshift\b|<>|\bpop\b`),
+	"ruby":   regexp.MustCompile(`\bARGV\b|\bARGF\b|\$\*`),
+	"js":     regexp.MustCompile(`\bprocess\.argv\b|\bDeno\.args\b|\bBun\.argv\b`),
+	"php":    regexp.MustCompile(`\$argv\b|\$_SERVER\s*\[\s*['"]argv`),
+	"lua":    regexp.MustCompile(`\barg\s*\[|\.\.\.`),
+	"awk":    regexp.MustCompile(`\bARGV\b|\bENVIRON\b|\bgetline\b`),
+	"tcl":    regexp.MustCompile(`\$argv\b|\bargv\b`),
+	"r":      regexp.MustCompile(`\bcommandArgs\b`),
+}
+
+// checkPositionalCode refuses a placeholder among the positional
+// arguments of a fixed program (sh -c TEXT, python -c TEXT, an awk
+// program...) that runs them as code.
+func (l *lexer) checkPositionalCode(name string, p *shellsyntax.Grammar, args []*word) error {
+	lang := p.Lang
+	if p.Role == shellsyntax.RoleShell {
+		lang = "sh"
+	}
+	if runsArgs[lang] == nil {
+		return nil
+	}
+	code, pos, vars := fixedProgram(lang, p, args)
+	if code == "" || !runsArgs[lang].MatchString(code) {
+		return nil
+	}
+	// awk -v NAME={{x}} hands the value in as a variable.
+	for _, w := range vars {
+		if w.hasPH {
+			return l.errAt(w.pos, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
+		}
+	}
+	if !readsArgs[lang].MatchString(code) {
+		return nil
+	}
+	for _, w := range pos {
+		if w.hasPH {
+			return l.errAt(w.pos, "%s's program runs its arguments as code (%s); no argument may be one", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
+		}
+	}
+	return nil
+}
+
+// fixedProgram finds a program's fixed code (the -c/-e value, or the
+// first operand of sh -c and awk) and the words after it that reach the
+// code as its arguments, with awk's -v assignments.
+func fixedProgram(lang string, p *shellsyntax.Grammar, args []*word) (code string, pos, vars []*word) {
+	shellC := false
+	for j := 0; j < len(args); j++ {
+		lit, isLit := literal(args[j])
+		switch {
+		case isLit && lit == "--":
+			if code == "" && j+1 < len(args) && (shellC || p.ProgArg) {
+				code, _ = literal(args[j+1])
+				return code, args[j+2:], vars
+			}
+			return code, args[j+1:], vars
+		case isLit && len(lit) > 1 && (lit[0] == '-' || p.Plus && lit[0] == '+') && !strings.HasPrefix(lit, "--"):
+			if lang == "awk" && (lit == "-v" || lit == "--assign") && j+1 < len(args) {
+				vars = append(vars, args[j+1])
+				j++
+				continue
+			}
+			for k := 1; k < len(lit); k++ {
+				ch := lit[k]
+				switch {
+				case strings.IndexByte(p.ShellFlags, ch) >= 0 && ch == 'c':
+					shellC = true
+				case strings.IndexByte(p.CodeOpts, ch) >= 0:
+					v := lit[k+1:]
+					if v == "" && j+1 < len(args) {
+						j++
+						v, _ = literal(args[j])
+					}
+					code += v + "\n"
+					k = len(lit)
+				case strings.IndexByte(p.ValueOpts, ch) >= 0 || strings.IndexByte(p.ModOpts, ch) >= 0 || strings.IndexByte(p.ProgOpts, ch) >= 0:
+					if k+1 == len(lit) {
+						j++
+					}
+					k = len(lit)
+				}
+			}
+		case isLit && strings.HasPrefix(lit, "--"):
+			// Long options: values attached with "=" or none (best effort).
+		default:
+			if code != "" && !(lang == "perl" || lang == "ruby") {
+				return code, args[j:], vars
+			}
+			if code == "" && (shellC || p.ProgArg) {
+				code, _ = literal(args[j])
+				return code, args[j+1:], vars
+			}
+			return code, args[j:], vars
+		}
+	}
+	return code, nil, vars
+}
+
+// codeOptions are options whose value another program runs as its own
+// commands (SQL with \! escapes, debugger and editor commands, Lisp),
+// for programs the grammar table does not describe as interpreters.
+var codeOptions = map[string][]string{
+	"psql":      {"-c", "--command", "-f", "--file"},
+	"mysql":     {"-e", "--execute"},
+	"mariadb":   {"-e", "--execute"},
+	"sqlite3":   {"-cmd", "--cmd", "-init", "--init"},
+	"gdb":       {"-ex", "--ex", "-eval-command", "--eval-command", "-iex", "--iex", "-init-eval-command", "--init-eval-command", "-x", "--command", "-ix"},
+	"lldb":      {"-o", "--one-line", "-O", "--one-line-before-file", "-s", "--source", "-k"},
+	"vim":       {"-c", "--cmd", "-S"},
+	"vi":        {"-c", "--cmd", "-S"},
+	"nvim":      {"-c", "--cmd", "-S"},
+	"ex":        {"-c", "--cmd", "-S"},
+	"view":      {"-c", "--cmd", "-S"},
+	"emacs":     {"--eval", "-eval", "--execute", "-execute", "-l", "--load", "-f", "--funcall"},
+	"make":      {"-E", "--eval", "-f", "--file", "--makefile"},
+	"gmake":     {"-E", "--eval", "-f", "--file", "--makefile"},
+	"redis-cli": {"--eval"},
+}
+
+// plusCommands read an operand starting with "+" as a command to run at
+// start-up (less +!cmd runs a shell, vi +cmd an ex command).
+var plusCommands = map[string]bool{
+	"less": true, "more": true, "most": true, "pg": true, "vi": true, "vim": true, "nvim": true,
+	"view": true, "ex": true, "vimdiff": true, "gvim": true, "rvim": true, "nano": true,
+}
+
+// sqlOperands are programs whose operands after the first are commands.
+var sqlOperands = map[string]bool{"sqlite3": true, "sqlite": true, "duckdb": true}
+
+// checkCodeOptions refuses a placeholder as (or in) the value of such an
+// option, or as a command operand of sqlite3.
+func (l *lexer) checkCodeOptions(name string, args []*word) error {
+	opts := codeOptions[name]
+	seenDB := false
+	for j, w := range args {
+		lit := litOf(w)
+		for _, o := range opts {
+			if w.hasPH && strings.HasPrefix(lit, o+"=") {
+				return l.errAt(w.pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
+			}
+			if !w.hasPH && lit == o && j+1 < len(args) && args[j+1].hasPH {
+				return l.errAt(args[j+1].pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
+			}
+		}
+		if sqlOperands[name] && !strings.HasPrefix(lit, "-") {
+			if seenDB && w.hasPH {
+				return l.errAt(w.pos, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
+			}
+			seenDB = true
+		}
+	}
+	return nil
+}
