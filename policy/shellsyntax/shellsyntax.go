@@ -59,59 +59,6 @@ func ParseDocument(text string) (*syntax.Word, error) {
 	return w, err
 }
 
-// Unquote returns the value of a word made only of literal and quoted
-// text, with its quoting removed; ok is false for a word with an
-// expansion or a $'...' or $"..." part.
-func Unquote(w *syntax.Word) (value string, ok bool) {
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch x := p.(type) {
-		case *syntax.Lit:
-			unescape(&b, x.Value, false)
-		case *syntax.SglQuoted:
-			if x.Dollar {
-				return "", false
-			}
-			b.WriteString(x.Value)
-		case *syntax.DblQuoted:
-			if x.Dollar {
-				return "", false
-			}
-			for _, q := range x.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					return "", false
-				}
-				unescape(&b, l.Value, true)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
-}
-
-// unescape writes v without its quoting backslashes: unquoted, \x is x;
-// in double quotes only \$ \` \" \\ and \newline escape.
-func unescape(b *strings.Builder, v string, dq bool) {
-	for {
-		i := strings.IndexByte(v, '\\')
-		if i < 0 || i+1 >= len(v) {
-			b.WriteString(v)
-			return
-		}
-		b.WriteString(v[:i])
-		switch n := v[i+1]; {
-		case n == '\n':
-		case !dq || n == '$' || n == '`' || n == '\\' || n == '"':
-			b.WriteByte(n)
-		default:
-			b.WriteString(v[i : i+2])
-		}
-		v = v[i+2:]
-	}
-}
-
 // Quote returns s as one single-quoted shell word. A single quote in s
 // closes the quoting, is written escaped, and reopens it:
 //
