@@ -42,6 +42,20 @@ func IsName(s string) bool {
 	return true
 }
 
+// commentParsers are bash parsers that keep comments, for the template
+// check (a placeholder in a comment is refused).
+var commentParsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+}}
+
+// ParseBashComments parses src as a bash script, keeping its comments.
+func ParseBashComments(src string) (*syntax.File, error) {
+	p := commentParsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	commentParsers.Put(p)
+	return f, err
+}
+
 // ParseArithm parses expr as a bash arithmetic expression.
 func ParseArithm(expr string) (syntax.ArithmExpr, error) {
 	p := bashParsers.Get().(*syntax.Parser)

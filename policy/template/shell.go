@@ -84,18 +84,18 @@ type wordCheck struct {
 	anyPos bool
 }
 
-// ValidateShellTemplate checks a shell tool's command at creation: it must
+// ValidateShell checks a shell tool's command at creation: it must
 // parse, and no placeholder may sit inside quotes, $(...), `...`, ${...},
 // arithmetic, [[ ]], a comment or a here-document, right after "\" or "$",
 // in command position, or where the program treats it as code or as a
-// variable name. The error is a *TemplateError naming the position.
+// variable name. The error is an *Error naming the position.
 func ValidateShell(command string) error {
 	_, err := CompileShell(command)
 	return err
 }
 
 // CompileShell parses and checks a shell template once; see
-// ValidateShellTemplate.
+// ValidateShell.
 func CompileShell(command string) (*CompiledShell, error) {
 	t, err := Parse(command)
 	if err != nil {

@@ -165,12 +165,12 @@ func check(t *Template) (*checker, error) {
 		// refused before it is parsed.
 		return nil, c.errAt(at, "expansions nest more than %d deep", maxNesting)
 	}
-	f, err := parse(c.src, syntax.LangBash)
+	f, err := shellsyntax.ParseBashComments(c.src)
 	if err != nil {
 		// Text bash refuses is refused. Read as POSIX it may still show a
 		// placeholder in a refused place (export {{x}}, which bash's
 		// parser rejects as a name): that refusal is the clearer one.
-		pf, perr := parse(c.src, syntax.LangPOSIX)
+		pf, perr := syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(c.src), "")
 		if perr != nil {
 			return nil, c.parseErr(err)
 		}
@@ -208,10 +208,6 @@ func (c *checker) walk(f *syntax.File) {
 		}
 		return true
 	})
-}
-
-func parse(src string, lang syntax.LangVariant) (*syntax.File, error) {
-	return syntax.NewParser(syntax.Variant(lang), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
 }
 
 // deepBrackets returns the offset at which ( and { outside single quotes
