@@ -94,3 +94,28 @@ func Quote(s string) string {
 	b.WriteByte('\'')
 	return b.String()
 }
+
+// DeepBrackets returns the offset at which ( and { outside single quotes
+// and escapes nest deeper than limit, or -1: a cheap upper bound of the
+// parse tree's depth. The parser backtracks on deep $(( nesting (10,000
+// levels take seconds), so text this deep is refused before it is parsed.
+func DeepBrackets(src string, limit int) int {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '\'':
+			if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
+				i += j + 1
+			}
+		case '(', '{':
+			if depth++; depth > limit {
+				return i
+			}
+		case ')', '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return -1
+}

@@ -160,7 +160,7 @@ func check(t *Template) (*checker, error) {
 	if strings.IndexByte(t.src, '\r') >= 0 || strings.Contains(c.src, "\\\n") {
 		c.shell = true // a carriage return or a line continuation: left to the shell
 	}
-	if at := deepBrackets(c.src); at >= 0 {
+	if at := shellsyntax.DeepBrackets(c.src, 4*maxNesting); at >= 0 {
 		// The parser backtracks on deep $(( nesting; text this deep is
 		// refused before it is parsed.
 		return nil, c.errAt(at, "expansions nest more than %d deep", maxNesting)
@@ -208,29 +208,6 @@ func (c *checker) walk(f *syntax.File) {
 		}
 		return true
 	})
-}
-
-// deepBrackets returns the offset at which ( and { outside single quotes
-// nest deeper than four per level of maxNesting, or -1.
-func deepBrackets(src string) int {
-	depth := 0
-	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '\'':
-			if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
-				i += j + 1
-			}
-		case '(', '{':
-			if depth++; depth > 4*maxNesting {
-				return i
-			}
-		case ')', '}':
-			depth = max(depth-1, 0)
-		}
-	}
-	return -1
 }
 
 func (c *checker) errAt(off int, format string, args ...any) *Error {
