@@ -915,7 +915,7 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 				}
 			case *syntax.Lit:
 				raw := c.src[off(y.Pos()):off(y.End())]
-				if i := strings.IndexAny(raw, "{\n"); i >= 0 {
+				if i := strings.IndexAny(raw, "{\n'\"`"); i >= 0 {
 					c.fail(off(y.Pos())+i, "%q inside ${...} is not supported in templates", rune(raw[i]))
 				}
 			}

@@ -611,6 +611,9 @@ func TestShellTemplateTreeReadings(t *testing.T) {
 		{"[[ $(id) {{x}}", ""},
 		{"echo {{x}} )", ""},
 		{"echo ${a[$(id)]} {{x}}", "$(...) inside ${...}"},
+		// Bash reads a quote inside "${x:-'}", dash does not.
+		{`echo "${x:-'}" {{y}}`, ""},
+		{`echo "${x:-'}" {{y}} '}"`, "inside ${...}"},
 		// The lexer refused these; they are plain shell.
 		{"echo hi > >(cat) {{x}}", "-"},
 		// Left to the shell, not split into an argv.
