@@ -1,6 +1,8 @@
 package bench
 
 import (
+	shellkind "github.com/toolcage/toolcage/daemon/kind/shell"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -117,7 +119,7 @@ shell: {command: "dig +short {{.record_type}} {{.domain}}"}
 		if err := json.Unmarshal(rawArgs, &args); err != nil {
 			b.Fatal(err)
 		}
-		r, err := res.Shell.Render(args, template.ShellOptions{AllowDash: res.Schema.AllowDash})
+		r, err := res.Compiled.(*shellkind.Compiled).Command.Render(args, template.ShellOptions{AllowDash: res.Schema.AllowDash})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,70 +2,14 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/errdefs"
-
-	"github.com/toolcage/toolcage/executors"
-	"github.com/toolcage/toolcage/policy/scrub"
 )
-
-func TestRenderedCall(t *testing.T) {
-	s, err := scrub.New(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code := "return args.a"
-	sum := sha256.Sum256([]byte(code))
-	for _, tt := range []struct {
-		req  *executors.Request
-		want string
-	}{
-		{&executors.Request{Shell: &executors.ShellCall{Argv: []string{"echo", "a&&b"}}}, `["echo","a&&b"]`},
-		{&executors.Request{Shell: &executors.ShellCall{Command: "echo 'x' | wc -c"}}, `sh -c "echo 'x' | wc -c"`},
-		{&executors.Request{HTTP: &executors.HTTPCall{Method: "GET", URL: "https://bob:hunter2@api.example.com/v1?q=1"}}, "GET https://bob:xxxxx@api.example.com/v1?q=1"},
-		{&executors.Request{JS: &executors.JSCall{Code: code}}, "sha256:" + hex.EncodeToString(sum[:])},
-	} {
-		got := renderedCall(tt.req, s)
-		if tt.req.HTTP != nil {
-			// Whatever RedactURL writes for the password, it is not the password.
-			if got == "" || strings.Contains(got, "hunter2") || !strings.Contains(got, "api.example.com/v1") {
-				t.Errorf("http rendered %q", got)
-			}
-			continue
-		}
-		if got != tt.want {
-			t.Errorf("rendered %q, want %q", got, tt.want)
-		}
-	}
-}
-
-func TestApprovalIDs(t *testing.T) {
-	seen := map[string]bool{}
-	for range 1000 {
-		id := newApprovalID()
-		if len(id) != approvalIDLen {
-			t.Fatalf("id %q", id)
-		}
-		for _, r := range id {
-			if (r < 'a' || r > 'z') && (r < '2' || r > '7') {
-				t.Fatalf("id %q", id)
-			}
-		}
-		seen[id] = true
-	}
-	if len(seen) < 999 {
-		t.Errorf("%d distinct ids of 1000", len(seen))
-	}
-	if !waitsForApproval(context.Background()) || waitsForApproval(withoutApprovalWait(context.Background())) {
-		t.Error("approval wait context")
-	}
-}
 
 // TestApprovalAPI covers the wire contract: the approval id on
 // approval_required, the list, allow with a body, llm refused, and the
@@ -78,7 +22,7 @@ func TestApprovalAPI(t *testing.T) {
 
 	err := noWait(c).Do(ctx, "POST", "/v1/tools/ask_js/call", api.CallRequest{Arguments: mustJSON(map[string]any{"n": 1})}, nil)
 	ae := apiErr(t, err)
-	if ae.Code != errdefs.ApprovalRequired || ae.Status != 403 || len(ae.ApprovalID) != approvalIDLen || ae.CallID == "" {
+	if ae.Code != errdefs.ApprovalRequired || ae.Status != 403 || len(ae.ApprovalID) != dispatch.ApprovalIDLen || ae.CallID == "" {
 		t.Fatalf("no-wait call: %+v", ae)
 	}
 	bad := *c

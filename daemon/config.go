@@ -40,6 +40,14 @@ type Config struct {
 	Secrets         SecretsConfig   `mapstructure:"secrets"`
 	Profiles        ProfilesConfig  `mapstructure:"profiles"`
 	Scrub           ScrubConfig     `mapstructure:"scrub"`
+	Agents          AgentsConfig    `mapstructure:"agents"`
+}
+
+// AgentsConfig holds the rules for tools an llm caller makes.
+type AgentsConfig struct {
+	// AlwaysPending makes every tool an agent creates or changes wait for
+	// a person, even JavaScript with no permissions and no secrets.
+	AlwaysPending bool `mapstructure:"always_pending"`
 }
 
 // ScrubConfig adds credential formats of one's own to the scrubber's

@@ -202,7 +202,7 @@ func TestCatalogLifecycle(t *testing.T) {
 	if err := llm(c).Do(ctx, "PUT", "/v1/tools/adder", []byte(v2), nil); codeOf(err) != errdefs.Forbidden {
 		t.Fatalf("llm changes user tool: %v", err)
 	}
-	if err := llm(c).Do(ctx, "DELETE", "/v1/tools/llm_tool", nil, nil); err != nil {
+	if err := llm(c).Do(ctx, "DELETE", "/v1/tools/llm_tool?confirm=true", nil, nil); err != nil {
 		t.Fatalf("llm deletes its tool: %v", err)
 	}
 	if err := c.Do(ctx, "DELETE", "/v1/tools/adder", nil, nil); err != nil {
@@ -254,6 +254,8 @@ func TestAPIErrorCodes(t *testing.T) {
 		{"rollback bad version", c, "POST", "/v1/tools/adder/rollback", api.RollbackRequest{Version: 0}, errdefs.InvalidRequest, 400},
 		{"bad limit param", c, "GET", "/v1/tools?limit=-1", nil, errdefs.InvalidRequest, 400},
 		{"js bad timeout", c, "POST", "/v1/js", api.JSRequest{Code: "return 1", Timeout: "soon"}, errdefs.InvalidRequest, 400},
+		{"js memory over max", c, "POST", "/v1/js", api.JSRequest{Code: "return 1", Memory: "100GiB"}, errdefs.InvalidRequest, 400},
+		{"js memory far over max", c, "POST", "/v1/js", api.JSRequest{Code: "return 1", Memory: "1TiB"}, errdefs.InvalidRequest, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

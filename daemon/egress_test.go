@@ -42,12 +42,12 @@ func TestEgressKeepsSecretsOutOfExecutor(t *testing.T) {
 		sent []*executors.Request
 	)
 	td := startDaemon(t, "", func(c *Config) { c.HTTP.AllowPrivateHosts = []string{"localhost"} })
-	td.d.disp.observe = func(r *executors.Request) {
+	td.d.disp.Observe(func(r *executors.Request) {
 		omu.Lock()
 		defer omu.Unlock()
 		c := *r.HTTP
 		sent = append(sent, &executors.Request{HTTP: &c})
-	}
+	})
 	c := td.client
 	v := secret
 	putSecret(t, c, "api_key", api.SecretValue{Value: &v})
@@ -92,7 +92,7 @@ func TestEgressKeepsSecretsOutOfExecutor(t *testing.T) {
 	if strings.Contains(string(r.Result), "Zq8vK2mXw9") || !strings.Contains(string(r.Result), "[REDACTED:secret:api_key]") {
 		t.Fatalf("result %s", r.Result)
 	}
-	if n := td.d.disp.egress.Len(); n != 0 {
+	if n := td.d.egress.Len(); n != 0 {
 		t.Fatalf("%d grants live after the call", n)
 	}
 
@@ -121,7 +121,7 @@ func TestEgressOnlyForSecrets(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	td := startDaemon(t, "", func(c *Config) { c.HTTP.AllowPrivateHosts = []string{"localhost"} })
 	var egressUsed atomic.Bool
-	td.d.disp.observe = func(r *executors.Request) { egressUsed.Store(r.HTTP.Egress != nil) }
+	td.d.disp.Observe(func(r *executors.Request) { egressUsed.Store(r.HTTP.Egress != nil) })
 	create(t, td.client, `{"name":"plain","description":"d","kind":"http","http":{"method":"GET","url":"http://localhost:`+u.Port()+`/","allowed_domains":["localhost"]}}`)
 	if r, err := callTool(td.client, "plain", map[string]any{}); err != nil || r.IsError {
 		t.Fatalf("plain: %v %+v", err, r)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/principal"
@@ -107,25 +108,16 @@ func statusOf(code errdefs.Code) int {
 	return http.StatusInternalServerError
 }
 
-// callError is an error that ended a call that has an id.
-type callError struct {
-	callID string
-	err    error
-}
-
-func (e *callError) Error() string { return e.err.Error() }
-func (e *callError) Unwrap() error { return e.err }
-
 func writeError(w http.ResponseWriter, err error) {
 	code := errdefs.CodeOf(err)
 	detail := api.ErrorDetail{Code: code, Message: err.Error(), Limit: errdefs.LimitOf(err)}
-	var ce *callError
+	var ce *dispatch.CallError
 	if errors.As(err, &ce) {
-		detail.CallID = ce.callID
+		detail.CallID = ce.CallID
 	}
-	var ae *approvalError
+	var ae *dispatch.ApprovalError
 	if errors.As(err, &ae) {
-		detail.ApprovalID = ae.id
+		detail.ApprovalID = ae.ID
 	}
 	var ve *catalog.ValidationError
 	if errors.As(err, &ve) {
@@ -237,6 +229,7 @@ func toolView(t *catalog.Tool) (api.Tool, error) {
 		return api.Tool{}, err
 	}
 	v := api.Tool{Definition: def, Status: t.Status, CreatedBy: t.CreatedBy, Version: t.Version,
+		ApprovedVersion: t.ApprovedVersion, ApprovalDefault: t.Def.WrittenApproval() == "",
 		UsageCount: t.UsageCount, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if !t.LastUsedAt.IsZero() {
 		lu := t.LastUsedAt
@@ -384,7 +377,7 @@ func (d *Daemon) patchTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("bad patch: %v", err)
 	}
-	base, err := json.Marshal(cur.Def)
+	base, err := cur.Def.WrittenJSON()
 	if err != nil {
 		return err
 	}
@@ -408,7 +401,14 @@ func (d *Daemon) deleteTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := d.catalog.Delete(r.Context(), r.PathValue("name"), caller); err != nil {
+	// An llm confirms a delete with ?confirm=true (catalog.Delete).
+	confirmed := false
+	if v := r.URL.Query().Get("confirm"); v != "" {
+		if confirmed, err = strconv.ParseBool(v); err != nil {
+			return badRequest("query parameter confirm must be true or false, not %q", v)
+		}
+	}
+	if err := d.catalog.Delete(r.Context(), r.PathValue("name"), caller, confirmed); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -478,18 +478,30 @@ func (d *Daemon) callTool(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	ctx := r.Context()
-	if wait, err := approvalWaitOf(r); err != nil {
-		return err
-	} else if !wait {
-		ctx = withoutApprovalWait(ctx)
-	}
-	resp, err := d.disp.Call(ctx, r.PathValue("name"), req.Arguments, caller)
+	wait, err := approvalWaitOf(r)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	out, err := d.disp.Call(r.Context(), dispatch.CallRequest{Tool: r.PathValue("name"), Arguments: req.Arguments, Caller: caller, NoApprovalWait: !wait})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, callResponse(out))
 }
+
+// callResponse is the wire shape of a call's outcome.
+func callResponse(o *dispatch.Outcome) *api.CallResponse {
+	logs := make([]api.LogLine, len(o.Logs))
+	for i, l := range o.Logs {
+		logs[i] = api.LogLine(l)
+	}
+	return &api.CallResponse{CallID: o.CallID, Tool: o.Tool, Version: o.Version, Result: o.Result, Logs: logs,
+		IsError: o.IsError, Error: o.Error, Truncated: o.Truncated,
+		DurationMS: float64(o.Duration) / float64(time.Millisecond)}
+}
+
+// Rendering is what `toolcage tools render` shows.
+type Rendering = dispatch.Rendering
 
 func (d *Daemon) renderTool(w http.ResponseWriter, r *http.Request) error {
 	var req api.CallRequest
@@ -519,11 +531,11 @@ func (d *Daemon) testTool(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
 	}
-	resp, err := d.disp.DryRun(r.Context(), def, req.Arguments, caller)
+	out, err := d.disp.DryRun(r.Context(), def, req.Arguments, caller)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	return writeJSON(w, http.StatusOK, callResponse(out))
 }
 
 func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
@@ -548,13 +560,18 @@ func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
 		if err != nil || m <= 0 {
 			return badRequest("memory must be a positive size like \"64MiB\", not %q", req.Memory)
 		}
+		// An executor's memory cap bounds every call in it: a larger
+		// limit would promise what the sandbox never gives.
+		if max, _ := catalog.ParseByteSize(d.cfg.Sandbox.Memory); max > 0 && m > max {
+			return badRequest("memory %s is over the configured maximum %s (sandbox.memory)", req.Memory, d.cfg.Sandbox.Memory)
+		}
 		lim.Memory = catalog.ByteSize(m)
 	}
-	resp, err := d.disp.AdHocJS(r.Context(), req.Code, req.Arguments, lim, caller)
+	out, err := d.disp.AdHocJS(r.Context(), req.Code, req.Arguments, lim, caller)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, resp)
+	return writeJSON(w, http.StatusOK, callResponse(out))
 }
 
 func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {

@@ -247,3 +247,29 @@ func TestCredentialsScrubbed(t *testing.T) {
 		return nil
 	})
 }
+
+// A literal IP named in http.allow_private_hosts works like a name: the
+// tool is accepted when it is made, and the daemon's list decides at the
+// call.
+func TestHTTPPrivateLiteralIP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`"pong"`)) }))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	def := `{"name":"ping","description":"pings","kind":"http","http":{"method":"GET",
+		"url":"http://127.0.0.1:` + u.Port() + `/ping","allowed_domains":["127.0.0.1"]}}`
+	td := startDaemon(t, "", func(c *Config) { c.HTTP.AllowPrivateHosts = []string{"127.0.0.1"} })
+	create(t, td.client, def)
+	if r, err := callTool(td.client, "ping", map[string]any{}); err != nil || r.IsError {
+		t.Fatalf("call: %v %+v", err, r)
+	}
+	td2 := startDaemon(t, "", nil)
+	create(t, td2.client, def)
+	if _, err := callTool(td2.client, "ping", map[string]any{}); codeOf(err) != errdefs.PolicyDenied {
+		t.Fatalf("without allow_private_hosts: %v", err)
+	}
+	// The metadata address is refused when the tool is made.
+	meta := strings.NewReplacer("127.0.0.1:"+u.Port(), "169.254.169.254", `["127.0.0.1"]`, `["169.254.169.254"]`, `"ping"`, `"meta"`).Replace(def)
+	if err := td2.client.Do(context.Background(), "POST", "/v1/tools", []byte(meta), nil); codeOf(err) != errdefs.InvalidDefinition {
+		t.Fatalf("metadata address: %v", err)
+	}
+}

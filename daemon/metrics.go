@@ -24,7 +24,8 @@ func newMetrics() *metrics {
 	return &metrics{calls: map[[2]string]*callStat{}}
 }
 
-func (m *metrics) observe(tool, outcome string, d time.Duration) {
+// ObserveCall counts one recorded call.
+func (m *metrics) ObserveCall(tool, outcome string, d time.Duration) {
 	m.mu.Lock()
 	s := m.calls[[2]string{tool, outcome}]
 	if s == nil {

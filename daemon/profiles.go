@@ -3,14 +3,11 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
-	"github.com/toolcage/toolcage/principal"
 )
 
 // Tool profiles: which tools each caller may use at all (policy.Profiles).
@@ -100,78 +97,14 @@ func orNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// callerProfiles is the dispatcher's view: the profiles and who is mapped
-// to which. A nil *callerProfiles has no profiles.
-type callerProfiles struct {
-	set     *policy.Profiles
-	callers map[string]string // lowercased caller id or worker → profile
-}
-
-func newCallerProfiles(c ProfilesConfig) *callerProfiles {
-	cp := &callerProfiles{set: c.ToolProfiles(), callers: make(map[string]string, len(c.Callers))}
+// callers returns the profile each lowercased caller id or worker is
+// mapped to, lowercased.
+func (c *ProfilesConfig) callers() map[string]string {
+	out := make(map[string]string, len(c.Callers))
 	for k, v := range c.Callers {
-		cp.callers[strings.ToLower(k)] = strings.ToLower(v)
+		out[strings.ToLower(k)] = strings.ToLower(v)
 	}
-	return cp
-}
-
-// of lists the profiles caller is held to after the global one: mapped by
-// caller id, mapped by worker, asked for in the request.
-func (cp *callerProfiles) of(caller principal.Caller) []string {
-	var out []string
-	add := func(p string) {
-		if p != "" && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	if cp != nil {
-		add(cp.callers[strings.ToLower(caller.ID)])
-		if caller.Worker != "" {
-			add(cp.callers[strings.ToLower(caller.Worker)])
-		}
-	}
-	add(strings.ToLower(caller.Profile))
 	return out
-}
-
-// known reports an error for a profile name no config defines.
-func (cp *callerProfiles) known(name string) error {
-	name = strings.ToLower(name)
-	if name == "" || (cp != nil && cp.set.Has(name)) {
-		return nil
-	}
-	var names []string
-	if cp != nil {
-		names = cp.set.Names()
-	}
-	return errdefs.Errorf(errdefs.InvalidRequest, "no tool profile named %q (defined: %s)", name, orNone(names))
-}
-
-// allows decides whether caller may use the tool def describes under its
-// profiles; nil means it may. A Profile the config does not define is
-// invalid_request.
-func (cp *callerProfiles) allows(def *catalog.Definition, caller principal.Caller) error {
-	if err := cp.known(caller.Profile); err != nil {
-		return err
-	}
-	profiles := cp.of(caller)
-	var set *policy.Profiles
-	if cp != nil {
-		set = cp.set
-	}
-	if set == nil && len(profiles) == 0 {
-		return nil
-	}
-	ok, by, reason := set.Check(def.Name, def.Category, profiles...)
-	if ok {
-		return nil
-	}
-	return errdefs.Errorf(errdefs.PolicyDenied, "tool %q is not in the effective tool set of profile %q: %s", def.Name, by, reason)
-}
-
-// checkProfile refuses a call of a tool outside the caller's profiles.
-func (d *Dispatcher) checkProfile(def *catalog.Definition, caller principal.Caller) error {
-	return d.profiles.allows(def, caller)
 }
 
 // listTools lists the catalog as f asks, keeping only the tools profile
@@ -181,8 +114,7 @@ func (d *Daemon) listToolsForProfile(ctx context.Context, f catalog.Filter, prof
 	if profile == "" {
 		return d.catalog.List(ctx, f)
 	}
-	cp := d.disp.profiles
-	if err := cp.known(profile); err != nil {
+	if err := d.disp.KnownProfile(profile); err != nil {
 		return nil, 0, err
 	}
 	limit, offset := f.Limit, f.Offset
@@ -193,7 +125,7 @@ func (d *Daemon) listToolsForProfile(ctx context.Context, f catalog.Filter, prof
 	}
 	var kept []*catalog.Tool
 	for _, t := range all {
-		if ok, _, _ := cp.set.Check(t.Def.Name, t.Def.Category, strings.ToLower(profile)); ok {
+		if d.disp.ProfileAllows(t.Def, profile) {
 			kept = append(kept, t)
 		}
 	}

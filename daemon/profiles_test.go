@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/store"
 )
 
 func profilesConfig(c *Config) {
@@ -85,7 +86,7 @@ func TestToolProfiles(t *testing.T) {
 	if err := c.Do(context.Background(), "GET", "/v1/executions?tool=say_hi", nil, &execs); err != nil {
 		t.Fatal(err)
 	}
-	if len(execs.Executions) != 1 || execs.Executions[0].Outcome != outcomeRefused || execs.Executions[0].ErrorCode != string(errdefs.PolicyDenied) ||
+	if len(execs.Executions) != 1 || execs.Executions[0].Outcome != store.OutcomeRefused || execs.Executions[0].ErrorCode != string(errdefs.PolicyDenied) ||
 		execs.Executions[0].CallerID != "agent1" {
 		t.Fatalf("audit: %+v", execs.Executions)
 	}

@@ -131,7 +131,7 @@ func (d *Daemon) rotateSecretsKey(w http.ResponseWriter, r *http.Request) error 
 	if caller.Type != catalog.CreatedByUser {
 		return errdefs.Errorf(errdefs.Forbidden, "only a person may rotate the secrets key")
 	}
-	if err := d.disp.secretsKey.rotate(r.Context(), d.store, d.cfg.Secrets.KeyFile); err != nil {
+	if err := d.secretsKey.rotate(r.Context(), d.store, d.cfg.Secrets.KeyFile); err != nil {
 		d.log.Error("secrets key rotation failed", "err", err)
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
@@ -37,8 +38,13 @@ type Daemon struct {
 	store   *store.Store
 	catalog *catalog.Catalog
 	pool    *host.Pool
-	disp    *Dispatcher
+	disp    *dispatch.Dispatcher
 	metrics *metrics
+	// egress is the proxy that puts HTTP tools' secrets into their requests.
+	egress *egress.Proxy
+	// secretsKey decrypts stored secrets; a rotation swaps it (rotate.go).
+	// Never logged.
+	secretsKey *secretsKey
 
 	ln      net.Listener
 	srv     *http.Server
@@ -99,7 +105,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		return nil, err
 	}
 	d.store = st
-	d.catalog = catalog.New(st)
+	d.catalog = catalog.New(st, d.catalogOptions(st)...)
 	runner, err := d.processRunner(exe)
 	if err != nil {
 		st.Close()
@@ -115,19 +121,30 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		AcquireTimeout: cfg.Executor.AcquireTimeout,
 		Logger:         log,
 	})
-	d.disp = &Dispatcher{catalog: d.catalog, pool: d.pool, store: st, log: log, metrics: d.metrics,
-		jsLimits: cfg.JSLimits(), shellLimits: cfg.ShellLimits(), httpLimits: cfg.HTTPLimits(),
-		shellRules: rules, allowPrivateHosts: cfg.HTTP.AllowPrivateHosts, networkShellTools: cfg.Sandbox.NetworkShellTools, scrubber: scrubber, secretsKey: newSecretsKey(secretsKey), profiles: newCallerProfiles(cfg.Profiles), limiter: policy.NewRateLimiter(cfg.RateLimitConfig()), guards: netguard.NewCache(64)}
-	d.disp.approvals = newApprovalQueue(cfg.Approvals.Timeout)
-	if d.disp.egress, err = egress.Listen(d.disp.guards, log); err != nil {
+	d.secretsKey = newSecretsKey(secretsKey)
+	guards := netguard.NewCache(64)
+	if d.egress, err = egress.Listen(guards, log); err != nil {
 		d.pool.Close()
 		st.Close()
 		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	d.disp = dispatch.New(dispatch.Config{
+		Catalog: d.catalog, Store: st, Pool: d.pool, Scrubber: scrubber,
+		Secrets: storedSecrets{key: d.secretsKey, st: st}, Egress: d.egress,
+		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
+		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
+		ApprovalTimeout: cfg.Approvals.Timeout,
+		Limits: map[executors.Kind]executors.Limits{
+			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
+		},
+		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
+		NetworkShellTools: cfg.Sandbox.NetworkShellTools,
+		Metrics:           d.metrics, Logger: log,
+	})
 	ln, err := listenSocket(cfg.Socket)
 	if err != nil {
-		d.disp.egress.Close()
+		d.egress.Close()
 		d.pool.Close()
 		st.Close()
 		os.RemoveAll(d.sandboxState)
@@ -235,7 +252,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	d.log.Info("shutting down: draining calls in flight", "timeout", d.cfg.ShutdownTimeout)
-	d.disp.approvals.stop() // calls waiting for approval return; approvals stay pending
+	d.disp.StopWaiting() // calls waiting for approval return; approvals stay pending
 	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
 	defer cancel()
 	err := d.srv.Shutdown(sctx)
@@ -257,7 +274,7 @@ func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		d.ln.Close()
 		d.pool.Close()
-		d.disp.egress.Close()
+		d.egress.Close()
 		d.closeErr = d.store.Close()
 		os.Remove(d.cfg.Socket)
 		if d.sandboxState != "" {

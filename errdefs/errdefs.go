@@ -49,10 +49,11 @@ const (
 	LimitRequests = "requests"
 	LimitPids     = "pids"
 	LimitFileSize = "file_size"
+	LimitDepth    = "depth" // nesting of code, JSON or a result
 )
 
 // LimitNames lists every limit name.
-var LimitNames = []string{LimitTimeout, LimitMemory, LimitOutput, LimitRequests, LimitPids, LimitFileSize}
+var LimitNames = []string{LimitTimeout, LimitMemory, LimitOutput, LimitRequests, LimitPids, LimitFileSize, LimitDepth}
 
 // Error is an error with a stable code. Op names what was being done, Limit
 // which limit was broken (for timeout and limit_exceeded).

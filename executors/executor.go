@@ -45,48 +45,14 @@ type Request struct {
 	HTTP  *HTTPCall  `json:"http,omitempty"`
 }
 
-// JSCall is the body of a JavaScript call: code run as an async function
-// body with args, context, console and utils in scope.
-type JSCall struct {
-	Code string `json:"code"`
-	// AllowedDomains is fetch's allowlist (exact hosts or "*.example.com");
-	// fetch exists only when the tool holds the network permission.
-	AllowedDomains []string `json:"allowed_domains,omitempty"`
-	// AllowPrivateHosts names hosts fetch may reach on private addresses.
-	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
-	// Secrets holds the tool's declared secrets for utils.getApiKey and the
-	// Config Center helpers, by name: JSON {"value": "..."} or
-	// {"service": {"fields": {...}, "entries": [{"label", "fields"}]}}.
-	Secrets map[string]string `json:"-"`
-}
-
-// ShellCall is a rendered shell command. Argv is set when the template is one
-// simple command (no shell involved); otherwise Command holds the text for
-// sh -c, with every argument value already single-quoted.
-type ShellCall struct {
-	Argv    []string          `json:"argv,omitempty"`
-	Command string            `json:"command,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Dir     string            `json:"dir,omitempty"`
-}
-
-// HTTPCall is a rendered HTTP request.
-type HTTPCall struct {
-	Method  string            `json:"method"`
-	URL     string            `json:"url"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Body    []byte            `json:"body,omitempty"`
-	// AllowedDomains is the tool's allowlist: exact hosts or "*.example.com".
-	AllowedDomains []string `json:"allowed_domains"`
-	// AllowPrivateHosts names hosts that may resolve to private addresses
-	// (local development only; empty by default).
-	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
-	MaxResponseBytes  int64    `json:"max_response_bytes"`
-	// Egress, when set, is the daemon's egress proxy the request goes
-	// through: the daemon puts the call's secrets in there, so the URL,
-	// headers and body here hold stand-in tokens instead.
-	Egress *Egress `json:"egress,omitempty"`
-}
+// The call bodies are toolspec's: the daemon's tool kinds build them
+// without linking this package.
+type (
+	JSCall    = toolspec.JSCall
+	ShellCall = toolspec.ShellCall
+	HTTPCall  = toolspec.HTTPCall
+	Egress    = toolspec.Egress
+)
 
 // The egress proxy's protocol: an executor sends each request of the call
 // to Egress.Addr in absolute form with the token in EgressTokenHeader. A
@@ -97,12 +63,6 @@ const (
 	EgressTokenHeader = "Toolcage-Egress-Token"
 	EgressErrorHeader = "Toolcage-Egress-Error"
 )
-
-// Egress names the daemon's egress proxy for one call.
-type Egress struct {
-	Addr  string `json:"addr"`  // host:port on the loopback interface
-	Token string `json:"token"` // the call's grant; worthless after the call
-}
 
 // LogLine is one captured console or log line.
 type LogLine struct {

@@ -126,6 +126,13 @@ CREATE TABLE worker_tokens (
 
 CREATE INDEX worker_tokens_worker ON worker_tokens (worker);
 `,
+	// 5: the last version of each tool a person let run (active at it),
+	// so a pending change can be shown against it. Tools active or
+	// disabled now count as approved at their current version.
+	`
+ALTER TABLE tools ADD COLUMN approved_version INTEGER NOT NULL DEFAULT 0;
+UPDATE tools SET approved_version = version WHERE status IN ('active', 'disabled');
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -40,13 +40,16 @@ type Tool struct {
 	Limits      json.RawMessage `json:"limits,omitempty"`    // JSON object, opaque to the store
 	Spec        json.RawMessage `json:"spec,omitempty"`      // kind-specific block, opaque to the store
 
-	Status     string    `json:"status"`     // active | disabled | pending_approval | rejected
-	CreatedBy  string    `json:"created_by"` // user | llm
-	Version    int       `json:"version"`
-	UsageCount int64     `json:"usage_count"`
-	LastUsedAt time.Time `json:"last_used_at,omitzero"` // zero if never used
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	Status    string `json:"status"`     // active | disabled | pending_approval | rejected
+	CreatedBy string `json:"created_by"` // user | llm
+	Version   int    `json:"version"`
+	// ApprovedVersion is the last version a person let run (the tool was
+	// active at it); 0 if none. The caller sets it; ActivateTool sets it.
+	ApprovedVersion int       `json:"approved_version,omitempty"`
+	UsageCount      int64     `json:"usage_count"`
+	LastUsedAt      time.Time `json:"last_used_at,omitzero"` // zero if never used
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 }
 
 // ToolFilter selects tools for ListTools. Empty string fields match every
@@ -78,8 +81,8 @@ type ToolStats struct {
 }
 
 const selectTool = `SELECT name, description, kind, category, parameters, permissions, secrets,
-	approval, isolation, limits, spec, status, created_by, version, usage_count, last_used_at,
-	created_at, updated_at FROM tools`
+	approval, isolation, limits, spec, status, created_by, version, approved_version, usage_count,
+	last_used_at, created_at, updated_at FROM tools`
 
 // CreateTool inserts t and the row of its first version (t.Version; 0 is
 // taken as 1) in one transaction. On success it sets t.CreatedAt and
@@ -110,11 +113,11 @@ func (s *Store) CreateTool(ctx context.Context, t *Tool) error {
 	defer rollback(tx)
 	_, err = tx.ExecContext(ctx, `INSERT INTO tools (name, description, kind, category,
 		parameters, permissions, secrets, approval, isolation, limits, spec, status, created_by,
-		version, usage_count, last_used_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		version, approved_version, usage_count, last_used_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		n.Name, n.Description, n.Kind, n.Category,
 		row.parameters, row.permissions, row.secrets, n.Approval, n.Isolation, row.limits, row.spec,
-		n.Status, n.CreatedBy, n.Version, n.UsageCount, lastUsed, now.UnixNano(), now.UnixNano())
+		n.Status, n.CreatedBy, n.Version, n.ApprovedVersion, n.UsageCount, lastUsed, now.UnixNano(), now.UnixNano())
 	if isConstraint(err) {
 		return fmt.Errorf("store: create tool %q: %w", n.Name, ErrConflict)
 	}
@@ -212,11 +215,11 @@ func (s *Store) UpdateTool(ctx context.Context, t *Tool, newVersion bool) error 
 	var lastUsed, created sql.NullInt64
 	err = tx.QueryRowContext(ctx, `UPDATE tools SET description = ?, kind = ?, category = ?,
 		parameters = ?, permissions = ?, secrets = ?, approval = ?, isolation = ?, limits = ?,
-		spec = ?, status = ?, version = ?, updated_at = ?
+		spec = ?, status = ?, version = ?, approved_version = ?, updated_at = ?
 		WHERE name = ? RETURNING created_by, usage_count, last_used_at, created_at`,
 		n.Description, n.Kind, n.Category,
 		row.parameters, row.permissions, row.secrets, n.Approval, n.Isolation, row.limits,
-		row.spec, n.Status, n.Version, now.UnixNano(), n.Name,
+		row.spec, n.Status, n.Version, n.ApprovedVersion, now.UnixNano(), n.Name,
 	).Scan(&n.CreatedBy, &n.UsageCount, &lastUsed, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: tool %q: %w", n.Name, ErrNotFound)
@@ -234,6 +237,17 @@ func (s *Store) UpdateTool(ctx context.Context, t *Tool, newVersion bool) error 
 	}
 	n.LastUsedAt, n.CreatedAt, n.UpdatedAt = fromNanos(lastUsed), fromNanos(created), now
 	*t = *n
+	return nil
+}
+
+// ActivateTool makes the tool called name active and its current version
+// the approved one, in one statement, or returns ErrNotFound.
+func (s *Store) ActivateTool(ctx context.Context, name string) error {
+	res, err := s.wdb.ExecContext(ctx, `UPDATE tools SET status = ?, approved_version = version,
+		updated_at = ? WHERE name = ?`, StatusActive, s.now().UnixNano(), name)
+	if err := affectedOne(res, err); err != nil {
+		return fmt.Errorf("store: activate tool %q: %w", name, err)
+	}
 	return nil
 }
 
@@ -430,7 +444,7 @@ func scanTool(sc rowScanner) (*Tool, error) {
 	var lastUsed, created, updated sql.NullInt64
 	err := sc.Scan(&t.Name, &t.Description, &t.Kind, &t.Category, &params, &perms, &secrets,
 		&t.Approval, &t.Isolation, &limits, &spec, &t.Status, &t.CreatedBy, &t.Version,
-		&t.UsageCount, &lastUsed, &created, &updated)
+		&t.ApprovedVersion, &t.UsageCount, &lastUsed, &created, &updated)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 // Package toolspec holds the plain facts about a tool that the tool format
-// (daemon/catalog) and the executor contract (executors) share: its kind and
-// the limits of one call. It is a leaf, so the tool format does not link the
+// (daemon/catalog, daemon/kind) and the executor contract (executors)
+// share: its kind, the limits of one call, and the rendered body of one
+// call as a kind builds it and an executor runs it. It is a leaf, so the tool format does not link the
 // executor's gRPC glue to know them.
 package toolspec
 
@@ -32,4 +33,53 @@ type Limits struct {
 	MemoryBytes int64         `json:"memory_bytes"`
 	OutputBytes int64         `json:"output_bytes"`
 	Requests    int           `json:"requests"`
+}
+
+// JSCall is the body of a JavaScript call: code run as an async function
+// body with args, context, console and utils in scope.
+type JSCall struct {
+	Code string `json:"code"`
+	// AllowedDomains is fetch's allowlist (exact hosts or "*.example.com");
+	// fetch exists only when the tool holds the network permission.
+	AllowedDomains []string `json:"allowed_domains,omitempty"`
+	// AllowPrivateHosts names hosts fetch may reach on private addresses.
+	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
+	// Secrets holds the tool's declared secrets for utils.getApiKey and the
+	// Config Center helpers, by name: JSON {"value": "..."} or
+	// {"service": {"fields": {...}, "entries": [{"label", "fields"}]}}.
+	Secrets map[string]string `json:"-"`
+}
+
+// ShellCall is a rendered shell command. Argv is set when the template is one
+// simple command (no shell involved); otherwise Command holds the text for
+// sh -c, with every argument value already single-quoted.
+type ShellCall struct {
+	Argv    []string          `json:"argv,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+}
+
+// HTTPCall is a rendered HTTP request.
+type HTTPCall struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    []byte            `json:"body,omitempty"`
+	// AllowedDomains is the tool's allowlist: exact hosts or "*.example.com".
+	AllowedDomains []string `json:"allowed_domains"`
+	// AllowPrivateHosts names hosts that may resolve to private addresses
+	// (local development only; empty by default).
+	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
+	MaxResponseBytes  int64    `json:"max_response_bytes"`
+	// Egress, when set, is the daemon's egress proxy the request goes
+	// through: the daemon puts the call's secrets in there, so the URL,
+	// headers and body here hold stand-in tokens instead.
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress names the daemon's egress proxy for one call.
+type Egress struct {
+	Addr  string `json:"addr"`  // host:port on the loopback interface
+	Token string `json:"token"` // the call's grant; worthless after the call
 }

@@ -396,16 +396,19 @@ func TestToolsCreate(t *testing.T) {
 	if tool := showTool(t, sock, "dns_lookup"); tool.Status != "pending_approval" || tool.CreatedBy != "llm" || tool.Version != 1 {
 		t.Errorf("stored %+v", tool)
 	}
-	if !sameJSON(t, stored("dns_lookup"), parsed(dnsYAML)) {
-		t.Errorf("stored %s, want %s", stored("dns_lookup"), parsed(dnsYAML))
+	// An llm's tool that writes no approval asks for each call (issue #10):
+	// the stored definition shows that default.
+	if !sameJSON(t, stored("dns_lookup"), parsed(dnsYAML+"approval: ask\n")) {
+		t.Errorf("stored %s, want %s", stored("dns_lookup"), parsed(dnsYAML+"approval: ask\n"))
 	}
-	// The same permission from a person, or a harmless tool from an llm,
-	// starts active.
+	// The same permission from a person starts active; from an llm any
+	// permission waits for a person (issue #10: only bare JavaScript from
+	// an llm starts active).
 	fsTool := jsDef("fs_user", "return 1", "permissions: [filesystem]")
 	if tool := createTool(t, sock, fsTool); tool.Status != "active" || tool.CreatedBy != "user" {
 		t.Errorf("user's filesystem tool: %+v", tool)
 	}
-	if tool := createTool(t, sock, jsDef("llm_plain", "return 1", "permissions: [network]")+"  allowed_domains: [api.example.com]\n", "--caller-type", "llm"); tool.Status != "active" || tool.CreatedBy != "llm" {
+	if tool := createTool(t, sock, jsDef("llm_plain", "return 1", "permissions: [network]")+"  allowed_domains: [api.example.com]\n", "--caller-type", "llm"); tool.Status != "pending_approval" || tool.CreatedBy != "llm" {
 		t.Errorf("llm's network tool: %+v", tool)
 	}
 	if tool := createTool(t, sock, strings.Replace(fsTool, "fs_user", "fs_llm", 1), "--caller-type", "llm"); tool.Status != "pending_approval" {
@@ -448,7 +451,8 @@ func listFixture(t *testing.T, sock string) {
 	t.Helper()
 	math := "category: Math Tools"
 	createTool(t, sock, jsDef("a_user_js", "return 1", math))
-	createTool(t, sock, jsDef("b_llm_js", "return 2", math), "--caller-type", "llm")
+	// An llm's tool asks for each call unless it writes otherwise.
+	createTool(t, sock, jsDef("b_llm_js", "return 2", math, "approval: preApproved"), "--caller-type", "llm")
 	createTool(t, sock, jsDef("c_llm_pending", "return 3", math, "permissions: [filesystem]"), "--caller-type", "llm")
 	createTool(t, sock, strings.Replace(dnsYAML, "name: dns_lookup", "name: d_user_shell", 1))
 	createTool(t, sock, jsDef("e_llm_disabled", "return 5", math), "--caller-type", "llm")
@@ -691,7 +695,8 @@ func TestToolsLifecycle(t *testing.T) {
 	t.Parallel()
 	sock := startDaemon(t)
 	createTool(t, sock, jsDef("plain", "return 'ran'"))
-	danger := jsDef("risky", "return 'ran'", "permissions: [filesystem]")
+	// preApproved written: an approved llm tool otherwise asks per call.
+	danger := jsDef("risky", "return 'ran'", "permissions: [filesystem]", "approval: preApproved")
 	createTool(t, sock, danger, "--caller-type", "llm")
 	createTool(t, sock, strings.ReplaceAll(danger, "risky", "doomed"), "--caller-type", "llm")
 
@@ -767,7 +772,8 @@ func TestToolsDelete(t *testing.T) {
 	}
 
 	// An llm deletes its own tool; --json prints nothing (204).
-	if r := mustOK(t, sock, "--caller-type", "llm", "tools", "rm", "agents", "--json"); r.out != "" || r.err != "" {
+	// (An llm confirms a delete: --confirm.)
+	if r := mustOK(t, sock, "--caller-type", "llm", "tools", "rm", "agents", "--confirm", "--json"); r.out != "" || r.err != "" {
 		t.Errorf("delete --json: %v", r)
 	}
 	if list := decodeStrict[api.ToolList](t, mustOK(t, sock, "tools", "list", "--json").out); list.Total != 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +90,14 @@ func (a *app) readDefinition(path string) (*catalog.Definition, error) {
 		return nil, definitionError(displayPath(path), err)
 	}
 	return def, nil
+}
+
+// writtenBody is the request body for a definition: as written, so an
+// approval the file does not write reaches the daemon unwritten and gets
+// the creator's default there (catalog.DefaultApproval).
+func writtenBody(def *catalog.Definition) (json.RawMessage, error) {
+	b, err := def.WrittenJSON()
+	return json.RawMessage(b), err
 }
 
 func displayPath(path string) string {

@@ -50,8 +50,12 @@ func runToolsCreate(ctx context.Context, a *app, opts toolsCreateOptions) error 
 	if err != nil {
 		return err
 	}
+	body, err := writtenBody(def)
+	if err != nil {
+		return err
+	}
 	var tool api.Tool
-	raw, err := a.request(ctx, http.MethodPost, "/v1/tools", def, &tool)
+	raw, err := a.request(ctx, http.MethodPost, "/v1/tools", body, &tool)
 	if err != nil {
 		return err
 	}

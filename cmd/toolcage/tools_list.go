@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/daemon/kind/builtin"
 )
 
 type toolsListOptions struct {
@@ -61,7 +61,11 @@ Examples:
 			if err := oneOf(cCtx, "created-by", opts.createdBy, catalog.CreatedByUser, catalog.CreatedByLLM); err != nil {
 				return err
 			}
-			if err := oneOf(cCtx, "kind", opts.kind, string(executors.KindJS), string(executors.KindShell), string(executors.KindHTTP)); err != nil {
+			var kinds []string
+			for _, k := range builtin.Kinds().Names() {
+				kinds = append(kinds, string(k))
+			}
+			if err := oneOf(cCtx, "kind", opts.kind, kinds...); err != nil {
 				return err
 			}
 			var err error

@@ -55,8 +55,12 @@ func runToolsUpdate(ctx context.Context, a *app, opts toolsUpdateOptions) error 
 	if def.Name != opts.name {
 		return codedErrorf(errdefs.InvalidDefinition, "the definition in %s is named %q, not %q (tools cannot be renamed)", displayPath(opts.file), def.Name, opts.name)
 	}
+	body, err := writtenBody(def)
+	if err != nil {
+		return err
+	}
 	var tool api.Tool
-	raw, err := a.request(ctx, http.MethodPut, "/v1/tools/"+api.PathEscape(opts.name), def, &tool)
+	raw, err := a.request(ctx, http.MethodPut, "/v1/tools/"+api.PathEscape(opts.name), body, &tool)
 	if err != nil {
 		return err
 	}

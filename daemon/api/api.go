@@ -56,10 +56,17 @@ type Tool struct {
 	Status     string          `json:"status"`
 	CreatedBy  string          `json:"created_by"`
 	Version    int             `json:"version"`
-	UsageCount int64           `json:"usage_count"`
-	LastUsedAt *time.Time      `json:"last_used_at,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	// ApprovedVersion is the last version a person let run (0 if none): a
+	// pending tool's change is shown against it (toolcage tools show).
+	ApprovedVersion int `json:"approved_version,omitempty"`
+	// ApprovalDefault says the definition's approval was not written: it
+	// is the default for the tool's creator (preApproved for a person's
+	// tool, ask for an agent's), which a worker's settings may change.
+	ApprovalDefault bool       `json:"approval_default,omitempty"`
+	UsageCount      int64      `json:"usage_count"`
+	LastUsedAt      *time.Time `json:"last_used_at,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
 	// MissingSecrets lists declared secrets that are not set (GET of one tool).
 	MissingSecrets []string `json:"missing_secrets,omitempty"`
 }

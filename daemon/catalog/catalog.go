@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 	"github.com/toolcage/toolcage/toolspec"
@@ -30,14 +33,17 @@ const (
 
 // Tool is a stored tool: its definition and catalog state.
 type Tool struct {
-	Def        *Definition
-	Status     string
-	CreatedBy  string
-	Version    int
-	UsageCount int64
-	LastUsedAt time.Time
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	Def       *Definition
+	Status    string
+	CreatedBy string
+	Version   int
+	// ApprovedVersion is the last version a person let run (the tool was
+	// active at it): what a pending change is shown against. 0 if none.
+	ApprovedVersion int
+	UsageCount      int64
+	LastUsedAt      time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // Version is one kept version of a tool.
@@ -56,7 +62,8 @@ type Stats = store.ToolStats
 // Catalog applies the lifecycle rules on top of the store. It is safe for
 // concurrent use.
 type Catalog struct {
-	st *store.Store
+	st   *store.Store
+	opts options
 
 	mu sync.RWMutex
 	// active caches resolved tools and compiled schemas for the call path;
@@ -64,9 +71,93 @@ type Catalog struct {
 	active map[string]*Resolved
 }
 
+// AgentRules are what an agent's worker allows the tools the agent makes.
+type AgentRules struct {
+	// Secrets is the worker's grant (secrets: in the worker file): the only
+	// secrets an agent's tool may name. Empty grants none.
+	Secrets []string
+	// AlwaysPending makes every tool the agent creates or changes wait for
+	// a person, even bare JavaScript.
+	AlwaysPending bool
+}
+
+// RulesFunc finds the rules for an llm caller, usually from its worker
+// (caller.Worker). A caller with no worker, or a worker it does not know,
+// should get the zero AgentRules: no secrets. An error stops the change.
+type RulesFunc func(ctx context.Context, caller principal.Caller) (AgentRules, error)
+
+// Option configures a Catalog.
+type Option func(*options)
+
+type options struct {
+	alwaysPending bool
+	rules         RulesFunc
+}
+
+// WithAlwaysPending makes every agent's tool start pending_approval
+// (agents.always_pending in the daemon's config).
+func WithAlwaysPending(on bool) Option { return func(o *options) { o.alwaysPending = on } }
+
+// WithAgentRules sets where the catalog finds an llm caller's AgentRules.
+// Without it every agent gets the zero rules: no secret grant.
+func WithAgentRules(f RulesFunc) Option { return func(o *options) { o.rules = f } }
+
 // New returns a catalog over st.
-func New(st *store.Store) *Catalog {
-	return &Catalog{st: st, active: map[string]*Resolved{}}
+func New(st *store.Store, opts ...Option) *Catalog {
+	c := &Catalog{st: st, active: map[string]*Resolved{}}
+	for _, o := range opts {
+		o(&c.opts)
+	}
+	return c
+}
+
+// agentRules returns the rules for caller; a person gets none (they do not
+// apply to a person's tools).
+func (c *Catalog) agentRules(ctx context.Context, caller principal.Caller) (AgentRules, error) {
+	if creator(caller) != CreatedByLLM || c.opts.rules == nil {
+		return AgentRules{}, nil
+	}
+	r, err := c.opts.rules(ctx, caller)
+	if err != nil {
+		return AgentRules{}, fmt.Errorf("rules for the agent's worker %q: %w", caller.Worker, err)
+	}
+	return r, nil
+}
+
+// checkGrant refuses secrets an agent's worker does not grant.
+func checkGrant(def *Definition, caller principal.Caller, r AgentRules) error {
+	var outside []string
+	for _, s := range def.Secrets {
+		if !slices.Contains(r.Secrets, s) {
+			outside = append(outside, s)
+		}
+	}
+	if len(outside) == 0 {
+		return nil
+	}
+	if caller.Worker == "" {
+		return forbidden("tool %q names secrets %v, but an llm caller with no worker is granted no secrets; a person can add them, or run the agent as a worker whose file lists them under secrets:", def.Name, outside)
+	}
+	return forbidden("tool %q names secrets %v that worker %q does not grant (secrets: in its worker file)", def.Name, outside, caller.Worker)
+}
+
+// agentChange applies the rules for a change by caller to a tool made by
+// createdBy: the secret grant, the creator's approval default, and whether
+// the result waits for a person.
+func (c *Catalog) agentChange(ctx context.Context, def *Definition, caller principal.Caller, createdBy string) (pending bool, err error) {
+	def.defaultApprovalFor(createdBy)
+	by := creator(caller)
+	if by != CreatedByLLM {
+		return false, nil
+	}
+	r, err := c.agentRules(ctx, caller)
+	if err != nil {
+		return false, err
+	}
+	if err := checkGrant(def, caller, r); err != nil {
+		return false, err
+	}
+	return policy.StartsPending(string(def.Kind), def.Permissions, def.Secrets, by, c.opts.alwaysPending || r.AlwaysPending), nil
 }
 
 func notFound(name string) error {
@@ -108,13 +199,6 @@ func Check(def *Definition) error {
 	return checkKind(def)
 }
 
-func initialStatus(def *Definition, createdBy string) string {
-	if createdBy == CreatedByLLM && def.HasDangerousPermission() {
-		return StatusPendingApproval
-	}
-	return StatusActive
-}
-
 func creator(c principal.Caller) string {
 	if c.Type == CreatedByLLM {
 		return CreatedByLLM
@@ -122,14 +206,24 @@ func creator(c principal.Caller) string {
 	return CreatedByUser
 }
 
-// Create stores a new tool at version 1. A user's tool starts active; an
-// llm's tool asking for a dangerous permission starts pending_approval.
+// Create stores a new tool at version 1. A user's tool starts active. An
+// llm's tool may name only the secrets its worker grants, and starts
+// pending_approval unless it is JavaScript with no permissions and no
+// secrets (policy.StartsPending); with no approval written it asks for
+// each call (DefaultApproval).
 func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.Caller) (*Tool, error) {
 	if err := Check(def); err != nil {
 		return nil, err
 	}
 	by := creator(caller)
-	t := &Tool{Def: def, Status: initialStatus(def, by), CreatedBy: by, Version: 1}
+	pending, err := c.agentChange(ctx, def, caller, by)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tool{Def: def, Status: StatusActive, CreatedBy: by, Version: 1, ApprovedVersion: 1}
+	if pending {
+		t.Status, t.ApprovedVersion = StatusPendingApproval, 0
+	}
 	st, err := toStore(t)
 	if err != nil {
 		return nil, err
@@ -197,8 +291,8 @@ func (c *Catalog) List(ctx context.Context, f Filter) ([]*Tool, int, error) {
 
 // Update replaces a tool's definition. The version rises when anything in
 // the definition changed; an unchanged definition is a no-op. An llm may not
-// change a user's tool, and an llm change that leaves the tool holding a
-// dangerous permission sends it back to pending_approval.
+// change a user's tool; an llm change is held to the same rules as an llm
+// create (secret grant; back to pending_approval where StartsPending says).
 func (c *Catalog) Update(ctx context.Context, name string, def *Definition, caller principal.Caller) (*Tool, error) {
 	if def.Name == "" {
 		def.Name = name
@@ -220,6 +314,10 @@ func (c *Catalog) Update(ctx context.Context, name string, def *Definition, call
 }
 
 func (c *Catalog) replace(ctx context.Context, cur *Tool, def *Definition, caller principal.Caller) (*Tool, error) {
+	pending, err := c.agentChange(ctx, def, caller, cur.CreatedBy)
+	if err != nil {
+		return nil, err
+	}
 	same, err := sameDefinition(cur.Def, def)
 	if err != nil {
 		return nil, err
@@ -230,8 +328,11 @@ func (c *Catalog) replace(ctx context.Context, cur *Tool, def *Definition, calle
 	next := *cur
 	next.Def = def
 	next.Version = cur.Version + 1
-	if caller.Type == CreatedByLLM && def.HasDangerousPermission() && cur.Status != StatusRejected {
+	if pending && cur.Status != StatusRejected {
 		next.Status = StatusPendingApproval
+	}
+	if next.Status == StatusActive {
+		next.ApprovedVersion = next.Version
 	}
 	st, err := toStore(&next)
 	if err != nil {
@@ -257,14 +358,18 @@ func sameDefinition(a, b *Definition) (bool, error) {
 }
 
 // Delete removes a tool; its versions go, its executions stay in the audit
-// log. An llm may not delete a user's tool.
-func (c *Catalog) Delete(ctx context.Context, name string, caller principal.Caller) error {
+// log. An llm may not delete a user's tool, and deletes its own only when
+// it confirms (confirmed: the API's ?confirm=true), as a destructive act.
+func (c *Catalog) Delete(ctx context.Context, name string, caller principal.Caller, confirmed bool) error {
 	cur, err := c.Get(ctx, name)
 	if err != nil {
 		return err
 	}
 	if caller.Type == CreatedByLLM && cur.CreatedBy == CreatedByUser {
 		return forbidden("an llm may not delete the user's tool %q; a person must delete it", name)
+	}
+	if creator(caller) == CreatedByLLM && !confirmed {
+		return errdefs.Errorf(errdefs.InvalidRequest, "deleting tool %q cannot be undone: confirm it (DELETE /v1/tools/%s?confirm=true, or toolcage tools delete --confirm)", name, name)
 	}
 	defer c.forget(name)
 	return storeErr(name, c.st.DeleteTool(ctx, name))
@@ -293,7 +398,12 @@ func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []
 	if !ok {
 		return nil, conflict("cannot %s tool %q: it is %s", verb, name, cur.Status)
 	}
-	if err := c.st.SetToolStatus(ctx, name, to); err != nil {
+	set := c.st.SetToolStatus
+	if to == StatusActive {
+		// Enable and approve: a person lets the current version run.
+		set = func(ctx context.Context, name, _ string) error { return c.st.ActivateTool(ctx, name) }
+	}
+	if err := set(ctx, name, to); err != nil {
 		return nil, storeErr(name, err)
 	}
 	c.forget(name)
@@ -322,7 +432,8 @@ func (c *Catalog) Reject(ctx context.Context, name string, caller principal.Call
 
 // History lists every kept version, oldest first.
 func (c *Catalog) History(ctx context.Context, name string) ([]*Version, error) {
-	if _, err := c.Get(ctx, name); err != nil {
+	cur, err := c.Get(ctx, name)
+	if err != nil {
 		return nil, err
 	}
 	vs, err := c.st.ToolVersions(ctx, name)
@@ -331,6 +442,7 @@ func (c *Catalog) History(ctx context.Context, name string) ([]*Version, error) 
 	}
 	out := make([]*Version, 0, len(vs))
 	for _, v := range vs {
+		v.Tool.CreatedBy = cur.CreatedBy // the approval default follows the creator
 		t, err := fromStore(v.Tool)
 		if err != nil {
 			return nil, err
@@ -359,6 +471,7 @@ func (c *Catalog) Rollback(ctx context.Context, name string, to int, caller prin
 	if err != nil {
 		return nil, storeErr(name, err)
 	}
+	v.Tool.CreatedBy = cur.CreatedBy
 	old, err := fromStore(v.Tool)
 	if err != nil {
 		return nil, err
@@ -375,16 +488,7 @@ func (c *Catalog) Stats(ctx context.Context) (Stats, error) {
 // toStore flattens a tool into the store's record.
 func toStore(t *Tool) (*store.Tool, error) {
 	d := t.Def
-	var spec any
-	switch d.Kind {
-	case toolspec.JS:
-		spec = d.JS
-	case toolspec.Shell:
-		spec = d.Shell
-	case toolspec.HTTP:
-		spec = d.HTTP
-	}
-	specJSON, err := json.Marshal(spec)
+	specJSON, err := json.Marshal(d.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -397,8 +501,8 @@ func toStore(t *Tool) (*store.Tool, error) {
 	return &store.Tool{
 		Name: d.Name, Description: d.Description, Kind: string(d.Kind), Category: d.Category,
 		Parameters: d.Parameters, Permissions: d.Permissions, Secrets: d.Secrets,
-		Approval: d.Approval, Isolation: d.Isolation, Limits: limits, Spec: specJSON,
-		Status: t.Status, CreatedBy: t.CreatedBy, Version: t.Version,
+		Approval: d.WrittenApproval(), Isolation: d.Isolation, Limits: limits, Spec: specJSON,
+		Status: t.Status, CreatedBy: t.CreatedBy, Version: t.Version, ApprovedVersion: t.ApprovedVersion,
 		UsageCount: t.UsageCount, LastUsedAt: t.LastUsedAt, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 	}, nil
 }
@@ -410,31 +514,22 @@ func fromStore(st *store.Tool) (*Tool, error) {
 		Parameters: st.Parameters, Permissions: st.Permissions, Secrets: st.Secrets,
 		Approval: st.Approval, Isolation: st.Isolation,
 	}
+	d.defaultApprovalFor(st.CreatedBy)
 	if len(st.Limits) > 0 && string(st.Limits) != "null" {
 		d.Limits = &Limits{}
 		if err := json.Unmarshal(st.Limits, d.Limits); err != nil {
 			return nil, fmt.Errorf("stored limits of %q: %w", st.Name, err)
 		}
 	}
-	var target any
-	switch d.Kind {
-	case toolspec.JS:
-		d.JS = &JSSpec{}
-		target = d.JS
-	case toolspec.Shell:
-		d.Shell = &ShellSpec{}
-		target = d.Shell
-	case toolspec.HTTP:
-		d.HTTP = &HTTPSpec{}
-		target = d.HTTP
-	}
-	if target != nil && len(st.Spec) > 0 {
-		if err := json.Unmarshal(st.Spec, target); err != nil {
+	if k, ok := builtin.Kinds().Get(d.Kind); ok && len(st.Spec) > 0 && string(st.Spec) != "null" {
+		spec, err := k.Decode(st.Spec)
+		if err != nil {
 			return nil, fmt.Errorf("stored spec of %q: %w", st.Name, err)
 		}
+		d.Spec = spec
 	}
 	return &Tool{
-		Def: d, Status: st.Status, CreatedBy: st.CreatedBy, Version: st.Version,
+		Def: d, Status: st.Status, CreatedBy: st.CreatedBy, Version: st.Version, ApprovedVersion: st.ApprovedVersion,
 		UsageCount: st.UsageCount, LastUsedAt: st.LastUsedAt, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
 	}, nil
 }

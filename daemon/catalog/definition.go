@@ -6,25 +6,25 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/toolcage/toolcage/policy/template"
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/daemon/kind/builtin"
+	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
-// Approval modes.
+// Approval modes: policy.Approval decides what each means for a call.
 const (
-	ApprovalPreApproved = "preApproved"
-	ApprovalAsk         = "ask"
-	ApprovalBlocked     = "blocked"
+	ApprovalPreApproved = policy.ApprovalPreApproved
+	ApprovalAsk         = policy.ApprovalAsk
+	ApprovalBlocked     = policy.ApprovalBlocked
 )
 
 // Isolation modes.
@@ -39,7 +39,9 @@ var knownPermissions = map[string]bool{
 	"email": true, "scheduling": true, "secrets": true,
 }
 
-// dangerousPermissions put an llm-created tool into pending_approval.
+// dangerousPermissions reach past the sandbox's walls. They no longer decide
+// pending_approval alone: any permission of an agent's tool does
+// (policy.StartsPending).
 var dangerousPermissions = []string{"shell", "filesystem", "email"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -66,9 +68,16 @@ type Definition struct {
 	Isolation       string           `json:"isolation,omitempty"`
 	Limits          *Limits          `json:"limits,omitempty"`
 
-	JS    *JSSpec    `json:"js,omitempty"`
-	Shell *ShellSpec `json:"shell,omitempty"`
-	HTTP  *HTTPSpec  `json:"http,omitempty"`
+	// Spec is the kind's block, written under the kind's name (js:,
+	// shell:, http:) and decoded by the kind (daemon/kind).
+	Spec kind.Spec `json:"-"`
+
+	// strayBlocks are blocks of other kinds the definition gave.
+	strayBlocks []string
+	// approvalDefaulted says Approval was not written but filled in (by
+	// ApplyDefaults, or from the creator by the catalog): the store keeps
+	// "" for it, so the default can follow the creator and the worker.
+	approvalDefaulted bool
 }
 
 // RequiredAPIKey is one entry of required_api_keys: a name, or an object
@@ -104,32 +113,6 @@ type Limits struct {
 	Memory   ByteSize `json:"memory,omitempty"`
 	Output   ByteSize `json:"output,omitempty"`
 	Requests int      `json:"requests,omitempty"`
-}
-
-// JSSpec is the body of a js tool.
-type JSSpec struct {
-	Code string `json:"code"`
-	// AllowedDomains is what fetch may reach; with the network permission
-	// it is required.
-	AllowedDomains []string `json:"allowed_domains,omitempty"`
-}
-
-// ShellSpec is the body of a shell tool.
-type ShellSpec struct {
-	Command string            `json:"command"`
-	Env     map[string]string `json:"env,omitempty"`
-	Dir     string            `json:"dir,omitempty"`
-}
-
-// HTTPSpec is the body of an http tool.
-type HTTPSpec struct {
-	Method           string            `json:"method"`
-	URL              string            `json:"url"`
-	Params           map[string]string `json:"params,omitempty"`
-	Headers          map[string]string `json:"headers,omitempty"`
-	Body             string            `json:"body,omitempty"`
-	AllowedDomains   []string          `json:"allowed_domains"`
-	MaxResponseBytes ByteSize          `json:"max_response_bytes,omitempty"`
 }
 
 // Parse decodes a definition from YAML or JSON, strictly: unknown fields are
@@ -172,16 +155,17 @@ func ParseJSON(data []byte) (*Definition, error) {
 func (d *Definition) ApplyDefaults() {
 	if d.Approval == "" {
 		d.Approval = ApprovalPreApproved
+		d.approvalDefaulted = true
 	}
 	if d.Isolation == "" {
 		d.Isolation = IsolationProcess
 	}
 	if len(bytes.TrimSpace(d.Parameters)) == 0 || string(bytes.TrimSpace(d.Parameters)) == "null" {
 		d.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
-		if d.Kind == toolspec.HTTP && d.HTTP != nil {
+		if p, ok := d.Spec.(kind.Parameterizer); ok {
 			// An http tool's parameters follow from its {{vars}}.
-			if p, err := template.GenerateParameters(HTTPTemplate(d.HTTP)); err == nil {
-				d.Parameters = p
+			if params, err := p.Parameters(); err == nil {
+				d.Parameters = params
 			}
 		}
 	} else {
@@ -200,8 +184,8 @@ func (d *Definition) ApplyDefaults() {
 		}
 	}
 	d.RequiredAPIKeys = nil
-	if d.HTTP != nil {
-		d.HTTP.Method = strings.ToUpper(d.HTTP.Method)
+	if d.Spec != nil {
+		d.Spec.Normalize()
 	}
 }
 
@@ -248,11 +232,12 @@ func (d *Definition) Validate() error {
 	if strings.TrimSpace(d.Description) == "" {
 		add("description", "is required")
 	}
-	if !d.Kind.Valid() {
+	k, known := builtin.Kinds().Get(d.Kind)
+	if !known {
 		if d.Kind == "" {
-			add("kind", "is required (js, shell or http)")
+			add("kind", "is required (%s)", builtin.Kinds())
 		} else {
-			add("kind", "unknown kind %q (want js, shell or http)", d.Kind)
+			add("kind", "unknown kind %q (want %s)", d.Kind, builtin.Kinds())
 		}
 	}
 	if _, err := CompileSchema(d.Parameters); err != nil {
@@ -286,38 +271,17 @@ func (d *Definition) Validate() error {
 			add("limits.timeout", "is longer than 24h")
 		}
 	}
-	blocks := map[toolspec.Kind]bool{toolspec.JS: d.JS != nil, toolspec.Shell: d.Shell != nil, toolspec.HTTP: d.HTTP != nil}
-	for k, set := range blocks {
-		if set && k != d.Kind {
-			add(string(k), "block given for a %s tool", d.Kind)
-		}
+	for _, b := range d.strayBlocks {
+		add(b, "block given for a %s tool", d.Kind)
 	}
-	switch d.Kind {
-	case toolspec.JS:
-		if d.JS == nil || strings.TrimSpace(d.JS.Code) == "" {
-			add("js.code", "is required")
-		} else if d.HasPermission("network") && len(d.JS.AllowedDomains) == 0 {
-			add("js.allowed_domains", "is required with the network permission: name the hosts fetch may reach")
-		}
-	case toolspec.Shell:
-		if d.Shell == nil || strings.TrimSpace(d.Shell.Command) == "" {
-			add("shell.command", "is required")
-		}
-	case toolspec.HTTP:
-		if d.HTTP == nil {
-			add("http", "is required")
-			break
-		}
-		switch d.HTTP.Method {
-		case "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD":
-		default:
-			add("http.method", "unknown method %q", d.HTTP.Method)
-		}
-		if d.HTTP.URL == "" {
-			add("http.url", "is required")
-		}
-		if len(d.HTTP.AllowedDomains) == 0 {
-			add("http.allowed_domains", "is required")
+	switch {
+	case !known:
+	case d.Spec == nil:
+		p := k.Required()
+		add(p.Field, "%s", p.Message)
+	default:
+		for _, p := range d.Spec.Validate(d.KindTool()) {
+			add(p.Field, "%s", p.Message)
 		}
 	}
 	if len(ps) == 0 {
@@ -327,8 +291,47 @@ func (d *Definition) Validate() error {
 	return &ValidationError{Problems: ps}
 }
 
-// HasDangerousPermission reports whether the tool asks for a permission that
-// needs a person's approval when an llm created it.
+// WrittenApproval is the approval the definition writes, "" when it
+// writes none (Approval then holds a default): what the store keeps and
+// what worker.EffectiveApproval takes as the tool's word.
+func (d *Definition) WrittenApproval() string {
+	if d.approvalDefaulted {
+		return ""
+	}
+	return d.Approval
+}
+
+// WrittenJSON is the definition as its author wrote it: like MarshalJSON,
+// but with no approval where none was written. A patch merges onto this,
+// so an unwritten approval stays unwritten.
+func (d *Definition) WrittenJSON() ([]byte, error) {
+	w := *d
+	w.Approval = d.WrittenApproval()
+	return json.Marshal(w)
+}
+
+// DefaultApproval is the approval of a tool that writes none, by who made
+// it: a person's tool runs (preApproved); an agent's tool asks a person for
+// each call (ask), unless its worker's settings say otherwise (see
+// worker.EffectiveApproval). Unknown creators count as an agent.
+func DefaultApproval(createdBy string) string {
+	if createdBy == CreatedByUser {
+		return ApprovalPreApproved
+	}
+	return ApprovalAsk
+}
+
+// defaultApprovalFor fills in the creator's default where the definition
+// writes no approval.
+func (d *Definition) defaultApprovalFor(createdBy string) {
+	if d.Approval == "" || d.approvalDefaulted {
+		d.Approval = DefaultApproval(createdBy)
+		d.approvalDefaulted = true
+	}
+}
+
+// HasDangerousPermission reports whether the tool asks for shell,
+// filesystem or email.
 func (d *Definition) HasDangerousPermission() bool {
 	for _, p := range d.Permissions {
 		for _, dp := range dangerousPermissions {
@@ -348,6 +351,11 @@ func (d *Definition) HasPermission(p string) bool {
 		}
 	}
 	return false
+}
+
+// KindTool is what the definition's kind block is told of the tool.
+func (d *Definition) KindTool() kind.Tool {
+	return kind.Tool{Name: d.Name, Permissions: d.Permissions, Secrets: d.Secrets}
 }
 
 // ExecutorLimits converts the written limits; zero fields mean "default".
@@ -394,55 +402,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // ByteSize is a size written as "64MiB", "1MB", "100000" or a number.
-type ByteSize int64
-
-// MarshalJSON writes the size as a plain number of bytes.
-func (b ByteSize) MarshalJSON() ([]byte, error) { return json.Marshal(int64(b)) }
-
-// UnmarshalJSON reads a number of bytes or a string with a unit.
-func (b *ByteSize) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err == nil {
-		v, err := ParseByteSize(s)
-		if err != nil {
-			return err
-		}
-		*b = ByteSize(v)
-		return nil
-	}
-	var n int64
-	if err := json.Unmarshal(data, &n); err != nil {
-		return fmt.Errorf("bad size %s: want e.g. \"64MiB\"", data)
-	}
-	*b = ByteSize(n)
-	return nil
-}
-
-var sizeUnits = map[string]int64{
-	"": 1, "b": 1,
-	"k": 1000, "kb": 1000, "m": 1000 * 1000, "mb": 1000 * 1000, "g": 1000 * 1000 * 1000, "gb": 1000 * 1000 * 1000,
-	"ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30,
-}
+type ByteSize = kind.ByteSize
 
 // ParseByteSize parses "64MiB", "1 MB", "512k" or "1048576".
-func ParseByteSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	mult, ok := sizeUnits[unit]
-	if num == "" || !ok {
-		return 0, fmt.Errorf("bad size %q: want e.g. \"64MiB\" or \"1MB\"", s)
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bad size %q: %w", s, err)
-	}
-	v := f * float64(mult)
-	if v >= 1<<62 {
-		return 0, errors.New("size " + strconv.Quote(s) + " is too large")
-	}
-	return int64(v), nil
-}
+func ParseByteSize(s string) (int64, error) { return kind.ParseByteSize(s) }

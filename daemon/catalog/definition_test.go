@@ -1,13 +1,17 @@
 package catalog
 
 import (
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/daemon/kind/http"
+	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/daemon/kind/shell"
+	"github.com/toolcage/toolcage/toolspec"
+
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Realistic definitions, shared with the fuzz seeds.
@@ -85,7 +89,7 @@ func TestParseValid(t *testing.T) {
 		{"js yaml", jsYAML, func(t *testing.T, d *Definition) {
 			eq(t, d.Name, "add_numbers")
 			eq(t, d.Kind, toolspec.JS)
-			eq(t, d.JS.Code, "return args.a + args.b;\n")
+			eq(t, specOf[*js.Spec](t, d).Code, "return args.a + args.b;\n")
 			eq(t, d.Approval, ApprovalPreApproved) // default
 			eq(t, d.Isolation, IsolationProcess)   // default
 			eq(t, d.Limits.Timeout, Duration(2*time.Second))
@@ -94,8 +98,8 @@ func TestParseValid(t *testing.T) {
 		}},
 		{"shell yaml", shellYAML, func(t *testing.T, d *Definition) {
 			eq(t, d.Kind, toolspec.Shell)
-			eq(t, d.Shell.Command, "dig +short {{.record_type}} {{.domain}}")
-			eq(t, d.Shell.Env["TOKEN"], "{{secret.dns_token}}")
+			eq(t, specOf[*shell.Spec](t, d).Command, "dig +short {{.record_type}} {{.domain}}")
+			eq(t, specOf[*shell.Spec](t, d).Env["TOKEN"], "{{secret.dns_token}}")
 			eq(t, d.Approval, ApprovalAsk)
 			eq(t, d.Isolation, IsolationDocker)
 			eq(t, strings.Join(d.Permissions, ","), "network,shell")
@@ -103,8 +107,8 @@ func TestParseValid(t *testing.T) {
 			eq(t, d.HasDangerousPermission(), true)
 		}},
 		{"http yaml", httpYAML, func(t *testing.T, d *Definition) {
-			eq(t, d.HTTP.Method, "GET") // upper-cased
-			eq(t, d.HTTP.MaxResponseBytes, ByteSize(100000))
+			eq(t, specOf[*http.Spec](t, d).Method, "GET") // upper-cased
+			eq(t, specOf[*http.Spec](t, d).MaxResponseBytes, ByteSize(100000))
 			eq(t, d.Limits.Requests, 3)
 			// Generated from the {{vars}}: path vars required, params optional.
 			eq(t, string(d.Parameters), `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"string"}},"required":["city"]}`)
@@ -112,7 +116,7 @@ func TestParseValid(t *testing.T) {
 		}},
 		{"js json", jsJSON, func(t *testing.T, d *Definition) {
 			eq(t, d.Name, "echo")
-			eq(t, d.JS.Code, "return args.text")
+			eq(t, specOf[*js.Spec](t, d).Code, "return args.text")
 		}},
 		{"shell json", shellJSON, func(t *testing.T, d *Definition) {
 			eq(t, d.Limits.Timeout, Duration(30*time.Second))
@@ -122,8 +126,8 @@ func TestParseValid(t *testing.T) {
 		}},
 		{"http json", httpJSON, func(t *testing.T, d *Definition) {
 			eq(t, d.Approval, ApprovalBlocked)
-			eq(t, d.HTTP.MaxResponseBytes, ByteSize(64<<10))
-			eq(t, d.HTTP.Body, `{"title": {{title}}}`)
+			eq(t, specOf[*http.Spec](t, d).MaxResponseBytes, ByteSize(64<<10))
+			eq(t, specOf[*http.Spec](t, d).Body, `{"title": {{title}}}`)
 		}},
 	}
 	for _, tt := range tests {
@@ -343,4 +347,14 @@ func TestParseDocumentMarkers(t *testing.T) {
 			t.Errorf("Parse(%q): %v", in, err)
 		}
 	}
+}
+
+// specOf returns d's kind block as a T.
+func specOf[T kind.Spec](t *testing.T, d *Definition) T {
+	t.Helper()
+	s, ok := d.Spec.(T)
+	if !ok {
+		t.Fatalf("block %T, want %T", d.Spec, *new(T))
+	}
+	return s
 }

@@ -172,6 +172,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
 		return
 	}
+	// A follow-up (the executor following a redirect) stays on the first
+	// request's port unless the allowlist names the new one.
+	if !first {
+		start, err := url.Parse(g.Real.URL)
+		if err == nil {
+			err = entry.Guard.CheckPortMove(start, out.URL)
+		}
+		if err != nil {
+			g.fail(w, http.StatusForbidden, errdefs.PolicyDenied, err.Error())
+			return
+		}
+	}
 	ctx, cancel := context.WithDeadline(r.Context(), g.Deadline)
 	defer cancel()
 	out = out.WithContext(ctx)

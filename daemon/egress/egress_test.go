@@ -193,6 +193,38 @@ func TestProxyRefuses(t *testing.T) {
 			t.Fatalf("127.0.0.1 follow-up: %d %q", resp.StatusCode, egressErr(resp))
 		}
 	})
+	t.Run("follow-up to another port", func(t *testing.T) {
+		var other seen
+		srv2 := upstream(t, &other)
+		u2, _ := url.Parse(srv2.URL)
+		g := grantFor(srv, "/redirect")
+		token, revoke := p.Add(g)
+		defer revoke()
+		if resp := send(t, p, token, g.Rendered); resp.StatusCode != http.StatusFound {
+			t.Fatalf("first: %d %q", resp.StatusCode, egressErr(resp))
+		}
+		for _, to := range []string{"http://localhost:" + u2.Port() + "/echo", "http://LOCALHOST.:" + u2.Port() + "/echo"} {
+			resp := send(t, p, token, &executors.HTTPCall{Method: "GET", URL: to})
+			if resp.StatusCode != 403 || !strings.Contains(egressErr(resp), "port") {
+				t.Fatalf("%s: %d %q", to, resp.StatusCode, egressErr(resp))
+			}
+		}
+		other.mu.Lock()
+		reached := other.path
+		other.mu.Unlock()
+		if reached != "" {
+			t.Fatalf("the other port was reached: %q", reached)
+		}
+		// Listed as host:port, the move is relayed.
+		g = grantFor(srv, "/redirect")
+		g.Real.AllowedDomains = append(g.Real.AllowedDomains, "localhost:"+u2.Port())
+		token2, revoke2 := p.Add(g)
+		defer revoke2()
+		send(t, p, token2, g.Rendered)
+		if resp := send(t, p, token2, &executors.HTTPCall{Method: "GET", URL: "http://localhost:" + u2.Port() + "/echo"}); resp.StatusCode != 200 {
+			t.Fatalf("listed port: %d %q", resp.StatusCode, egressErr(resp))
+		}
+	})
 }
 
 // The response body is relayed up to the call's limit plus one byte, so

@@ -21,7 +21,8 @@ import "github.com/toolcage/toolcage/daemon/catalog"
 //  2. A person's tool that the worker explicitly pre-approves in
 //     approval.tools is preApproved (the person chose, knowing both).
 //  3. Where the tool writes nothing, the worker's word decides; where
-//     neither speaks, preApproved (the format's default).
+//     neither speaks, the creator's default (catalog.DefaultApproval):
+//     preApproved for a person's tool, ask for an agent's.
 //  4. Where both speak, the stricter wins: blocked > ask > preApproved.
 //  5. Where only the tool speaks, the tool decides.
 //
@@ -41,7 +42,7 @@ func EffectiveApproval(toolApproval, toolCreatedBy, workerDefault, workerPerTool
 	case toolCreatedBy == catalog.CreatedByUser && per == catalog.ApprovalPreApproved:
 		return catalog.ApprovalPreApproved
 	case tool == "" && worker == "":
-		return catalog.ApprovalPreApproved
+		return catalog.DefaultApproval(toolCreatedBy)
 	case tool == "":
 		return worker
 	case worker == "":

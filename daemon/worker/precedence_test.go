@@ -28,9 +28,10 @@ func TestEffectiveApprovalEveryCombination(t *testing.T) {
 		tool, by string
 		want     string // 4 groups of 4, by default then per-tool entry
 	}{
-		// The tool writes nothing: the worker decides, preApproved if silent.
+		// The tool writes nothing: the worker decides; if silent, the
+		// creator's default: preApproved for a person, ask for an agent.
 		{"", catalog.CreatedByUser, "PPAB PPAB APAB BPAB"},
-		{"", catalog.CreatedByLLM, "PPAB PPAB APAB BPAB"},
+		{"", catalog.CreatedByLLM, "APAB PPAB APAB BPAB"},
 		// preApproved: the stricter wins where both speak.
 		{pre, catalog.CreatedByUser, "PPAB PPAB APAB BPAB"},
 		{pre, catalog.CreatedByLLM, "PPAB PPAB APAB BPAB"},

@@ -126,10 +126,10 @@ func (p *Pool) Execute(ctx context.Context, key Key, req *executors.Request) (*e
 	res, err := inst.exec.Execute(cctx, req)
 	cancel()
 	healthy := keepAfter(err) && !inst.client.Exited()
-	// Only shell executors run code that can leave processes or files
-	// behind; JS (goja, no host API) and HTTP executors cannot, so they skip
-	// the reset and its half millisecond.
-	if ac, ok := p.cfg.Runners[key.Isolation].(AfterCaller); ok && healthy && key.Kind == executors.KindShell {
+	// Only keys that ask for it are reset: a kind whose calls cannot leave
+	// processes or files behind (JS in goja, HTTP) skips the reset and its
+	// half millisecond.
+	if ac, ok := p.cfg.Runners[key.Isolation].(AfterCaller); ok && healthy && key.Reset {
 		// Nothing a call leaves behind (processes, files) reaches the next.
 		// A limit the call broke that the executor itself did not see (the
 		// sandbox's memory or pids cap) ends the call here.

@@ -20,9 +20,13 @@ type Key struct {
 	Kind        executors.Kind
 	Isolation   string
 	Permissions string // canonical: sorted, comma-separated
+	// Reset asks for the sandbox to be reset after every call (processes
+	// the call left killed, scratch emptied): the daemon sets it for kinds
+	// whose calls can leave something behind.
+	Reset bool
 }
 
-// NewKey builds a Key with permissions in canonical order.
+// NewKey builds a Key with permissions in canonical order and no reset.
 func NewKey(kind executors.Kind, isolation string, permissions []string) Key {
 	p := append([]string(nil), permissions...)
 	sort.Strings(p)

@@ -230,9 +230,11 @@ func needRoot(t testing.TB) {
 	}
 }
 
+// The sandbox tests' keys ask for the reset after every call, as the
+// daemon's shell kind does.
 var (
-	sbxKey    = NewKey(executors.KindShell, "process", nil)
-	sbxNetKey = NewKey(executors.KindShell, "process", []string{"network"})
+	sbxKey    = Key{Kind: executors.KindShell, Isolation: "process", Reset: true}
+	sbxNetKey = Key{Kind: executors.KindShell, Isolation: "process", Permissions: "network", Reset: true}
 )
 
 // newSandboxPool returns a pool whose "process" runner is a SandboxRunner

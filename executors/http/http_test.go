@@ -350,14 +350,19 @@ func TestRedirectsAreRechecked(t *testing.T) {
 		}
 	})
 	e := httpexec.New(httpexec.Config{})
-	for _, p := range []string{"/to-localhost", "/to-metadata", "/to-mapped", "/to-decimal", "/to-file"} {
+	// "/to-allowed" goes to an allowed host on another port: refused too
+	// unless that host:port is listed (allowed_domains is port-scoped for
+	// redirects).
+	for _, p := range []string{"/to-localhost", "/to-metadata", "/to-mapped", "/to-decimal", "/to-file", "/to-allowed"} {
 		_, err := execute(t, e, call(origin.URL+p))
 		wantCode(t, err, errdefs.PolicyDenied, "")
 	}
 	if n := targetHits.Load(); n != 0 {
 		t.Fatalf("refused redirect targets got %d requests", n)
 	}
-	res, err := execute(t, e, call(origin.URL+"/to-allowed"))
+	req := call(origin.URL + "/to-allowed")
+	req.HTTP.AllowedDomains = append(slices.Clone(local), "127.0.0.1:"+targetPort)
+	res, err := execute(t, e, req)
 	if r := mustOK(t, res, err); string(r.Body) != `{"landed":true}` {
 		t.Fatalf("allowed redirect: %s", res.Value)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // toolFile is the file name the tool's code is compiled under; stack
@@ -29,6 +30,8 @@ const (
 type compiled struct {
 	prog      *goja.Program
 	syntaxErr string // "SyntaxError: <message> (line N)"
+	// limitErr is set for code nested too deeply to compile safely.
+	limitErr *errdefs.Error
 }
 
 // compileTool compiles code as the body of the tool function.
@@ -50,6 +53,9 @@ func compileTool(code string) *compiled {
 			line = prg.File.Position(int(prg.Body[0].Idx1()) - 2).Line
 		}
 		return &compiled{syntaxErr: "SyntaxError: Unexpected '}' closing the tool's function body" + lineSuffix(line)}
+	}
+	if d := astDepth(prg, maxCodeDepth); d > maxCodeDepth {
+		return &compiled{limitErr: errdefs.LimitError(errdefs.LimitDepth, "js: the code nests more than %d syntax tree levels deep", maxCodeDepth)}
 	}
 	p, err := goja.CompileAST(prg, false)
 	if err != nil {

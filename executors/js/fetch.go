@@ -409,11 +409,7 @@ func (f *fetcher) readBody(v goja.Value) ([]byte, string) {
 	if _, ok := goja.AssertFunction(o); ok {
 		f.fetchThrow("body cannot be a function")
 	}
-	s, err := f.r.stringify(o)
-	if err != nil {
-		panic(err)
-	}
-	return s, "application/json"
+	return []byte(f.r.encodeJSON(o)), "application/json"
 }
 
 // roundTrip sends req and reads the response. It runs on its own

@@ -16,6 +16,7 @@ package js
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -282,6 +283,9 @@ func stopError(err error) *errdefs.Error {
 // the call's fetches.
 func (c *call) run(ctx context.Context, cache *programCache) outcome {
 	prog := cache.get(c.req.JS.Code)
+	if prog.limitErr != nil {
+		return outcome{err: prog.limitErr}
+	}
 	if prog.syntaxErr != "" {
 		return outcome{res: &executors.Result{IsError: true, Error: prog.syntaxErr}}
 	}
@@ -307,6 +311,10 @@ func (c *call) run(ctx context.Context, cache *programCache) outcome {
 // exec runs the tool function in r and settles its outcome.
 func (c *call) exec(r *realm, prog *compiled) outcome {
 	args, err := r.parseArgs(c.req.Args)
+	var xe *errdefs.Error
+	if errors.As(err, &xe) {
+		return outcome{err: xe}
+	}
 	if err != nil {
 		return c.vmError(r, err, func() error {
 			return errdefs.Errorf(errdefs.InvalidArguments, "js: arguments are not valid JSON: %v", err)
@@ -341,11 +349,11 @@ func (c *call) exec(r *realm, prog *compiled) outcome {
 		}
 		return outcome{res: &executors.Result{IsError: true, Error: msg}}
 	}
-	value, err := r.stringify(p.Result())
+	value, err := r.serialise(p.Result())
 	if err != nil {
 		return c.vmError(r, err, nil)
 	}
-	return outcome{res: &executors.Result{Value: value}}
+	return outcome{res: &executors.Result{Value: json.RawMessage(value)}}
 }
 
 // vmError turns an error from the VM into an outcome: an interrupt is the

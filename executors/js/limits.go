@@ -30,13 +30,14 @@ package js
 // delayed.
 // Two cases overshoot by more, because one step is one native operation
 // that cannot be interrupted: a string doubling in a loop is stopped within
-// two doublings (128 to 384 MiB past a 64 MiB limit), and a typed array is
-// one allocation (new Float64Array(32 << 20) is stopped 192 MiB past the
-// limit, its pages zeroed lazily by the OS and so mostly not resident). The
-// realm's String.prototype.repeat, padStart, padEnd and Array.prototype.join
-// and fill check their result size up front against the limit minus the
-// growth the last GC confirmed, so one call like 'x'.repeat(2 ** 30) is
-// refused before it allocates. A call is not credited with garbage it
+// two doublings (128 to 384 MiB past a 64 MiB limit). The realm's
+// String.prototype.repeat, padStart, padEnd, Array.prototype.join and fill,
+// JSON.stringify, and the ArrayBuffer, typed array and Array constructors
+// (alloc.go) check their result size up front against the limit minus the
+// growth the last GC confirmed, so one call like 'x'.repeat(2 ** 30) or
+// new ArrayBuffer(2 ** 31) is refused before it allocates (a buffer's pages
+// are zeroed lazily by the OS, so the heap watchdog alone would let a
+// never-touched one through). A call is not credited with garbage it
 // inherited: after a call that grew the heap by more than a quarter of its
 // limit or was stopped, the next call forces a GC before it measures.
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // preludeSource is the JavaScript half of utils plus the helpers the
@@ -34,8 +35,15 @@ type realm struct {
 	make goja.Callable
 	// jsonParse is the realm's own JSON.parse, taken before any tool code.
 	jsonParse goja.Callable
-	// helpers built on first use: stringify, describe, inspect.
+	// helpers built on first use: describe, inspect.
 	helpers map[string]goja.Callable
+	// arrayIsArray is the realm's Array.isArray, taken before any tool code.
+	arrayIsArray goja.Callable
+	// nativeDepth counts nested calls of the guarded built-ins.
+	nativeDepth int
+	// jsonFn is the executor's JSON serialiser as a function value, handed
+	// to the helpers (jsonenc.go).
+	jsonFn goja.Value
 	// fetch is the realm's fetch, nil without the network permission
 	// (fetch.go).
 	fetch *fetcher
@@ -52,8 +60,11 @@ type realm struct {
 //     precompiled program, so nothing legitimate needs the parser;
 //   - goja has no require, process, module loader, WebAssembly,
 //     SharedArrayBuffer or Atomics to remove;
-//   - String.prototype.repeat/padStart/padEnd and Array.prototype.join/fill
-//     check their allocation against the memory limit first (limits.go).
+//   - String.prototype.repeat/padStart/padEnd and Array.prototype.join/fill,
+//     and the ArrayBuffer, typed array and Array constructors check their
+//     allocation against the memory limit first (limits.go, alloc.go);
+//   - JSON.stringify is the executor's own encoder and JSON.parse refuses
+//     nesting deeper than maxJSONDepth first (jsonenc.go).
 func newRealm(c *call) (*realm, error) {
 	rt := goja.New()
 	c.attach(rt)
@@ -65,6 +76,12 @@ func newRealm(c *call) (*realm, error) {
 	}
 	rt.SetParserOptions(noCodeGeneration(rt))
 	if err := r.installGuards(); err != nil {
+		return nil, err
+	}
+	if err := r.installJSON(); err != nil {
+		return nil, err
+	}
+	if err := r.installAllocGuards(); err != nil {
 		return nil, err
 	}
 
@@ -164,6 +181,15 @@ func (r *realm) installGuards() error {
 			if !r.c.reserve(int64(n), fresh, what) {
 				return goja.Undefined()
 			}
+			// join on an array holding itself nested (toString calls
+			// join) recurses in the engine once per level: bounded
+			// like JSON nesting.
+			r.nativeDepth++
+			defer func() { r.nativeDepth-- }()
+			if r.nativeDepth > maxJSONDepth {
+				r.c.stop(errdefs.LimitError(errdefs.LimitDepth, "js: %s nests deeper than %d levels", what, maxJSONDepth))
+				return goja.Undefined()
+			}
 			v, err := orig(fc.This, fc.Arguments...)
 			if err != nil {
 				panic(err)
@@ -230,7 +256,10 @@ func (r *realm) helper(name string) (goja.Callable, error) {
 	if f, ok := r.helpers[name]; ok {
 		return f, nil
 	}
-	v, err := r.make(goja.Undefined(), r.rt.ToValue(" "+name))
+	if r.jsonFn == nil {
+		r.jsonFn = r.rt.ToValue(r.stringify)
+	}
+	v, err := r.make(goja.Undefined(), r.rt.ToValue(" "+name), r.jsonFn)
 	if err != nil {
 		return nil, err
 	}
@@ -252,21 +281,10 @@ func (r *realm) parseArgs(raw json.RawMessage) (goja.Value, error) {
 	if text == "" {
 		return r.rt.NewObject(), nil
 	}
+	if d := jsonDepth(text); d > maxJSONDepth {
+		return nil, depthError("the arguments", d)
+	}
 	return r.jsonParse(goja.Undefined(), r.rt.ToValue(text))
-}
-
-// stringify serialises a tool's result as JSON; undefined (and anything
-// else JSON leaves out) becomes null.
-func (r *realm) stringify(v goja.Value) (json.RawMessage, error) {
-	f, err := r.helper("stringify")
-	if err != nil {
-		return nil, err
-	}
-	s, err := f(goja.Undefined(), v)
-	if err != nil {
-		return nil, err
-	}
-	return json.RawMessage(s.String()), nil
 }
 
 // describeError formats a thrown value as "<Name>: <message> (line N)",

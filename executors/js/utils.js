@@ -83,7 +83,9 @@
     return 0;
   }
 
-  return function make(name) {
+  // json is the executor's JSON serialiser (jsonenc.go), passed in for
+  // its own helpers: the realm's JSON.stringify is the tool's to replace.
+  return function make(name, json) {
     const { MONTHS, UNIT_MS, fail, toDate, unit, number, array, isPlainObject, put, shuffled } =
       name.charAt(0) === ' ' ? {} : lib();
     switch (name) {
@@ -237,10 +239,6 @@
       };
 
       // The executor's own helpers.
-      case ' stringify': return function (v) {
-        const s = JSON.stringify(v);
-        return s === undefined ? 'null' : s;
-      };
       case ' describe': return function (e) {
         try {
           if (e !== null && typeof e === 'object' && Object.prototype.toString.call(e) === '[object Error]') {
@@ -251,7 +249,7 @@
           let text;
           if (typeof e === 'string') text = e;
           else {
-            try { text = JSON.stringify(e); } catch (_) { /* fall back to String */ }
+            try { text = json(e); } catch (_) { /* fall back to String */ }
             if (text === undefined) text = String(e);
           }
           return ['Uncaught ' + text, '', 0];
@@ -268,7 +266,7 @@
             case 'number': case 'boolean': return String(v);
           }
           if (Object.prototype.toString.call(v) === '[object Error]') return String(v);
-          const s = JSON.stringify(v);
+          const s = json(v);
           if (s !== undefined) return s;
         } catch (_) { /* fall back below */ }
         try { return Object.prototype.toString.call(v); } catch (_) { return '[object]'; }

@@ -13,12 +13,6 @@ func TestCheckJSCodeFlags(t *testing.T) {
 		pattern string
 		line    int
 	}{
-		{"process.exit", "process.exit(1)", "process.exit", 1},
-		{"process.exit spaced", "process . exit ( 1 )", "process.exit", 1},
-		{"process.exit optional", "process?.exit()", "process.exit", 1},
-		{"process env", "return process.env.HOME", "process", 1},
-		{"process alone", "const p = process", "process", 1},
-		{"process bracket", "return process['env']", "process", 1},
 		{"require", "const fs = require('fs')", "require(", 1},
 		{"require newline", "const fs = require\n('fs')", "require(", 1},
 		{"require comment", "const fs = require /* x */ ('fs')", "require(", 1},
@@ -26,13 +20,6 @@ func TestCheckJSCodeFlags(t *testing.T) {
 		{"require optional call", "require?.('fs')", "require(", 1},
 		{"import", "const m = await import('fs')", "import(", 1},
 		{"import spaced", "await import ('fs')", "import(", 1},
-		{"dirname", "return __dirname", "__dirname", 1},
-		{"filename", "return __filename + 'x'", "__filename", 1},
-		{"global dot", "global.x = 1", "global.", 1},
-		{"global dot spaced", "global\n  .x = 1", "global.", 1},
-		{"globalThis dot", "globalThis.x = 1", "globalThis.", 1},
-		{"globalThis optional", "globalThis?.x", "globalThis.", 1},
-		{"globalThis in string", "return 'globalThis.x'", "globalThis.", 1},
 		{"eval", "return eval('1+1')", "eval(", 1},
 		{"eval spaced", "return eval ('1+1')", "eval(", 1},
 		{"eval tab newline", "return eval\t\n('1+1')", "eval(", 1},
@@ -40,37 +27,25 @@ func TestCheckJSCodeFlags(t *testing.T) {
 		{"eval indirect", "return (0, eval)('1')", "eval(", 1},
 		{"eval alias", "const e = eval; return e('1')", "eval(", 1},
 		{"require alias", "const r = require; return r('fs')", "require(", 1},
-		{"process spread", "return [...process.argv]", "process", 1},
-		{"process shorthand", "return { process }", "process", 1},
-		{"process ternary", "return a ? process : b", "process", 1},
 		{"eval template", "return eval`1`", "eval(", 1},
-		{"eval in string", `console.log("eval(x)")`, "eval(", 1},
-		{"eval in comment", "// eval(x)\nreturn 1", "eval(", 1},
 		{"eval unicode escape", `return \u0065val('1')`, "eval(", 1},
 		{"eval braced escape", `return \u{65}val('1')`, "eval(", 1},
 		{"eval after nbsp", "return\u00a0eval('1')", "eval(", 1},
 		{"Function", "return Function('return 1')()", "Function(", 1},
 		{"new Function", "return new Function ('return 1')()", "Function(", 1},
 		{"Function template", "return Function`return 1`()", "Function(", 1},
-		{"proto", "obj.__proto__.x = 1", "__proto__", 1},
-		{"proto string", "obj['__proto__'].x = 1", "__proto__", 1},
-		{"proto key", "const o = {__proto__: null}", "__proto__", 1},
-		{"constructor bracket", "x.constructor['constructor']", "constructor[", 1},
-		{"constructor bracket spaced", "x.constructor [0]", "constructor[", 1},
-		{"with", "with(obj) { a = 1 }", "with(", 1},
-		{"with spaced", "with (obj) { a = 1 }", "with(", 1},
 		{"line number", "const a = 1;\nconst b = 2;\nreturn eval('a')", "eval(", 3},
 		{"line crlf", "const a = 1;\r\nconst b = 2;\r\nreturn eval('a')", "eval(", 3},
 		{"line cr", "const a = 1;\rreturn eval('a')", "eval(", 2},
 		{"line separator", "const a = 1;\u2028return eval('a')", "eval(", 2},
 		{"first in text wins", "const x = 1\nreturn eval(require('x'))", "eval(", 2},
-		{"process in template substitution", "return `pid ${process.pid}`", "process", 1},
-		{"process after regex", "const re = /a/g; return process", "process", 1},
-		{"process after division", "const x = a / b; return process / 2", "process", 1},
-		{"process after nested template", "return `${`${a}`}` + process", "process", 1},
-		{"process after regex with slash class", "if (/[/]/.test(s)) process.exit()", "process.exit", 1},
-		{"with after string with quote", `const s = "it's"; with (o) {}`, "with(", 1},
-		{"global after block comment", "/* a\n b */ global.x = 1", "global.", 2},
+		{"eval in template substitution", "return `pid ${eval(1)}`", "eval(", 1},
+		{"eval after regex", "const re = /a/g; return eval", "eval(", 1},
+		{"eval after division", "const x = a / b; return eval / 2", "eval(", 1},
+		{"eval after nested template", "return `${`${a}`}` + eval", "eval(", 1},
+		{"eval after regex with slash class", "if (/[/]/.test(s)) eval(1)", "eval(", 1},
+		{"eval after string with quote", `const s = "it's"; eval(s)`, "eval(", 1},
+		{"eval after block comment", "/* a\n b */ eval(1)", "eval(", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +108,46 @@ func TestCheckJSCodeAllows(t *testing.T) {
 		{"unicode identifier", "const éprocess = 1; return éprocess"},
 		{"division after paren", "return (a) / (b) / 2"},
 		{"utils", "return utils.hash(args.text, 'sha256')"},
+		// The realm has none of these, or only its own: mentioning them
+		// reaches nothing outside the call.
+		{"process.exit (was refused)", "process.exit(1)"},
+		{"process.exit spaced (was refused)", "process . exit ( 1 )"},
+		{"process.exit optional (was refused)", "process?.exit()"},
+		{"process env (was refused)", "return process.env.HOME"},
+		{"process alone (was refused)", "const p = process"},
+		{"process bracket (was refused)", "return process['env']"},
+		{"dirname (was refused)", "return __dirname"},
+		{"filename (was refused)", "return __filename + 'x'"},
+		{"global dot (was refused)", "global.x = 1"},
+		{"global dot spaced (was refused)", "global\n  .x = 1"},
+		{"globalThis dot (was refused)", "globalThis.x = 1"},
+		{"globalThis optional (was refused)", "globalThis?.x"},
+		{"globalThis in string (was refused)", "return 'globalThis.x'"},
+		{"process spread (was refused)", "return [...process.argv]"},
+		{"process shorthand (was refused)", "return { process }"},
+		{"process ternary (was refused)", "return a ? process : b"},
+		{"eval in string (was refused)", `console.log("eval(x)")`},
+		{"eval in comment (was refused)", "// eval(x)\nreturn 1"},
+		{"proto (was refused)", "obj.__proto__.x = 1"},
+		{"proto string (was refused)", "obj['__proto__'].x = 1"},
+		{"proto key (was refused)", "const o = {__proto__: null}"},
+		{"constructor bracket (was refused)", "x.constructor['constructor']"},
+		{"constructor bracket spaced (was refused)", "x.constructor [0]"},
+		{"with (was refused)", "with(obj) { a = 1 }"},
+		{"with spaced (was refused)", "with (obj) { a = 1 }"},
+		{"typeof eval", "return typeof eval === 'function'"},
+		{"typeof require parens", "if (typeof(require) !== 'undefined') return 1"},
+		{"typeof process", "return typeof process !== 'undefined' && process.versions"},
+		{"local named process", "function process(rows) { return rows.length }; return process(args.rows)"},
+		{"global local", "let global = {}; global.count = 1; return global"},
+		{"globalThis read", "return Object.keys(globalThis).length"},
+		{"proto concat", "return ({})['__pro' + 'to__'] === Object.prototype"},
+		{"eval in string", `return "do not eval(x) user input"`},
+		{"Function in comment", "// new Function(body) is not available\nreturn 1"},
+		{"require in regex", "return /require\\(/.test(args.src)"},
+		{"import in string", "return 'import(\"x\")'"},
+		{"eval method", "return calc.eval(args.expr)"},
+		{"eval key", "return { eval: 1, Function: 2 }"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +169,8 @@ func TestCodeCheckErrorMessage(t *testing.T) {
 func TestCheckJSCodeLinear(t *testing.T) {
 	// Inputs that make recursive parsers recurse or backtrack must scan in
 	// linear time here.
-	for _, unit := range []string{"!", "(", "x=>", "`${", "/*", "'", "[", "a=", "\\u0065"} {
+	// "/**/" not "/*": eval after an unclosed comment is a comment.
+	for _, unit := range []string{"!", "(", "x=>", "`${", "/**/", "'", "[", "a=", "\\u0065"} {
 		code := strings.Repeat(unit, 1<<18) + " eval(1)"
 		if err := Check(code); err == nil {
 			t.Errorf("%q×n: eval( not found", unit)

@@ -27,6 +27,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -44,8 +45,14 @@ type Config struct {
 	// "a.b.example.com") but NOT the apex "example.com": list both to allow
 	// both. Wildcards over a public suffix ("*.com", "*.co.uk",
 	// "*.github.io") and over IP addresses are refused. Entries are
-	// lowercased and converted to ASCII with IDNA; ports, schemes, paths,
+	// lowercased and converted to ASCII with IDNA; schemes, paths,
 	// userinfo and wildcards anywhere but the leading "*." are refused.
+	// An entry may name a port ("api.example.com:8443",
+	// "[2606:2800::1]:8443", "*.example.com:8443"): then only that port.
+	// Without one, the URL a tool's author wrote may use any port, but a
+	// redirect must stay on the port the request started on (or move
+	// between the default ports, http to https) unless the target's
+	// host:port is listed (see CheckRedirect).
 	AllowedDomains []string
 	// AllowPrivateHosts names hosts, exactly as the URL spells them (after
 	// the same normalisation), that may connect to loopback, RFC 1918,
@@ -67,10 +74,35 @@ type Config struct {
 // Guard checks URLs and socket addresses against one allowlist. It is
 // safe for concurrent use and cheap to keep.
 type Guard struct {
-	exact     map[string]struct{} // normalised host names and canonical IP literals
-	wildcards []string            // ".example.com" for "*.example.com"
+	exact     map[string]portSet  // normalised host names and canonical IP literals
+	wildcards []wildcard          // ".example.com" for "*.example.com"
 	private   map[string]struct{} // normalised AllowPrivateHosts
 	resolver  *net.Resolver
+}
+
+// portSet is the ports an allowlist entry covers: any, or those listed.
+type portSet struct {
+	any    bool
+	listed []uint16
+}
+
+func (p *portSet) add(port uint16) {
+	if port == 0 {
+		p.any = true
+	} else if !slices.Contains(p.listed, port) {
+		p.listed = append(p.listed, port)
+	}
+}
+
+// covers reports whether port is allowed; listed whether it is named.
+func (p portSet) covers(port uint16) bool { return p.any || p.names(port) }
+
+// names reports whether port was listed explicitly.
+func (p portSet) names(port uint16) bool { return slices.Contains(p.listed, port) }
+
+type wildcard struct {
+	suffix string
+	ports  portSet
 }
 
 // DeniedError is a refusal by the network guard. URL is what was refused
@@ -91,7 +123,7 @@ func New(cfg Config) (*Guard, error) {
 		return nil, errors.New("network guard: allowed domains must not be empty")
 	}
 	g := &Guard{
-		exact:    make(map[string]struct{}, len(cfg.AllowedDomains)),
+		exact:    make(map[string]portSet, len(cfg.AllowedDomains)),
 		private:  make(map[string]struct{}, len(cfg.AllowPrivateHosts)),
 		resolver: cfg.Resolver,
 	}
@@ -99,14 +131,25 @@ func New(cfg Config) (*Guard, error) {
 		g.resolver = &net.Resolver{PreferGo: true}
 	}
 	for _, p := range cfg.AllowedDomains {
-		host, wild, err := normalizePattern(p, true)
+		entry, port, err := splitEntryPort(p)
+		if err != nil {
+			return nil, fmt.Errorf("network guard: allowed domain %q: %w", p, err)
+		}
+		host, wild, err := normalizePattern(entry, true)
 		if err != nil {
 			return nil, fmt.Errorf("network guard: allowed domain %q: %w", p, err)
 		}
 		if wild {
-			g.wildcards = append(g.wildcards, "."+host)
+			i := slices.IndexFunc(g.wildcards, func(w wildcard) bool { return w.suffix == "."+host })
+			if i < 0 {
+				g.wildcards = append(g.wildcards, wildcard{suffix: "." + host})
+				i = len(g.wildcards) - 1
+			}
+			g.wildcards[i].ports.add(port)
 		} else {
-			g.exact[host] = struct{}{}
+			ps := g.exact[host]
+			ps.add(port)
+			g.exact[host] = ps
 		}
 	}
 	for _, p := range cfg.AllowPrivateHosts {
@@ -134,6 +177,10 @@ const maxURLBytes = 64 << 10
 // should use as is. Names are not resolved here: DialContext checks the
 // addresses they resolve to, and CheckURLWithResolve does so up front.
 func (g *Guard) CheckURL(rawURL string) (*url.URL, error) {
+	return g.checkURL(rawURL, false)
+}
+
+func (g *Guard) checkURL(rawURL string, deferPrivate bool) (*url.URL, error) {
 	if len(rawURL) > maxURLBytes {
 		return nil, &DeniedError{URL: redactURL(rawURL), Reason: fmt.Sprintf("URL is longer than %d bytes", maxURLBytes)}
 	}
@@ -148,10 +195,20 @@ func (g *Guard) CheckURL(rawURL string) (*url.URL, error) {
 	if reason := checkRawAuthority(rawURL, u.Scheme); reason != "" {
 		return nil, &DeniedError{URL: redactURL(rawURL), Reason: reason}
 	}
-	if err := g.checkParsedURL(u); err != nil {
+	if err := g.checkParsedURL(u, deferPrivate); err != nil {
 		return nil, err
 	}
 	return u, nil
+}
+
+// CheckAuthoredURL checks a URL as a tool's author wrote it, where the
+// daemon's allow_private_hosts is not known (a definition being created):
+// as CheckURL, except that an IP literal of a class only that list can
+// allow (loopback, RFC 1918…) passes, as a host name resolving there does.
+// The call's own guard decides both when it dials. Never use it for a URL
+// about to be fetched.
+func (g *Guard) CheckAuthoredURL(rawURL string) (*url.URL, error) {
+	return g.checkURL(rawURL, true)
 }
 
 // checkRawAuthority looks at the text net/url parsed the authority from: the
@@ -187,7 +244,7 @@ func checkRawAuthority(raw, scheme string) string {
 
 // checkParsedURL checks an already parsed URL: the fields net/http uses to
 // decide where to connect.
-func (g *Guard) checkParsedURL(u *url.URL) error {
+func (g *Guard) checkParsedURL(u *url.URL, deferPrivate bool) error {
 	deny := func(format string, args ...any) error {
 		return &DeniedError{URL: redactParsedURL(u), Reason: fmt.Sprintf(format, args...)}
 	}
@@ -203,19 +260,24 @@ func (g *Guard) checkParsedURL(u *url.URL) error {
 	if u.User != nil {
 		return deny("URL carries userinfo (user@ or user:password@)")
 	}
-	if p := u.Port(); p != "" {
-		if _, err := parsePort(p); err != nil {
-			return deny("%v", err)
-		}
+	port, err := effectivePort(u)
+	if err != nil {
+		return deny("%v", err)
 	}
 	host, ip, err := normalizeHost(u.Hostname())
 	if err != nil {
 		return deny("%v", err)
 	}
-	if !g.allowed(host, ip) {
+	if !g.allowed(host, ip, port) {
+		if g.allowed(host, ip, 0) {
+			return deny("port %d of host %q is not in the allowed domains", port, host)
+		}
 		return deny("host %q is not in the allowed domains", host)
 	}
 	if ip.IsValid() {
+		if class, _ := classifyIP(ip); class == ipPrivate && deferPrivate {
+			return nil
+		}
 		if reason := g.ipRefusal(host, ip); reason != "" {
 			return deny("%s", reason)
 		}
@@ -223,17 +285,57 @@ func (g *Guard) checkParsedURL(u *url.URL) error {
 	return nil
 }
 
+// effectivePort is the URL's port, or its scheme's default.
+func effectivePort(u *url.URL) (uint16, error) {
+	if p := u.Port(); p != "" {
+		return parsePort(p)
+	}
+	if u.Scheme == "https" {
+		return 443, nil
+	}
+	return 80, nil
+}
+
+// splitEntryPort splits an allowlist entry's optional port off: "h:443",
+// "[::1]:443" and "*.h:443" name one; a bare IPv6 literal does not.
+func splitEntryPort(p string) (string, uint16, error) {
+	p = strings.TrimSpace(p)
+	if strings.HasPrefix(p, "[") {
+		if i := strings.Index(p, "]:"); i >= 0 {
+			port, err := parsePort(p[i+2:])
+			return p[:i+1], port, err
+		}
+		return p, 0, nil
+	}
+	if strings.Count(p, ":") != 1 {
+		return p, 0, nil
+	}
+	i := strings.IndexByte(p, ':')
+	port, err := parsePort(p[i+1:])
+	return p[:i], port, err
+}
+
 // allowed reports whether a normalised host is in the allowlist. IP
 // literals match exact entries only.
-func (g *Guard) allowed(host string, ip netip.Addr) bool {
-	if _, ok := g.exact[host]; ok {
+// A port of 0 asks whether any entry names the host at all.
+func (g *Guard) allowed(host string, ip netip.Addr, port uint16) bool {
+	return g.match(host, ip, func(ps portSet) bool { return port == 0 || ps.covers(port) })
+}
+
+// listed reports whether an entry names host with exactly this port.
+func (g *Guard) listed(host string, ip netip.Addr, port uint16) bool {
+	return g.match(host, ip, func(ps portSet) bool { return ps.names(port) })
+}
+
+func (g *Guard) match(host string, ip netip.Addr, ok func(portSet) bool) bool {
+	if ps, found := g.exact[host]; found && ok(ps) {
 		return true
 	}
 	if ip.IsValid() {
 		return false
 	}
 	for _, w := range g.wildcards {
-		if strings.HasSuffix(host, w) {
+		if strings.HasSuffix(host, w.suffix) && ok(w.ports) {
 			return true
 		}
 	}

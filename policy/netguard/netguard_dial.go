@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -66,8 +67,8 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, deny("%v", err)
 	}
-	if !g.allowed(host, ip) {
-		return nil, deny("host %q is not in the allowed domains", host)
+	if !g.allowed(host, ip, port) {
+		return nil, deny("host %q port %d is not in the allowed domains", host, port)
 	}
 	addrs := []netip.Addr{ip}
 	if !ip.IsValid() {
@@ -185,9 +186,10 @@ func (g *Guard) CheckURLWithResolve(ctx context.Context, rawURL string) (*url.UR
 }
 
 // CheckRedirect is an http.Client CheckRedirect hook: at most MaxRedirects
-// redirects, no https-to-http downgrade anywhere along the chain, and every
-// target checked like a new URL (allowlist included). Refusals are
-// *DeniedError, which http.Client returns wrapped in a *url.Error.
+// redirects, no https-to-http downgrade anywhere along the chain, every
+// target checked like a new URL (allowlist included), and on the port the
+// chain started on (see CheckPortMove). Refusals are *DeniedError, which
+// http.Client returns wrapped in a *url.Error.
 func (g *Guard) CheckRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > MaxRedirects {
 		return &DeniedError{URL: redactParsedURL(req.URL), Reason: fmt.Sprintf("more than %d redirects", MaxRedirects)}
@@ -201,13 +203,38 @@ func (g *Guard) CheckRedirect(req *http.Request, via []*http.Request) error {
 	}
 	// The parsed URL is what the client will use; its text form is checked
 	// too, so that the target passes the same text checks a fresh URL does.
-	if err := g.checkParsedURL(req.URL); err != nil {
+	if err := g.checkParsedURL(req.URL, false); err != nil {
 		return err
 	}
 	if _, err := g.CheckURL(req.URL.String()); err != nil {
 		return err
 	}
+	if len(via) > 0 {
+		return g.CheckPortMove(via[0].URL, req.URL)
+	}
 	return nil
+}
+
+// CheckPortMove checks that a request following first (a redirect, or a
+// follow-up the egress proxy relays) stays where the allowlist lets the
+// chain go: on first's port, between the default ports (http to https), or
+// to a host:port an allowlist entry names. An entry without a port lets an
+// author's URL use any port; it does not let a server bounce a call to
+// another service on the same host.
+func (g *Guard) CheckPortMove(first, next *url.URL) error {
+	from, err1 := effectivePort(first)
+	to, err2 := effectivePort(next)
+	if err1 != nil || err2 != nil {
+		return &DeniedError{URL: redactParsedURL(next), Reason: "bad port"}
+	}
+	if from == to || (first.Port() == "" && next.Port() == "") {
+		return nil
+	}
+	host, ip, err := normalizeHost(next.Hostname())
+	if err == nil && g.listed(host, ip, to) {
+		return nil
+	}
+	return &DeniedError{URL: redactParsedURL(next), Reason: fmt.Sprintf("redirect moves from port %d to port %d, which no allowed_domains entry names (add %q)", from, to, net.JoinHostPort(host, strconv.Itoa(int(to))))}
 }
 
 // Transport returns a new http.Transport that connects only through

@@ -430,10 +430,104 @@ func TestRedirectToNonAllowlistedHostRefused(t *testing.T) {
 	if n := target.hits.Load(); n != 0 {
 		t.Fatalf("redirect target got %d requests", n)
 	}
-	// A redirect to an allowlisted host is followed.
+	// A redirect to an allowlisted host is followed. The target listens on
+	// another port, so the allowlist names that host:port (a redirect
+	// otherwise stays on its port: TestRedirectPortScoped).
+	g = mustGuard(t, Config{
+		AllowedDomains:    []string{"api.test", "api.test:" + target.port()},
+		AllowPrivateHosts: []string{"api.test", "evil.test", "127.0.0.1"},
+		Resolver:          dns.resolver(),
+	})
 	loc.Store("http://api.test:" + target.port() + "/ok")
 	if body, err := get(t, g, "http://api.test:"+origin.port()+"/start"); err != nil || body != "ok" {
 		t.Fatalf("allowed redirect: %q %v", body, err)
+	}
+}
+
+// allowed_domains is port-scoped for redirects: an entry without a port lets
+// the author's URL use any port, but a server cannot bounce the call to
+// another port (another service) of an allowed host unless that host:port
+// is listed; an entry with a port allows that port only.
+func TestRedirectPortScoped(t *testing.T) {
+	target := newCountingServer(t, nil)
+	var loc atomic.Value
+	origin := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			http.Redirect(w, r, "/ok", http.StatusFound)
+			return
+		}
+		if r.URL.Path == "/ok" {
+			w.Write([]byte("ok"))
+			return
+		}
+		http.Redirect(w, r, loc.Load().(string), http.StatusFound)
+	})
+	dns := staticDNS(t, map[string][]string{"api.test": {"127.0.0.1"}, "b.api.test": {"127.0.0.1"}, "c.api.test": {"127.0.0.1"}})
+	private := []string{"api.test", "b.api.test", "c.api.test", "127.0.0.1"}
+	g := mustGuard(t, Config{AllowedDomains: []string{"api.test", "*.api.test", "127.0.0.1"}, AllowPrivateHosts: private, Resolver: dns.resolver()})
+	for _, to := range []string{
+		"http://api.test:" + target.port() + "/",
+		"http://API.test.:" + target.port() + "/",
+		"http://b.api.test:" + target.port() + "/",
+		"http://127.0.0.1:" + target.port() + "/",
+		"//api.test:" + target.port() + "/",
+	} {
+		loc.Store(to)
+		_, err := get(t, g, "http://api.test:"+origin.port()+"/start")
+		wantDenied(t, err, "redirect to "+to)
+	}
+	if n := target.hits.Load(); n != 0 {
+		t.Fatalf("redirect target got %d requests", n)
+	}
+	// On the same port the chain goes on, to the same or another allowed host.
+	if body, err := get(t, g, "http://api.test:"+origin.port()+"/same"); err != nil || body != "ok" {
+		t.Fatalf("same-port redirect: %q %v", body, err)
+	}
+	loc.Store("http://c.api.test:" + origin.port() + "/ok")
+	if body, err := get(t, g, "http://api.test:"+origin.port()+"/start"); err != nil || body != "ok" {
+		t.Fatalf("same-port redirect to another host: %q %v", body, err)
+	}
+	// A wildcard entry with the port lists it for every sub-domain.
+	g = mustGuard(t, Config{AllowedDomains: []string{"api.test", "*.api.test:" + target.port()}, AllowPrivateHosts: private, Resolver: dns.resolver()})
+	loc.Store("http://b.api.test:" + target.port() + "/x")
+	if _, err := get(t, g, "http://api.test:"+origin.port()+"/start"); err != nil {
+		t.Fatalf("listed wildcard port: %v", err)
+	}
+	// An entry with a port allows that port only, in the URL and at dial.
+	g = mustGuard(t, Config{AllowedDomains: []string{"api.test:" + origin.port()}, AllowPrivateHosts: private, Resolver: dns.resolver()})
+	if _, err := g.CheckURL("http://api.test:" + origin.port() + "/"); err != nil {
+		t.Fatalf("listed port: %v", err)
+	}
+	for _, u := range []string{"http://api.test/", "http://api.test:" + target.port() + "/", "https://api.test/"} {
+		_, err := g.CheckURL(u)
+		wantDenied(t, err, u)
+	}
+	if _, err := g.DialContext(context.Background(), "tcp", "api.test:"+target.port()); err == nil {
+		t.Fatal("dial to an unlisted port allowed")
+	}
+}
+
+func TestCheckPortMove(t *testing.T) {
+	g := mustGuard(t, Config{AllowedDomains: []string{"a.test", "a.test:8443", "[2001:db8::1]:9000"}})
+	for _, tc := range []struct {
+		from, to string
+		ok       bool
+	}{
+		{"http://a.test/", "https://a.test/", true},           // default ports: the upgrade
+		{"https://a.test/", "https://a.test/x", true},         // same port
+		{"http://a.test:8080/", "http://a.test:8080/x", true}, // same explicit port
+		{"http://a.test:8080/", "http://a.test/", false},
+		{"http://a.test/", "http://a.test:22/", false},
+		{"http://a.test/", "http://a.test:8443/", true}, // listed
+		{"https://a.test/", "https://[2001:db8::1]:9000/", true},
+		{"https://a.test/", "https://[2001:db8::1]:9001/", false},
+		{"http://a.test:80/", "http://a.test:443/", false},
+	} {
+		from, _ := url.Parse(tc.from)
+		to, _ := url.Parse(tc.to)
+		if err := g.CheckPortMove(from, to); (err == nil) != tc.ok {
+			t.Errorf("%s -> %s: %v, want ok=%v", tc.from, tc.to, err, tc.ok)
+		}
 	}
 }
 

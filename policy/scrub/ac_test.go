@@ -66,3 +66,59 @@ func FuzzACScan(f *testing.F) {
 		}
 	})
 }
+
+// Small and large automata report every occurrence of every literal, as
+// a naive search does, in one walk and in two.
+func TestACTablesMatchNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "abcdEFGH01:-_/"
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	small := []string{"ab", "bcd", "abcd", "d0", "EF:", "a"}
+	var large []string
+	for range 500 {
+		large = append(large, word(80)) // ~40,000 states
+	}
+	large = append(large, small...)
+	for _, lits := range [][]string{small, large} {
+		m := newACMatcher(lits)
+		var b strings.Builder
+		for b.Len() < 3*splitScanMin {
+			if rng.IntN(8) == 0 {
+				b.WriteString(lits[rng.IntN(len(lits))])
+			} else {
+				b.WriteString(word(1))
+			}
+		}
+		text := b.String()
+		var want []acMatch
+		for end := 1; end <= len(text); end++ {
+			for id, l := range lits {
+				if len(l) <= end && strings.EqualFold(text[end-len(l):end], l) {
+					want = append(want, acMatch{end, int32(id)})
+				}
+			}
+		}
+		for _, split := range []bool{false, true} {
+			got := acAll(m, text, split)
+			sortHits := func(h []acMatch) {
+				slices.SortFunc(h, func(a, b acMatch) int {
+					if a.end != b.end {
+						return a.end - b.end
+					}
+					return int(a.id - b.id)
+				})
+			}
+			sortHits(got)
+			sortHits(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d literals, split %v: %d matches, want %d", len(lits), split, len(got), len(want))
+			}
+		}
+	}
+}

@@ -18,6 +18,9 @@ func FuzzScrub(f *testing.F) {
 	f.Add("curl -u a:b https://u:p@h/ Authorization: Bearer aB3dE5gH7jK9mN1p", "REDACTED")
 	f.Add("dGMta25vd24tc2VjcmV0LTE= 74632d6b6e6f776e2d7365637265742d31", "tc-known-secret-1")
 	f.Add("ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8ghp_a1B2", "ghp_a1B2c3")
+	f.Add("Cookie: sid=Zx9Kq2Lm4Np6Rs0T; docker login -p Dk9mX2qL7vR4 password=&user=bob", "Dk9mX2qL7vR4")
+	f.Add(`{"v":"tc\u002dknown%2Dsecret&#45;1"} <password>Xq7zP2mL9vK4</password>`, "tc-known-secret-1")
+	f.Add("root:$6$Ab12Cd34$Xq7zP2mL9vK4Wn8Rt5Yb1Hc3Jd6Fg0Sa2Ue7Wi4Oo8:19000 u:p@tcp(h)/d", "Xq7zP2mL9vK4")
 	f.Fuzz(func(t *testing.T, text, secret string) {
 		s, err := New(map[string]string{"K": secret}, nil)
 		if err != nil {

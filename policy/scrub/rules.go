@@ -13,6 +13,7 @@ type scrubBuiltin struct {
 	back      int // how far before its keyword a match can begin; default 1
 	multiline bool
 	at        func(text string, ks, ke int) []int
+	all       func(text string, ks, ke int) []found
 	valid     func(w string, loc []int, secret string) bool
 }
 
@@ -62,21 +63,39 @@ var scrubBuiltins = []scrubBuiltin{
 	prefixRule("databricks-token", `\b(dapi[a-f0-9]{32}(?:-\d)?)\b`, 3.0, "dapi"),
 	prefixRule("pulumi-token", `\b(pul-[a-f0-9]{40})\b`, 3.0, "pul-"),
 	prefixRule("terraform-cloud-token", `\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,70})`, 3.0, ".atlasv1.").from(16),
-	prefixRule("doppler-token", `\b(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})\b`, 3.0, "dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+	// Service tokens carry their config's name: dp.st.prd.xxxx.
+	prefixRule("doppler-token", `\b(dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9]{40,44})\b`, 3.0, "dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+	prefixRule("1password-service-account-token", `\b(ops_eyJ[A-Za-z0-9+/_\-]{100,}={0,3})`, 3.0, "ops_eyj"),
+	prefixRule("1password-secret-key", `\b(A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b`, 3.0, "a3-"),
 	prefixRule("vault-token", `\b(hv[sb]\.[A-Za-z0-9_\-]{24,})`, 3.0, "hvs.", "hvb."),
 	contextRule("vault-token", `(?i)vault[^\n]{0,40}?\b(s\.[A-Za-z0-9]{24})\b`, 3.0, nil, "vault"),
 
 	// AI providers. Anthropic comes first so it names sk-ant- keys.
 	prefixRule("anthropic-api-key", `\b(sk-ant-[A-Za-z0-9_\-]{20,})`, 3.0, "sk-ant-"),
+	prefixRule("groq-api-key", `\b(gsk_[A-Za-z0-9]{40,60})\b`, 3.0, "gsk_"),
+	prefixRule("replicate-api-token", `\b(r8_[A-Za-z0-9]{30,50})\b`, 3.0, "r8_"),
 	contextRule("openai-api-key", `\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})`, 3.5, validMixed, "sk-"),
 
 	// Messaging, payments, SaaS.
-	prefixRule("slack-token", `\b(xox[abposr]-[0-9A-Za-z\-]{10,250})`, 3.0, "xoxa-", "xoxb-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"),
+	// xox?- tokens of every kind, and refresh tokens (xoxe.xoxp-1-…, xoxe-1-…).
+	prefixRule("slack-token", `\b(xox[a-z](?:\.xox[a-z])?-[0-9A-Za-z\-]{10,})`, 3.0, "xox"),
+	// Chat webhooks with the token in the path: Teams, Feishu/Lark,
+	// Mattermost and Rocket.Chat (/hooks/ID[/TOKEN]).
+	prefixRule("teams-webhook", `/IncomingWebhook/([0-9a-f]{32})/`, 3.0, "/incomingw"),
+	prefixRule("feishu-webhook", `/open-apis/bot/v2/hook/([0-9A-Za-z\-]{20,})`, 3.0, "/open-apis/"),
+	contextRule("chat-webhook", `/hooks/([A-Za-z0-9]{20,}(?:/[A-Za-z0-9]{20,})?)\b`, 3.0, validHasDigit, "/hooks/"),
 	prefixRule("slack-app-token", `\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)`, 3.0, "xapp-"),
 	prefixRule("slack-webhook", `hooks\.slack\.com/(?:services|workflows)/([A-Za-z0-9+/]{30,})`, 3.0, "hooks.slack.com"),
-	prefixRule("discord-webhook", `discord(?:app)?\.com/api/webhooks/\d+/([A-Za-z0-9_\-]{60,})`, 3.0, "discord"),
-	prefixRule("telegram-bot-token", `\b(\d{8,10}:AA[0-9A-Za-z_\-]{33})`+tokenEnd, 3.0, ":aa").from(12),
+	prefixRule("discord-webhook", `discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/([A-Za-z0-9_\-]{60,})`, 3.0, "discord"),
+	// A bot token: base64 of the bot's id, a timestamp, an HMAC.
+	prefixRule("discord-bot-token", `(?i)(?:discord|\bbot\b)[^\n]{0,80}?(?-i:\b([MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}))`+tokenEnd, 3.0, "discord", "bot").parse(discordAt),
+	// Telegram tokens, also inside a Bot API path (/bot123:AA…/sendMessage).
+	prefixRule("telegram-bot-token", `(?:\b|bot)(\d{5,12}:AA[0-9A-Za-z_\-]{33})`+tokenEnd, 3.0, ":aa").from(16),
+	prefixRule("telegram-bot-token", `/bot(\d{5,12}:[0-9A-Za-z_\-]{30,40})`+tokenEnd, 3.0, "/bot"),
 	prefixRule("stripe-key", `\b((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,247})\b`, 3.0, "sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+	prefixRule("stripe-webhook-secret", `\b(whsec_[A-Za-z0-9+/=]{24,})`, 3.0, "whsec_"),
+	prefixRule("braintree-token", `\b(access_token\$(?:production|sandbox|development|qa)\$[a-z0-9]{16}\$[a-f0-9]{32})\b`, 3.0, "access_token$"),
+	prefixRule("braintree-tokenization-key", `\b((?:production|sandbox)_[a-z0-9]{8}_[a-z0-9]{16})\b`, 3.0, "production_", "sandbox_"),
 	prefixRule("square-token", `\b(sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}|EAAA[A-Za-z0-9_\-]{60})`, 3.0, "sq0atp-", "sq0csp-", "eaaa"),
 	prefixRule("shopify-token", `\b(shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})\b`, 3.0, "shpat_", "shpss_", "shpca_", "shppa_"),
 	contextRule("twilio-key", `(?i)twilio[^\n]{0,60}?\b((?:SK)?[0-9a-f]{32})\b`, 3.0, nil, "twilio"),
@@ -85,6 +104,8 @@ var scrubBuiltins = []scrubBuiltin{
 	prefixRule("postman-api-key", `\b(PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b`, 3.0, "pmak-"),
 	prefixRule("newrelic-api-key", `\b(NRAK-[A-Z0-9]{27})\b`, 3.0, "nrak-"),
 	prefixRule("grafana-token", `\b(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,}={0,2})`, 3.0, "glsa_", "glc_"),
+	prefixRule("notion-token", `\b(secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,50})\b`, 3.0, "secret_", "ntn_"),
+	prefixRule("figma-token", `\b(fig[dourh]_[A-Za-z0-9_\-]{38,})`, 3.0, "figd_", "figo_", "figu_"),
 	prefixRule("linear-api-key", `\b(lin_api_[A-Za-z0-9]{40})\b`, 3.0, "lin_api_"),
 	prefixRule("sentry-token", `\b(sntry[su]_[A-Za-z0-9+/=_]{40,})`, 3.0, "sntrys_", "sntryu_"),
 	prefixRule("age-secret-key", `\b(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})\b`, 3.0, "age-secret-key-1"),
@@ -104,16 +125,67 @@ var scrubBuiltins = []scrubBuiltin{
 		at:    urlPasswordAt,
 		valid: func(_ string, _ []int, s string) bool { return !placeholder(s) },
 	},
-	contextRule("authorization", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|apikey|api-key|sso-key|key)[ \t]+)?([A-Za-z0-9._~+/=:\-]{8,})`, 2.5, validTokenish, "authorization"),
+	{
+		rule: Rule{Kind: "url-token", Pattern: `(?i)\b[a-z][a-z0-9+.\-]{1,20}://([A-Za-z0-9_.~%\-]{20,200})@[a-z0-9.\-\[_]`,
+			SecretGroup: 1, Keywords: []string{"://"}},
+		at: urlTokenAt,
+	},
+	{
+		rule: Rule{Kind: "dsn-password", Pattern: `[^\s:"'@]+:([^\s"']+)@(?:tcp6?|unix|udp)\(`,
+			SecretGroup: 1, Keywords: []string{"@tcp", "@unix", "@udp"}},
+		at: dsnAt,
+	},
+	{
+		rule: Rule{Kind: "dsn-password", Pattern: `(?i)(?:jdbc:oracle:thin:|sqlplus\s+)[^/\s]+/([^@\s]+)`,
+			SecretGroup: 1, Keywords: []string{":thin:", "sqlplus"}},
+		at: oracleAt,
+	},
+	{
+		rule: Rule{Kind: "cookie", Pattern: `(?i)(?:set-)?cookies?["']?\s*[:=]\s*(.*)`, Keywords: []string{"cookie"}},
+		all:  cookieAll,
+	},
+	{
+		rule: Rule{Kind: "cookie", Pattern: `\t(?:TRUE|FALSE)\t.*\t([^\t]*)$`, Keywords: []string{"\ttrue\t", "\tfalse\t"}},
+		all:  cookieJarAll,
+	},
+	{
+		rule: Rule{Kind: "cli-password", Pattern: `(?i)\b(?:docker|mysql|sshpass|openssl|keytool)\s.*`, Keywords: cliKeywords},
+		all:  cliAll,
+	},
+	{
+		rule: Rule{Kind: "private-key", Pattern: `Private-Lines:\s*\d+\s*\n((?:[A-Za-z0-9+/=]+\n)+)`,
+			SecretGroup: 1, Keywords: []string{"private-lines:"}},
+		at: puttyAt,
+	},
+	{
+		rule: Rule{Kind: "private-key", Pattern: `\b(LS0tLS1CRUdJTi[A-Za-z0-9+/=]+)`, SecretGroup: 1, Keywords: []string{"ls0tls1"}},
+		at:   pemBase64At,
+	},
+	contextRule("private-key", `(?i)client-key-data["']?[ \t]*[:=][ \t]*["']?([A-Za-z0-9+/=]{16,})`, 0, nil, "key-data").from(8),
+	// crypt(3) hashes (shadow, htpasswd), LDAP {SCHEME} hashes, Django's
+	// and Werkzeug's: the whole hash is the secret.
+	prefixRule("password-hash", `(\$(?:2[abxy]?)\$\d\d\$[./A-Za-z0-9]{53})`, 0, "$2"),
+	prefixRule("password-hash", `(\$(?:1|5|6|apr1|md5|sha1)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{0,64}\$[./A-Za-z0-9]{20,})`, 0,
+		"$1$", "$5$", "$6$", "$apr1$", "$md5$", "$sha1$"),
+	prefixRule("password-hash", `(\$(?:y|gy|7)\$[./A-Za-z0-9]+\$[./A-Za-z0-9$]{20,})`, 0, "$y$", "$gy$", "$7$"),
+	prefixRule("password-hash", `(\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/.=-]+\$[A-Za-z0-9+/.=-]{16,})`, 0, "$argon2"),
+	prefixRule("password-hash", `(?i)(\{(?:SSHA|SHA|SSHA256|SHA256|SSHA512|SHA512|SMD5|MD5|CRYPT|PBKDF2[A-Z0-9-]*|ARGON2)\}[A-Za-z0-9+/=.$,-]{20,})`, 0,
+		"{ssha", "{sha", "{smd5", "{md5", "{crypt", "{pbkdf2", "{argon2"),
+	prefixRule("password-hash", `\b((?:pbkdf2_sha256|pbkdf2_sha1|bcrypt_sha256|argon2|scrypt|sha1|md5)\$[A-Za-z0-9$=+/.,]{20,})`, 0,
+		"pbkdf2_sha", "bcrypt_sha", "argon2$", "scrypt$").from(16),
+	prefixRule("password-hash", `\b((?:pbkdf2:sha(?:1|256|512)(?::\d+)?|scrypt:\d+:\d+:\d+)\$[A-Za-z0-9]+\$[a-f0-9]{32,})`, 0, "pbkdf2:sha", "scrypt:"),
+	contextRule("authorization", `(?i)\b(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|bot|apikey|api-key|sso-key|key|digest|negotiate|otoken)[ \t]+)?([A-Za-z0-9._~+/=:\-]{8,})`, 2.5, validTokenish, "authorization"),
 	contextRule("bearer-token", `(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{8,}=*)`, 3.0, validTokenish, "bearer"),
 	contextRule("basic-auth", `(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`, 0, validBasic, "basic"),
 	contextRule("cli-password", `(?:^|[\s'"])(?:-u|--user)[ \t=]+['"]?[^\s:'"]+:([^\s'"]+)`, 0, func(_ string, _ []int, s string) bool { return !placeholder(s) }, "-u", "--user"),
 	contextRule("cli-password", `\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p([^\s'"]{4,})`, 0, func(_ string, _ []int, s string) bool { return !placeholder(s) }, "mysql", "mariadb"),
 	contextRule("cli-password", `\bsshpass\s+-p\s*['"]?([^\s'"]+)`, 0, func(_ string, _ []int, s string) bool { return !placeholder(s) }, "sshpass"),
-	contextRule("password", `(?i)([a-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_.\-]?key|access[_.\-]?key|auth[_.\-]?key|private[_.\-]?key|credentials?)[a-z0-9_.\-]*)["']?[ \t]*(?:=|:=|:|=>)[ \t]*["']?([^\s"'\x60,;<>\[\]{}()\\]{6,256})`,
-		2.0, validGeneric,
-		"password", "passwd", "passphrase", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
-		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential").group(2).parse(genericAt),
+	// The value runs to its delimiter, however long: a cap would leave
+	// the rest of a long value in clear.
+	contextRule("password", `(?i)([a-z0-9_.\-]*(?:pass|pwd|secret|token|api[_.\-]?key|access[_.\-]?key|auth[_.\-]?key|private[_.\-]?key|credentials?)[a-z0-9_.\-]*)["']?[ \t]*(?:=|:=|:|=>)[ \t]*["']?([^\s"'\x60,;<>\[\]{}()\\]{6,})`,
+		2.0, nil, // genericAt applies validGeneric
+		"pass", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
+		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential", "session", "sessid").group(2).parse(genericAt),
 }
 
 // from sets how far before its keyword a match can begin.
@@ -134,11 +206,54 @@ func (b scrubBuiltin) group(n int) scrubBuiltin {
 	return b
 }
 
-var (
-	reDottedIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
-	reLowerWord   = regexp.MustCompile(`^[a-z]{1,12}$`)
-	reLetters     = regexp.MustCompile(`^[A-Za-z]+$`)
-)
+var ()
+
+// The value shapes below were regexps; as loops they cost a few
+// nanoseconds, and they run on every key=value candidate.
+
+// dottedIdent reports a.b(.c…) with identifier parts: a reference to a
+// setting (settings.CLIENT_SECRET), not a secret.
+func dottedIdent(v string) bool {
+	parts := 0
+	for p := range strings.SplitSeq(v, ".") {
+		if p == "" || '0' <= p[0] && p[0] <= '9' {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if c := p[i]; !('a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '_') {
+				return false
+			}
+		}
+		parts++
+	}
+	return parts >= 2
+}
+
+// lowerWord reports one lowercase word of at most 12 letters.
+func lowerWord(v string) bool {
+	if v == "" || len(v) > 12 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 'a' || v[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// letters reports a non-empty run of ASCII letters only.
+func letters(v string) bool {
+	if v == "" {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
 
 // placeholder reports values that stand for a secret rather than being one.
 func placeholder(v string) bool {
@@ -173,6 +288,13 @@ func secretKeyName(key string) bool {
 	if end < 0 {
 		return false
 	}
+	if bytes.HasSuffix(k[:end], []byte("pass")) {
+		for _, w := range notPass {
+			if bytes.HasSuffix(k[:end], w) {
+				return false
+			}
+		}
+	}
 	switch string(k[end:]) {
 	case "", "key", "keybase", "value", "string", "str", "b64", "base64":
 		return true
@@ -180,8 +302,13 @@ func secretKeyName(key string) bool {
 	return false
 }
 
+// notPass are words that end in "pass" and name no password.
+var notPass = [][]byte{[]byte("bypass"), []byte("compass"), []byte("trespass"), []byte("overpass"),
+	[]byte("underpass"), []byte("surpass"), []byte("flypass"), []byte("multipass"), []byte("onepass"), []byte("firstpass"), []byte("secondpass")}
+
 // genericKeywords are the words that make a key name a secret's name.
-var genericKeywords = []string{"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "accesskey", "authkey", "privatekey", "credentials", "credential"}
+var genericKeywords = []string{"password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "apikey", "accesskey", "authkey", "privatekey", "credentials", "credential",
+	"sessionid", "sessid", "sessionkey", "sessioncookie"}
 
 // genericKeywordsByLast lists genericKeywords by their last byte.
 var genericKeywordsByLast = func() (t [256][][]byte) {
@@ -211,14 +338,18 @@ func lastKeywordEnd(k []byte) int {
 // (token_type, max_tokens, secretName, passwordFile), and whose value is
 // not a number, a path, a reference or a placeholder.
 func validGeneric(w string, loc []int, v string) bool {
-	if !secretKeyName(w[loc[2]:loc[3]]) {
+	key := w[loc[2]:loc[3]]
+	if !secretKeyName(key) || key == "PASS" && strings.Contains(w[loc[3]:loc[4]], ":") { // "--- PASS: TestName": a test's outcome
 		return false
+	}
+	if len(v) < 20 && statusKey(key) {
+		return false // "InvalidToken: tok_12": an error's name and an id
 	}
 	if loc[5] < len(w) && w[loc[5]] == '(' {
 		return false // a call: Password: os.Getenv("X")
 	}
 	switch {
-	case placeholder(v), reDottedIdent.MatchString(v), reLowerWord.MatchString(v):
+	case placeholder(v), dottedIdent(v), lowerWord(v):
 		return false
 	case strings.Trim(v, "0123456789") == "":
 		return false
@@ -226,8 +357,15 @@ func validGeneric(w string, loc []int, v string) bool {
 		return false
 	case len(v) > 2 && v[1] == ':' && (v[2] == '\\' || v[2] == '/'):
 		return false
+	case strings.HasPrefix(v, "env:"), strings.HasPrefix(v, "file:"), strings.HasPrefix(v, "fd:"), strings.HasPrefix(v, "pass:"):
+		return false // openssl's references; pass:VALUE is the command rule's
 	}
 	return true
+}
+
+// validHasDigit accepts values with a digit and a letter.
+func validHasDigit(_ string, _ []int, v string) bool {
+	return strings.ContainsAny(v, "0123456789") && strings.Trim(v, "0123456789/") != ""
 }
 
 // validMixed accepts random-looking tokens: a digit and a letter of each case.
@@ -239,7 +377,7 @@ func validMixed(_ string, _ []int, v string) bool {
 
 // validTokenish rejects words and placeholders after Bearer/Authorization.
 func validTokenish(_ string, _ []int, v string) bool {
-	return !placeholder(v) && !reLetters.MatchString(strings.TrimRight(v, ".:=-"))
+	return !placeholder(v) && !letters(strings.TrimRight(v, ".:=-"))
 }
 
 // notExample rejects the documentation keys (AKIAIOSFODNN7EXAMPLE).
@@ -278,6 +416,9 @@ func skipBlank(text string, i int) int {
 
 // genericAt parses KEY SEP VALUE around a keyword inside KEY, as the
 // password rule's pattern describes: groups are the key and the value.
+// Besides KEY=VALUE and KEY: VALUE it reads <KEY>VALUE</KEY> (XML), a
+// flag with its value after a blank (--password VALUE) and .netrc's
+// "password VALUE".
 func genericAt(text string, ks, ke int) []int {
 	a, b := ks, ke
 	for a > 0 && ks-a < 128 && isKeyByte(text[a-1]) {
@@ -286,32 +427,253 @@ func genericAt(text string, ks, ke int) []int {
 	for b < len(text) && b-ke < 128 && isKeyByte(text[b]) {
 		b++
 	}
+	if a > 0 && (text[a-1] == '<' || text[a-1] == ':') {
+		if loc := xmlElementAt(text, a, b); loc != nil {
+			if !validGeneric(text, loc, text[loc[4]:loc[5]]) {
+				return nil
+			}
+			return loc
+		}
+	}
 	i := b
 	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
 		i++
 	}
 	i = skipBlank(text, i)
+	sep := true
 	switch rest := text[i:]; {
 	case strings.HasPrefix(rest, ":="), strings.HasPrefix(rest, "=>"):
 		i += 2
 	case strings.HasPrefix(rest, "="), strings.HasPrefix(rest, ":"):
 		i++
+	case i > b && i == skipBlank(text, b) && (text[a] == '-' || netrcPassword(text, a, b)):
+		sep = false // --password VALUE, or .netrc's password VALUE
 	default:
-		return nil
+		return nameValueAt(text, a, b)
 	}
-	i = skipBlank(text, i)
+	blank := skipBlank(text, i)
+	skipped := blank > i
+	i = blank
 	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		if !sep {
+			// A quoted word: the value is all of it, blanks included.
+			q := strings.IndexByte(text[i+1:lineEnd(text, i+1, 4<<10)], text[i])
+			v, e := i+1, i+1+q
+			if q < 6 {
+				return nil
+			}
+			if probe := [6]int{a, e, a, b, v, e}; !validGeneric(text, probe[:], text[v:e]) {
+				return nil
+			}
+			return []int{a, e, a, b, v, e}
+		}
 		i++
+	} else if !sep && i < len(text) && (text[i] == '-' || fieldAt(text, i)) {
+		return nil // the next flag, or a NAME=VALUE option (--secret id=npmrc)
 	}
 	v := i
-	for i < len(text) && i-v < 256 && isValueByte(text[i]) {
+	for i < len(text) && isValueByte(text[i]) {
+		if text[i] == '&' && fieldAt(text, i+1) {
+			break // the next field of a query string or form
+		}
 		i++
 	}
-	if i-v < 6 || !secretKeyName(text[a:b]) {
+	if i-v < 6 || skipped && sep && fieldAt(text, v) {
+		return nil // empty: what follows is the next field (password= user=bob)
+	}
+	// Checked here too so that the many rejected pairs allocate nothing.
+	if probe := [6]int{a, i, a, b, v, i}; !validGeneric(text, probe[:], text[v:i]) {
 		return nil
 	}
 	return []int{a, i, a, b, v, i}
 }
+
+// nameValueAt reads a secret's name and value given as two fields:
+// Kubernetes' "- name: DB_PASSWORD / value: …", .NET's <add
+// key="Password" value="…"/>, JSON {"name": "token", "value": "…"}.
+// The key at [a, b) must be the value of a name or key field.
+func nameValueAt(text string, a, b int) []int {
+	i := a
+	if i > 0 && (text[i-1] == '"' || text[i-1] == '\'') {
+		i--
+	}
+	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
+		i--
+	}
+	if i == 0 || text[i-1] != ':' && text[i-1] != '=' {
+		return nil
+	}
+	i--
+	if i > 0 && (text[i-1] == '"' || text[i-1] == '\'') {
+		i--
+	}
+	n := i
+	for n > 0 && i-n < 5 && isKeyByte(text[n-1]) {
+		n--
+	}
+	if k := text[n:i]; !strings.EqualFold(k, "name") && !strings.EqualFold(k, "key") || !secretKeyName(text[a:b]) {
+		return nil
+	}
+	// The value field follows within a few lines.
+	area := text[b:min(len(text), b+256)]
+	for off := 0; ; {
+		j := indexFold(area[off:], "value")
+		if j < 0 {
+			return nil
+		}
+		k := b + off + j
+		off += j + 5
+		if k > 0 && isKeyByte(text[k-1]) || k+5 < len(text) && isKeyByte(text[k+5]) {
+			continue
+		}
+		v, e := genericValue(text, k+5)
+		if e == 0 {
+			return nil
+		}
+		if probe := [6]int{a, e, a, b, v, e}; !validGeneric(text, probe[:], text[v:e]) {
+			return nil
+		}
+		return []int{a, e, a, b, v, e}
+	}
+}
+
+// genericValue parses SEP VALUE at text[i:], returning the value's
+// extent, or e == 0.
+func genericValue(text string, i int) (v, e int) {
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	i = skipBlank(text, i)
+	if i >= len(text) || text[i] != ':' && text[i] != '=' {
+		return 0, 0
+	}
+	i = skipBlank(text, i+1)
+	if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+		i++
+	}
+	v = i
+	for i < len(text) && isValueByte(text[i]) {
+		i++
+	}
+	if i-v < 6 {
+		return 0, 0
+	}
+	return v, i
+}
+
+// indexFold is strings.Index for an ASCII lowercase needle, ignoring case.
+func indexFold(s, lower string) int {
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if s[i]|0x20 == lower[0] && strings.EqualFold(s[i:i+len(lower)], lower) {
+			return i
+		}
+	}
+	return -1
+}
+
+// fieldAt reports whether a NAME= field begins at text[i].
+func fieldAt(text string, i int) bool {
+	j := i
+	for j < len(text) && j-i < 64 && (isKeyByte(text[j]) || text[j] == '[' || text[j] == ']') {
+		j++
+	}
+	return j > i && j < len(text) && text[j] == '=' && !('0' <= text[i] && text[i] <= '9')
+}
+
+// netrcPassword reports whether the word at [a, b) is the password token
+// of a .netrc entry: "password" after a machine, default or login token.
+func netrcPassword(text string, a, b int) bool {
+	if text[a:b] != "password" || a > 0 && text[a-1] > ' ' {
+		return false
+	}
+	before := text[max(0, a-512):a]
+	for _, tok := range [...]string{"login", "machine", "default", "account"} {
+		for j := strings.LastIndex(before, tok); j >= 0; j = strings.LastIndex(before[:j], tok) {
+			e := j + len(tok)
+			if (j == 0 || before[j-1] <= ' ') && e < len(before) && before[e] <= ' ' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// xmlElementAt reads <KEY attrs>VALUE</ when the key at [a, b) names an
+// element (also <ns:KEY>), with VALUE as CDATA or text.
+func xmlElementAt(text string, a, b int) []int {
+	o := a
+	if o > 0 && text[o-1] == ':' { // a namespace prefix
+		o--
+		for o > 0 && a-o < 64 && isKeyByte(text[o-1]) {
+			o--
+		}
+	}
+	if o == 0 || text[o-1] != '<' {
+		return nil
+	}
+	i := b
+	for i < len(text) && i-b < 512 && text[i] != '>' && text[i] != '<' && text[i] != '\n' {
+		i++
+	}
+	if i >= len(text) || text[i] != '>' || text[i-1] == '/' {
+		return nil
+	}
+	i++
+	if rest, ok := strings.CutPrefix(text[i:], "<![CDATA["); ok {
+		e := strings.Index(rest, "]]>")
+		if e < 0 {
+			e = len(rest)
+		}
+		v := i + len("<![CDATA[")
+		if e < 1 {
+			return nil
+		}
+		return []int{o - 1, v + e, a, b, v, v + e}
+	}
+	i = skipSpace(text, i)
+	v := i
+	for i < len(text) && text[i] != '<' && text[i] != '\n' && text[i] != '\r' {
+		i++
+	}
+	e := i
+	for e > v && (text[e-1] == ' ' || text[e-1] == '\t') {
+		e--
+	}
+	// The element must close: "<your-password-here>" is a placeholder,
+	// not an element, and what follows it is not its value.
+	if e-v < 6 || !strings.HasPrefix(text[skipSpace(text, i):], "</") {
+		return nil
+	}
+	return []int{o - 1, e, a, b, v, e}
+}
+
+func skipSpace(text string, i int) int {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// statusKey reports key names that describe a secret's state rather than
+// hold one: InvalidToken, expired_password, ErrMissingAPIKey.
+func statusKey(key string) bool {
+	k := strings.TrimLeft(key, "-_.")
+	for _, p := range [...]string{"error", "err"} {
+		if len(k) >= len(p) && strings.EqualFold(k[:len(p)], p) {
+			k = strings.TrimLeft(k[len(p):], "-_.")
+		}
+	}
+	for _, w := range statusWords {
+		if len(k) >= len(w) && strings.EqualFold(k[:len(w)], w) {
+			return true
+		}
+	}
+	return false
+}
+
+var statusWords = []string{"invalid", "expired", "missing", "bad", "wrong", "unknown", "revoked", "malformed",
+	"incorrect", "unauthorized", "unauthorised", "empty", "stale", "unsupported", "illegal", "duplicate",
+	"mismatched", "forbidden", "denied", "rejected", "failed", "unrecognized", "unrecognised", "nonexistent"}
 
 // urlPasswordAt parses scheme://user:password@ around the "://" at ks.
 func urlPasswordAt(text string, ks, ke int) []int {
@@ -324,7 +686,7 @@ func urlPasswordAt(text string, ks, ke int) []int {
 	}
 	colon := -1
 	i := ke
-	for ; i < len(text) && i-ke < 300; i++ {
+	for ; i < len(text) && i-ke < 8<<10; i++ {
 		c := text[i]
 		if c == '@' {
 			break

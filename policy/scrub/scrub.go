@@ -13,6 +13,7 @@ package scrub
 // single pass over its bytes.
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -37,7 +38,7 @@ type Rule struct {
 // Scrubber redacts secrets from text. It is safe for concurrent use.
 type Scrubber struct {
 	rules   []*scrubRule
-	nkw     int      // keywords in ac; the last one finds markers of earlier passes
+	nkw     int      // rule keywords in ac and, last, the one that finds markers of earlier passes; escape triggers follow
 	kwRules [][]int  // keyword id → rule indexes
 	always  []int    // rules with no keywords
 	kwList  []string // keyword literals, the automaton's first nkw ids
@@ -66,6 +67,10 @@ type scrubRule struct {
 	// at, when set, replaces the regexp: it parses the text around a
 	// keyword at [ks, ke) and returns submatch indexes like the regexp's.
 	at func(text string, ks, ke int) []int
+	// all, when set, replaces the regexp for formats with several secrets
+	// per keyword (a Cookie header, a command line): it returns the
+	// secrets it found in text.
+	all func(text string, ks, ke int) []found
 	// anchored, for built-in regexp rules, is re tried only at the window's
 	// first back+1 positions. A built-in rule's match begins at most back
 	// bytes before its keyword, so one anchored attempt per keyword finds
@@ -139,6 +144,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	kws = append(kws, strings.ToLower(markerPrefix))
 	s.kwRules = append(s.kwRules, nil)
 	s.nkw = len(kws)
+	kws = append(kws, escapeTriggers...)
 	return s.build(kws, known), nil
 }
 
@@ -264,8 +270,76 @@ type scrubWindow struct{ lo, hi int }
 
 // scrubOnce does one pass; changed reports whether anything was redacted.
 func (s *Scrubber) scrubOnce(text string) (string, bool) {
+	spans, escs := s.find(text, true)
+	// Only the text around escapes is decoded and searched again: what
+	// lies farther from every escape was found in the raw text already.
+	win := escapeWindow
+	if s.knownAC != nil {
+		win = max(win, s.knownAC.maxLen) // a long known value with one escape in it
+	}
+	for i := 0; i < len(escs); {
+		lo, hi := max(0, escs[i]-win), min(len(text), escs[i]+win)
+		for i++; i < len(escs) && escs[i]-win <= hi; i++ {
+			hi = min(len(text), escs[i]+win)
+		}
+		// Cut at blanks, so that no token is split (a split token looks
+		// like one that ends there).
+		if j := strings.LastIndexAny(text[max(0, lo-256):lo], " \t\n"); j >= 0 {
+			lo = max(0, lo-256) + j + 1
+		}
+		if j := strings.IndexAny(text[hi:min(len(text), hi+256)], " \t\n"); j >= 0 {
+			hi += j
+		}
+		u, ok := unescape(text[lo:hi])
+		if !ok {
+			continue
+		}
+		// gitleaks' rules see raw text only: their window budget is
+		// for the whole text, not for each window around an escape.
+		found, _ := s.find(u.text, false)
+		for _, sp := range found {
+			sp.start, sp.end = u.span(sp.start, sp.end)
+			sp.start += lo
+			sp.end += lo
+			spans = append(spans, sp)
+		}
+	}
+	if len(spans) == 0 {
+		return text, false
+	}
+	slices.SortFunc(spans, func(a, b scrubSpan) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		if a.prio != b.prio {
+			return a.prio - b.prio
+		}
+		return b.end - a.end
+	})
+	var sb strings.Builder
+	sb.Grow(len(text))
+	last := 0
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && spans[i].start < cur.end; i++ {
+			cur.end = max(cur.end, spans[i].end)
+		}
+		sb.WriteString(text[last:cur.start])
+		sb.WriteString(cur.marker)
+		last = cur.end
+	}
+	sb.WriteString(text[last:])
+	return sb.String(), true
+}
+
+// escapeWindow is how far around an escape the decoded text is searched:
+// a match involving the escape lies within it.
+const escapeWindow = 1 << 10
+
+// find returns the spans to redact in text and the offsets of escapes in
+// it, in order; gitleaks says whether gitleaks' rules run.
+func (s *Scrubber) find(text string, gitleaks bool) (spans []scrubSpan, escs []int) {
 	var (
-		spans   []scrubSpan
 		markers []scrubWindow
 		wins    map[int][]scrubWindow
 		glWins  []glWindow
@@ -277,8 +351,12 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 	}
 	s.ac.scan(text, func(end int, id int32) {
 		start := end - s.ac.lens[id]
-		if int(id) == s.nkw-1 {
-			if w, ok := markerAt(text, start); ok {
+		if int(id) >= s.nkw-1 {
+			if int(id) >= s.nkw {
+				if escapeAt(text, start, end) {
+					escs = append(escs, start)
+				}
+			} else if w, ok := markerAt(text, start); ok {
 				markers = append(markers, w)
 			}
 			return
@@ -286,11 +364,22 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 		for _, ri := range s.kwRules[id] {
 			var r *scrubRule
 			if ri < 0 {
+				if !gitleaks {
+					continue
+				}
 				if lit := s.gl.rules[-ri-1].lit; lit != "" && text[start:end] != lit[:end-start] {
 					continue
 				}
 			} else {
 				r = s.rules[ri]
+				if r.all != nil {
+					for _, f := range r.all(text, start, end) {
+						if f.a < f.b && !strings.HasPrefix(text[f.a:], markerPrefix) {
+							spans = append(spans, scrubSpan{f.a, f.b, ri, markerPrefix + cmp.Or(f.kind, r.Kind) + "]"})
+						}
+					}
+					continue
+				}
 				if r.at != nil {
 					spans = r.findAt(text, start, end, ri, spans)
 					continue
@@ -338,7 +427,7 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 	}
 	spans = s.gitleaksSpans(text, glWins, spans)
 	if len(spans) == 0 {
-		return text, false
+		return nil, escs
 	}
 	// Spans lying inside a marker come from earlier passes; gitleaks spans
 	// must not touch one at all.
@@ -353,33 +442,8 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			}
 			return false
 		})
-		if len(spans) == 0 {
-			return text, false
-		}
 	}
-	slices.SortFunc(spans, func(a, b scrubSpan) int {
-		if a.start != b.start {
-			return a.start - b.start
-		}
-		if a.prio != b.prio {
-			return a.prio - b.prio
-		}
-		return b.end - a.end
-	})
-	var sb strings.Builder
-	sb.Grow(len(text))
-	last := 0
-	for i := 0; i < len(spans); {
-		cur := spans[i]
-		for i++; i < len(spans) && spans[i].start < cur.end; i++ {
-			cur.end = max(cur.end, spans[i].end)
-		}
-		sb.WriteString(text[last:cur.start])
-		sb.WriteString(cur.marker)
-		last = cur.end
-	}
-	sb.WriteString(text[last:])
-	return sb.String(), true
+	return spans, escs
 }
 
 // markerAt reports the extent of a well-formed marker starting at i.
@@ -522,8 +586,8 @@ var builtinScrubRules = sync.OnceValues(func() ([]*scrubRule, error) {
 			return nil, fmt.Errorf("built-in scrub rule %s: %w", b.rule.Kind, err)
 		}
 		cr.builtin, cr.back = true, max(1, b.back)
-		cr.multiline, cr.valid, cr.at = b.multiline, b.valid, b.at
-		if cr.at == nil {
+		cr.multiline, cr.valid, cr.at, cr.all = b.multiline, b.valid, b.at, b.all
+		if cr.at == nil && cr.all == nil {
 			// The same pattern, tried only at the starts a keyword hit
 			// allows: up to back bytes before the keyword.
 			anch, err := regexp.Compile(fmt.Sprintf(`^(?s:.){0,%d}?(?:%s)`, cr.back, b.rule.Pattern))

@@ -1,4 +1,4 @@
-// Mentioning the process in a comment or "a process" in a string is fine;
-// touching it is not.
+// Mentioning the process in a comment or "a process" in a string is fine,
+// and so is touching it: the realm has no process, so the tool fails itself.
 const note = 'the process finished';
 return process.env.HOME;

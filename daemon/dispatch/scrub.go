@@ -1,4 +1,4 @@
-package daemon
+package dispatch
 
 import (
 	"bytes"

@@ -1,0 +1,368 @@
+// Package dispatch is the call pipeline every entry point uses (the socket
+// API today; workers, MCP and meta-tools next): resolve the tool, apply the
+// policy decisions, build the call's plan once, run it on a pooled
+// executor, scrub what comes back and record the call. It knows nothing
+// of HTTP: it takes a CallRequest and returns an Outcome or a coded error.
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/egress"
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/daemon/kind/builtin"
+	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/host"
+	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/policy/scrub"
+	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/store"
+)
+
+// Config is everything a Dispatcher works with. Catalog, Store, Pool and
+// Scrubber are required; the rest may be left zero.
+type Config struct {
+	Catalog *catalog.Catalog
+	Store   *store.Store
+	Pool    *host.Pool
+	// Scrubber takes credentials out of everything that leaves the daemon
+	// or is stored: results, logs, errors, audited arguments.
+	Scrubber *scrub.Scrubber
+	// Secrets reads a stored secret's envelope; nil means none is stored.
+	Secrets SecretReader
+	// Egress puts HTTP tools' secrets into their requests, so that the
+	// executor only ever holds stand-in tokens; nil sends the real request
+	// to the executor.
+	Egress *egress.Proxy
+	// Limiter holds the per-call token buckets and concurrency caps.
+	Limiter *policy.RateLimiter
+	// Profiles is the set of tool profiles; ProfileCallers maps a
+	// lowercased caller id or worker to a lowercased profile name.
+	Profiles       *policy.Profiles
+	ProfileCallers map[string]string
+	// ApprovalTimeout is how long a caller waits for a person's decision
+	// (2 minutes when zero).
+	ApprovalTimeout time.Duration
+	// Kinds are the tool kinds calls are built by (builtin.Kinds() when nil).
+	Kinds *kind.Registry
+	// Limits are each kind's default limits, for what a tool leaves unset.
+	Limits map[executors.Kind]executors.Limits
+	// ShellRules are the shell deny rules.
+	ShellRules *shellguard.Rules
+	// Guards caches a network guard per allowlist.
+	Guards *netguard.Cache
+	// AllowPrivateHosts names hosts that may resolve to private addresses.
+	AllowPrivateHosts []string
+	// NetworkShellTools names the shell tools that may hold network.
+	NetworkShellTools []string
+	// Metrics, when set, counts each recorded call.
+	Metrics Metrics
+	Logger  *slog.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// SecretReader reads one stored secret's decrypted envelope. It returns
+// an error wrapping store.ErrNotFound for a secret that is not stored and
+// store.ErrDecrypt for one the key cannot open.
+type SecretReader interface {
+	Secret(ctx context.Context, name string) ([]byte, error)
+}
+
+// Metrics counts recorded calls.
+type Metrics interface {
+	ObserveCall(tool, outcome string, d time.Duration)
+}
+
+// Dispatcher takes one call from a resolved tool to an audit record.
+type Dispatcher struct {
+	cfg       Config
+	env       kind.Env
+	log       *slog.Logger
+	now       func() time.Time
+	approvals *approvalQueue
+	// observe, when set (tests only), sees each request as the executor
+	// gets it.
+	observe func(*executors.Request)
+}
+
+// New builds a Dispatcher from cfg.
+func New(cfg Config) *Dispatcher {
+	d := &Dispatcher{cfg: cfg, log: cfg.Logger, now: cfg.Now, approvals: newApprovalQueue(cfg.ApprovalTimeout)}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.cfg.Guards == nil {
+		d.cfg.Guards = netguard.NewCache(64)
+	}
+	if d.cfg.Limiter == nil {
+		d.cfg.Limiter = policy.NewRateLimiter(policy.RateLimitConfig{})
+	}
+	if d.cfg.Kinds == nil {
+		d.cfg.Kinds = builtin.Kinds()
+	}
+	d.env = kind.Env{ShellRules: cfg.ShellRules, Guards: d.cfg.Guards, AllowPrivateHosts: cfg.AllowPrivateHosts,
+		NetworkShellTools: cfg.NetworkShellTools, StandIns: cfg.Egress != nil, NewToken: egress.NewToken}
+	return d
+}
+
+// Observe makes fn see each request as the executor gets it; for tests.
+func (d *Dispatcher) Observe(fn func(*executors.Request)) { d.observe = fn }
+
+// StopWaiting ends every wait for an approval: the daemon is shutting
+// down. The approvals stay pending in the store.
+func (d *Dispatcher) StopWaiting() { d.approvals.stop() }
+
+// CallRequest is one call of a stored tool.
+type CallRequest struct {
+	Tool      string
+	Arguments json.RawMessage
+	Caller    principal.Caller
+	// NoApprovalWait makes a call that needs a person's approval return
+	// approval_required at once instead of waiting for the decision.
+	NoApprovalWait bool
+}
+
+// Outcome is a call that ran: what the tool returned, scrubbed.
+type Outcome struct {
+	CallID  string
+	Tool    string
+	Version int
+	// Result is the tool's JSON value (null when it returned none).
+	Result    json.RawMessage
+	Logs      []executors.LogLine
+	IsError   bool
+	Error     string
+	Truncated bool
+	Duration  time.Duration
+}
+
+// Audit outcomes: the store's, which counts a tool's uses by them.
+const (
+	outcomeOK      = store.OutcomeOK
+	outcomeError   = store.OutcomeError
+	outcomeFailed  = store.OutcomeFailed
+	outcomeRefused = store.OutcomeRefused
+)
+
+// AdHocTool names ad-hoc JavaScript runs in the audit log; the colon
+// keeps it from ever being a tool's name.
+const AdHocTool = "js:adhoc"
+
+// newCallID returns a short random call id.
+func newCallID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "c" + hex.EncodeToString(b[:])
+}
+
+// call is who called what, fixed when the call arrives.
+type call struct {
+	id      string
+	tool    string
+	version int
+	caller  principal.Caller
+	args    json.RawMessage
+	started time.Time
+	dryRun  bool // an unsaved definition (tools test)
+	noWait  bool
+}
+
+// Call runs a stored tool.
+func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) {
+	res, err := d.cfg.Catalog.Resolve(ctx, r.Tool)
+	if err != nil {
+		return nil, err
+	}
+	t := res.Tool
+	c := &call{id: newCallID(), tool: r.Tool, version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait}
+	if err := d.profileAllows(t.Def, r.Caller); err != nil {
+		return nil, d.refuse(ctx, c, nil, err)
+	}
+	if !policy.StatusCallable(t.Status) {
+		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.ToolNotActive, "tool %q is %s; only active tools run", r.Tool, t.Status))
+	}
+	switch policy.Approval(t.Def.Approval, false) {
+	case policy.ApprovalRefuse:
+		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.PolicyDenied, "tool %q is blocked by its approval setting", r.Tool))
+	case policy.ApprovalPark:
+		return d.callAsk(ctx, c, res) // approvals.go
+	}
+	return d.run(ctx, c, res)
+}
+
+// DryRun runs an unsaved definition once. It is audited under
+// "test:<name>" so it never counts as a use of a stored tool.
+func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller principal.Caller) (*Outcome, error) {
+	if err := catalog.Check(def); err != nil {
+		return nil, err
+	}
+	res, err := catalog.Compile(&catalog.Tool{Def: def})
+	if err != nil {
+		return nil, err
+	}
+	c := &call{id: newCallID(), tool: "test:" + def.Name, caller: caller, args: args, started: d.now(), dryRun: true}
+	return d.run(ctx, c, res)
+}
+
+// AdHocJS runs code that is not stored, like a tool with no parameters.
+func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller principal.Caller) (*Outcome, error) {
+	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: js.Kind{}.Name(), Spec: js.New(code), Limits: &lim}
+	c := &call{id: newCallID(), tool: AdHocTool, caller: caller, args: args, started: d.now()}
+	if err := catalog.Check(def); err != nil {
+		return nil, d.refuse(ctx, c, nil, err)
+	}
+	res, err := catalog.Compile(&catalog.Tool{Def: def})
+	if err != nil {
+		return nil, err
+	}
+	return d.run(ctx, c, res)
+}
+
+// normalArgs makes empty arguments {}.
+func normalArgs(args json.RawMessage) json.RawMessage {
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+// validArgs makes empty arguments {} and checks them against the tool's
+// schema, recording a refusal.
+func (d *Dispatcher) validArgs(ctx context.Context, c *call, res *catalog.Resolved) error {
+	c.args = normalArgs(c.args)
+	if err := res.Schema.Validate(c.args); err != nil {
+		return d.refuse(ctx, c, nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err})
+	}
+	return nil
+}
+
+// run validates, plans and executes a call that needs no one's approval.
+func (d *Dispatcher) run(ctx context.Context, c *call, res *catalog.Resolved) (*Outcome, error) {
+	if err := d.validArgs(ctx, c, res); err != nil {
+		return nil, err
+	}
+	p, err := d.plan(ctx, c, res)
+	if err != nil {
+		return nil, d.refuse(ctx, c, p.scrubber(d), err)
+	}
+	return d.execute(ctx, c, p)
+}
+
+// execute runs a planned call: rate limits, the egress grant, the
+// executor, scrubbing, the audit record.
+func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, error) {
+	scr := p.scrubber(d)
+	release, err := d.cfg.Limiter.Allow(c.caller.ID, c.tool, d.now())
+	if err != nil {
+		return nil, d.refuse(ctx, c, scr, &errdefs.Error{Code: errdefs.RateLimited, Err: err})
+	}
+	defer release()
+	req := p.req
+	if p.standIn != nil {
+		var revoke func()
+		req, revoke = d.grantEgress(p)
+		defer revoke()
+	}
+	if d.observe != nil {
+		d.observe(req)
+	}
+	out, err := d.cfg.Pool.Execute(ctx, p.key, req)
+	if out != nil {
+		scrubResult(scr, out)
+	}
+	if err != nil {
+		outcome := outcomeFailed
+		if code := errdefs.CodeOf(err); code == errdefs.PolicyDenied || code == errdefs.RateLimited {
+			outcome = outcomeRefused
+		}
+		return nil, d.finish(ctx, c, scr, outcome, nil, err)
+	}
+	outcome := outcomeOK
+	if out.IsError {
+		outcome = outcomeError
+	}
+	if err := d.finish(ctx, c, scr, outcome, out, nil); err != nil {
+		return nil, err
+	}
+	logs := out.Logs
+	if logs == nil {
+		logs = []executors.LogLine{}
+	}
+	value := out.Value
+	if len(value) == 0 {
+		value = json.RawMessage("null")
+	}
+	return &Outcome{CallID: c.id, Tool: c.tool, Version: c.version, Result: value, Logs: logs,
+		IsError: out.IsError, Error: out.Error, Truncated: out.Truncated, Duration: d.now().Sub(c.started)}, nil
+}
+
+// refuse records a call that was stopped before it ran and returns err.
+// scr is the call's scrubber when its secrets are known, else nil.
+func (d *Dispatcher) refuse(ctx context.Context, c *call, scr *scrub.Scrubber, err error) error {
+	if scr == nil {
+		scr = d.cfg.Scrubber
+	}
+	return d.finish(ctx, c, scr, outcomeRefused, nil, err)
+}
+
+// finish writes the audit record. It returns callErr (tagged with the call
+// id) or, when the record cannot be written, that failure: a call that
+// cannot be recorded is not reported as done.
+func (d *Dispatcher) finish(ctx context.Context, c *call, scr *scrub.Scrubber, outcome string, out *executors.Result, callErr error) error {
+	now := d.now()
+	callErr = scrubError(scr, callErr)
+	e := &store.Execution{
+		ID: c.id, Tool: c.tool, Version: c.version,
+		CallerID: c.caller.ID, CallerType: c.caller.Type, Worker: c.caller.Worker,
+		Arguments: scrubJSON(scr, c.args), Outcome: outcome, Duration: now.Sub(c.started),
+		StartedAt: c.started, FinishedAt: now,
+	}
+	if out != nil {
+		e.OutputBytes = out.OutputBytes
+		e.Error = out.Error
+	}
+	if callErr != nil {
+		e.ErrorCode = string(errdefs.CodeOf(callErr))
+		e.Limit = errdefs.LimitOf(callErr)
+		e.Error = callErr.Error()
+	}
+	if d.cfg.Metrics != nil {
+		d.cfg.Metrics.ObserveCall(c.tool, outcome, e.Duration)
+	}
+	// The record is written even if the caller has gone away.
+	if err := d.cfg.Store.RecordExecution(context.WithoutCancel(ctx), e); err != nil {
+		d.log.Error("recording execution", "call_id", c.id, "err", err)
+		if callErr == nil {
+			return &errdefs.Error{Code: errdefs.Internal, Err: errors.New("the call ran but could not be recorded")}
+		}
+	}
+	if callErr != nil {
+		return &CallError{CallID: c.id, Err: callErr}
+	}
+	return nil
+}
+
+// CallError is an error that ended a call that has an id.
+type CallError struct {
+	CallID string
+	Err    error
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }

@@ -1,0 +1,97 @@
+package dispatch
+
+import (
+	"context"
+
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/host"
+	"github.com/toolcage/toolcage/policy/scrub"
+)
+
+// plan is one call, built once, in one place, before anything runs: the
+// request the executor gets, the pool key it runs under, the call's
+// scrubber, and for an HTTP call that uses secrets the same request with
+// stand-in tokens, which the executor gets while the egress proxy holds
+// the real one.
+type plan struct {
+	req *executors.Request
+	key host.Key
+	// scrub is the daemon's scrubber plus the values of the secrets the
+	// call uses; nil when it uses none.
+	scrub *scrub.Scrubber
+	// standIn is the HTTP request rendered with stand-in tokens; nil when
+	// the call uses no secret or the proxy cannot place one.
+	standIn *executors.HTTPCall
+}
+
+// scrubber returns the scrubber for the call's results, errors and record.
+// p may be nil.
+func (p *plan) scrubber(d *Dispatcher) *scrub.Scrubber {
+	if p == nil || p.scrub == nil {
+		return d.cfg.Scrubber
+	}
+	return p.scrub
+}
+
+// plan builds the call's plan for validated arguments: the secrets
+// resolved, then the kind renders its templates (each value escaped for
+// where it lands) and checks what it rendered against policy. On error the
+// returned plan (possibly nil) still carries the scrubber for the refusal.
+func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (*plan, error) {
+	def := res.Tool.Def
+	req := &executors.Request{
+		CallID: c.id, Tool: c.tool, Version: c.version, Caller: c.caller,
+		Kind: def.Kind, Args: c.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
+	}
+	p := &plan{req: req}
+	k, ok := d.cfg.Kinds.Get(def.Kind)
+	if !ok || res.Compiled == nil {
+		return p, errdefs.Errorf(errdefs.InvalidDefinition, "unknown kind %q", def.Kind)
+	}
+	dryRunBy := ""
+	if c.dryRun {
+		dryRunBy = c.caller.Type
+	}
+	tool := def.KindTool()
+	s, err := d.callSecrets(ctx, res, tool, dryRunBy)
+	if err != nil {
+		return p, err
+	}
+	p.scrub = s.scrub
+	body := &kind.Request{Permissions: req.Permissions}
+	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: c.args,
+		AllowDash: res.Schema.AllowDash, Secret: s.lookup, Envelopes: s.docs}, body)
+	if err != nil {
+		return p, err
+	}
+	req.Permissions, req.JS, req.Shell, req.HTTP = body.Permissions, body.JS, body.Shell, body.HTTP
+	p.standIn = built.StandIn
+	fillLimits(&req.Limits, d.cfg.Limits[def.Kind])
+	if h := req.HTTP; h != nil && h.MaxResponseBytes <= 0 {
+		h.MaxResponseBytes = req.Limits.OutputBytes
+		if p.standIn != nil {
+			p.standIn.MaxResponseBytes = h.MaxResponseBytes
+		}
+	}
+	p.key = host.NewKey(def.Kind, def.Isolation, req.Permissions)
+	p.key.Reset = k.ResetAfterCall()
+	return p, nil
+}
+
+func fillLimits(l *executors.Limits, def executors.Limits) {
+	if l.Timeout <= 0 {
+		l.Timeout = def.Timeout
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = def.MemoryBytes
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = def.OutputBytes
+	}
+	if l.Requests <= 0 {
+		l.Requests = def.Requests
+	}
+}

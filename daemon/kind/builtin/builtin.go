@@ -1,0 +1,20 @@
+// Package builtin lists the tool kinds the daemon knows, in one place.
+// Adding a kind is a package under daemon/kind and one entry here.
+package builtin
+
+import (
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/daemon/kind/http"
+	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/daemon/kind/shell"
+)
+
+// kinds is built once and never changed.
+var kinds = kind.NewRegistry(
+	js.Kind{},
+	shell.Kind{},
+	http.Kind{},
+)
+
+// Kinds returns the registry of the built-in kinds.
+func Kinds() *kind.Registry { return kinds }

@@ -1,0 +1,123 @@
+package builtin
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/toolspec"
+)
+
+// Every registered kind meets the same contract.
+func TestKindsConformance(t *testing.T) {
+	names := Kinds().Names()
+	if len(names) != 3 {
+		t.Fatalf("kinds %v, want js, shell and http", names)
+	}
+	for _, n := range names {
+		k, ok := Kinds().Get(n)
+		if !ok || k.Name() != n {
+			t.Fatalf("Get(%q) = %v, %v", n, k, ok)
+		}
+		t.Run(string(n), func(t *testing.T) {
+			if !n.Valid() {
+				t.Errorf("kind %q is not an executor kind", n)
+			}
+			if p := k.Required(); p.Message == "" || !strings.HasPrefix(p.Field, string(n)) {
+				t.Errorf("Required() = %+v: want a problem on the %s block", p, n)
+			}
+			if _, err := k.Decode(json.RawMessage(`{"no_such_field": 1}`)); err == nil || !strings.Contains(err.Error(), `unknown field "no_such_field"`) {
+				t.Errorf("unknown field: %v", err)
+			}
+			if _, err := k.Decode(json.RawMessage(`{} {}`)); err == nil {
+				t.Error("trailing data accepted")
+			}
+			if _, err := k.Decode(json.RawMessage(`[1]`)); err == nil {
+				t.Error("an array accepted as a block")
+			}
+			empty, err := k.Decode(json.RawMessage(`{}`))
+			if err != nil {
+				t.Fatalf("empty block: %v", err)
+			}
+			empty.Normalize()
+			ps := empty.Validate(kind.Tool{Name: "x"})
+			if len(ps) == 0 {
+				t.Fatal("an empty block passes Validate")
+			}
+			for _, p := range ps {
+				if !strings.HasPrefix(p.Field, string(n)+".") || p.Message == "" {
+					t.Errorf("problem %+v is not on a field of the %s block", p, n)
+				}
+			}
+			good := goodBlocks[n]
+			if good == "" {
+				t.Fatalf("no good block for %s in this test", n)
+			}
+			s, err := k.Decode(json.RawMessage(good))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Normalize()
+			tool := kind.Tool{Name: "x", Permissions: []string{"network"}}
+			if ps := s.Validate(tool); len(ps) != 0 {
+				t.Fatalf("good block: %+v", ps)
+			}
+			if err := s.Check(tool); err != nil {
+				t.Fatalf("good block: %v", err)
+			}
+			if _, err := s.Compile(tool); err != nil {
+				t.Fatalf("good block: %v", err)
+			}
+			// The block survives a round trip through JSON, as the store keeps it.
+			b1, _ := json.Marshal(s)
+			s2, err := k.Decode(b1)
+			if err != nil {
+				t.Fatalf("decode %s: %v", b1, err)
+			}
+			if b2, _ := json.Marshal(s2); !bytes.Equal(b1, b2) {
+				t.Errorf("round trip: %s vs %s", b1, b2)
+			}
+		})
+	}
+}
+
+var goodBlocks = map[toolspec.Kind]string{
+	"js":    `{"code": "return 1", "allowed_domains": ["api.example.com"]}`,
+	"shell": `{"command": "echo {{.x}}", "env": {"A": "{{.x}}"}, "dir": "/tmp"}`,
+	"http":  `{"method": "get", "url": "https://api.example.com/{{x}}", "allowed_domains": ["api.example.com"], "max_response_bytes": "1KiB"}`,
+}
+
+// FuzzDecode: no kind's block decoder panics, and a block it accepts
+// encodes to JSON it accepts again, unchanged.
+func FuzzDecode(f *testing.F) {
+	for _, b := range goodBlocks {
+		f.Add([]byte(b))
+	}
+	f.Add([]byte(`{"code": 1}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, n := range Kinds().Names() {
+			k, _ := Kinds().Get(n)
+			s, err := k.Decode(data)
+			if err != nil {
+				continue
+			}
+			if s == nil {
+				t.Fatalf("%s: nil block and no error", n)
+			}
+			b1, err := json.Marshal(s)
+			if err != nil {
+				t.Fatalf("%s: marshal: %v", n, err)
+			}
+			s2, err := k.Decode(b1)
+			if err != nil {
+				t.Fatalf("%s: decode %s: %v", n, b1, err)
+			}
+			if b2, _ := json.Marshal(s2); !bytes.Equal(b1, b2) {
+				t.Fatalf("%s: round trip %s vs %s", n, b1, b2)
+			}
+		}
+	})
+}

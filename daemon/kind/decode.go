@@ -1,0 +1,48 @@
+package kind
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy/template"
+)
+
+// DecodeStrict decodes a block into v: unknown fields are errors, and so
+// is anything after the object.
+func DecodeStrict(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the object")
+	}
+	return nil
+}
+
+// RenderError maps a template error to its code: a missing argument is
+// the caller's mistake, a refused value (option injection, NUL) a policy
+// matter.
+func RenderError(err error) error {
+	var miss *template.MissingArgumentError
+	if errors.As(err, &miss) {
+		return &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
+	}
+	return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
+}
+
+// DecodeArgs decodes the call's validated arguments, keeping numbers exact.
+func (c *Call) DecodeArgs() (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(c.Args))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
+	}
+	return m, nil
+}
