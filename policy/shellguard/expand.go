@@ -1251,7 +1251,7 @@ func (w *walker) arithValue(expr string, sc *scope) (int64, bool) {
 	if expr == "" {
 		return 0, true
 	}
-	if bracketDepth(expr) > maxBrackets {
+	if shellsyntax.DeepBrackets(expr, maxBrackets) >= 0 {
 		return 0, false
 	}
 	x, err := shellsyntax.ParseArithm(expr)

@@ -52,7 +52,7 @@ func parse(src string, depth int, work *int) (*cmdList, *DeniedError) {
 	if !c.spend(1 + len(src)/64) {
 		return nil, c.err
 	}
-	if bracketDepth(src) > maxBrackets {
+	if shellsyntax.DeepBrackets(src, maxBrackets) >= 0 {
 		// The parser backtracks on deep $(( nesting (10,000 levels take
 		// seconds); text this deep is refused before it is parsed.
 		c.fail("too_deep", "commands are nested more than 8 levels deep")
@@ -78,28 +78,6 @@ func parse(src string, depth int, work *int) (*cmdList, *DeniedError) {
 // maxBrackets bounds the nesting of ( and { outside single quotes,
 // four per level of the depth bound: more cannot be within it.
 const maxBrackets = 4 * maxDepth
-
-// bracketDepth is the deepest nesting of ( and { in src, outside single
-// quotes and escapes; a cheap upper bound of the parse tree's depth.
-func bracketDepth(src string) int {
-	depth, deepest := 0, 0
-	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '\'':
-			if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
-				i += j + 1
-			}
-		case '(', '{':
-			depth++
-			deepest = max(deepest, depth)
-		case ')', '}':
-			depth = max(depth-1, 0)
-		}
-	}
-	return deepest
-}
 
 // parseLenient parses text that may or may not be commands; it returns
 // no list when it does not parse, and an error only for the limits (depth,

@@ -7,7 +7,7 @@ import (
 )
 
 // The tree the walker consumes: lists, and-or lists, pipelines, commands,
-// words and redirections, as shellsyntax.go builds them from
+// words and redirections, as syntax.go builds them from
 // mvdan.cc/sh's syntax tree.
 
 // cmdList is a sequence of and-or lists separated by ; & or newlines.

@@ -72,7 +72,7 @@ var (
 )
 
 // specOf finds how the deny rules follow a command, from its grammar
-// (shellgrammar.go).
+// (policy/shellsyntax, grammar.go).
 func specOf(name string) cmdSpec {
 	g := shellsyntax.GrammarOf(name)
 	if g == nil {

@@ -4,9 +4,8 @@ import "strings"
 
 // One table of program grammars: which options of a program take a value,
 // which take code, which programs run other commands, which interpreters
-// run inline code. The deny rules (shellunwrap.go, shellcode.go) and the
-// template check (render_shell_rules.go) both read it; it depends on
-// neither, so each can move to a package of its own.
+// run inline code. The deny rules (policy/shellguard: unwrap.go, code.go)
+// and the template check (policy/template: shell_rules.go) both read it.
 //
 // Where the two earlier tables disagreed, the stricter, correct reading was
 // kept:

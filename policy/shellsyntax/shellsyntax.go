@@ -42,6 +42,20 @@ func IsName(s string) bool {
 	return true
 }
 
+// commentParsers are bash parsers that keep comments, for the template
+// check (a placeholder in a comment is refused).
+var commentParsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+}}
+
+// ParseBashComments parses src as a bash script, keeping its comments.
+func ParseBashComments(src string) (*syntax.File, error) {
+	p := commentParsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	commentParsers.Put(p)
+	return f, err
+}
+
 // ParseArithm parses expr as a bash arithmetic expression.
 func ParseArithm(expr string) (syntax.ArithmExpr, error) {
 	p := bashParsers.Get().(*syntax.Parser)
@@ -57,59 +71,6 @@ func ParseDocument(text string) (*syntax.Word, error) {
 	w, err := p.Document(strings.NewReader(text))
 	bashParsers.Put(p)
 	return w, err
-}
-
-// Unquote returns the value of a word made only of literal and quoted
-// text, with its quoting removed; ok is false for a word with an
-// expansion or a $'...' or $"..." part.
-func Unquote(w *syntax.Word) (value string, ok bool) {
-	var b strings.Builder
-	for _, p := range w.Parts {
-		switch x := p.(type) {
-		case *syntax.Lit:
-			unescape(&b, x.Value, false)
-		case *syntax.SglQuoted:
-			if x.Dollar {
-				return "", false
-			}
-			b.WriteString(x.Value)
-		case *syntax.DblQuoted:
-			if x.Dollar {
-				return "", false
-			}
-			for _, q := range x.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					return "", false
-				}
-				unescape(&b, l.Value, true)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
-}
-
-// unescape writes v without its quoting backslashes: unquoted, \x is x;
-// in double quotes only \$ \` \" \\ and \newline escape.
-func unescape(b *strings.Builder, v string, dq bool) {
-	for {
-		i := strings.IndexByte(v, '\\')
-		if i < 0 || i+1 >= len(v) {
-			b.WriteString(v)
-			return
-		}
-		b.WriteString(v[:i])
-		switch n := v[i+1]; {
-		case n == '\n':
-		case !dq || n == '$' || n == '`' || n == '\\' || n == '"':
-			b.WriteByte(n)
-		default:
-			b.WriteString(v[i : i+2])
-		}
-		v = v[i+2:]
-	}
 }
 
 // Quote returns s as one single-quoted shell word. A single quote in s
@@ -132,4 +93,29 @@ func Quote(s string) string {
 	b.WriteString(s)
 	b.WriteByte('\'')
 	return b.String()
+}
+
+// DeepBrackets returns the offset at which ( and { outside single quotes
+// and escapes nest deeper than limit, or -1: a cheap upper bound of the
+// parse tree's depth. The parser backtracks on deep $(( nesting (10,000
+// levels take seconds), so text this deep is refused before it is parsed.
+func DeepBrackets(src string, limit int) int {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '\'':
+			if j := strings.IndexByte(src[i+1:], '\''); j >= 0 {
+				i += j + 1
+			}
+		case '(', '{':
+			if depth++; depth > limit {
+				return i
+			}
+		case ')', '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return -1
 }

@@ -57,7 +57,7 @@ var curlValueOpts = map[string]bool{
 // checkCurl marks curl's words for the render checks and refuses a
 // placeholder that is the whole value of a file option, or that could
 // supply a form field's or --data-urlencode's "name@file" part.
-func (l *lexer) checkCurl(args []*word) error {
+func (ck *checker) checkCurl(args []*word) error {
 	prev := ""
 	for _, w := range args {
 		if w.afterDD {
@@ -89,11 +89,11 @@ func (l *lexer) checkCurl(args []*word) error {
 		}
 		switch {
 		case curlFileOpts[opt]:
-			return l.errAt(w.pos, "the value of curl %s names a local file (or socket) curl reads and sends; it may not come from an argument", opt)
+			return ck.errAt(w.pos, "the value of curl %s names a local file (or socket) curl reads and sends; it may not come from an argument", opt)
 		case (opt == "-F" || opt == "--form") && !strings.Contains(lit, "="):
-			return l.errAt(w.pos, "curl %s NAME=@FILE reads a local file: an argument may be the field's value (after a literal \"NAME=\"), not the whole field", opt)
+			return ck.errAt(w.pos, "curl %s NAME=@FILE reads a local file: an argument may be the field's value (after a literal \"NAME=\"), not the whole field", opt)
 		case opt == "--data-urlencode" && startsPH:
-			return l.errAt(w.pos, "curl --data-urlencode NAME@FILE reads a local file: an argument may be the content (after a literal \"NAME=\"), not the whole value")
+			return ck.errAt(w.pos, "curl --data-urlencode NAME@FILE reads a local file: an argument may be the content (after a literal \"NAME=\"), not the whole value")
 		case opt == "--data-urlencode":
 			w.curlRule |= curlAtFile
 		case opt == "-b" || opt == "--cookie":

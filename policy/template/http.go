@@ -34,7 +34,7 @@ import (
 	"unicode/utf8"
 )
 
-// HTTPTemplate is the request part of an http tool's definition.
+// HTTPSpec is the request part of an http tool's definition.
 type HTTPSpec struct {
 	Method  string            `json:"method"`
 	URL     string            `json:"url"`
@@ -51,7 +51,7 @@ type HTTPRendering struct {
 	Body    []byte            `json:"body,omitempty"`
 }
 
-// HTTPTemplateError is an HTTP template refused at compile time; Field
+// HTTPError is an HTTP template refused at compile time; Field
 // names the part ("url", "params.q", "headers.Authorization", "body").
 type HTTPError struct {
 	Field string
@@ -114,8 +114,8 @@ var framingHeaders = map[string]bool{
 	"keep-alive": true, "proxy-connection": true, "te": true, "trailer": true, "upgrade": true,
 }
 
-// ValidateHTTPTemplate checks an http tool's request template at creation.
-// The error is an *HTTPTemplateError.
+// ValidateHTTP checks an http tool's request template at creation.
+// The error is an *HTTPError.
 func ValidateHTTP(spec HTTPSpec) error {
 	_, err := CompileHTTP(spec)
 	return err

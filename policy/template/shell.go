@@ -8,8 +8,8 @@ package template
 // Anything else runs as sh -c text in which every value is one single-quoted
 // word. In both modes:
 //
-//   - ValidateShellTemplate's checks run first (see render_shell_lex.go and
-//     render_shell_rules.go): a placeholder is only allowed where a quoted
+//   - ValidateShell's checks run first (see shell_check.go and
+//     shell_rules.go): a placeholder is only allowed where a quoted
 //     value is one literal word, and never where it would be the program or
 //     code;
 //   - a value that starts with "-" at the start of a word is refused unless
@@ -27,11 +27,7 @@ package template
 // would shift the others into different roles.
 
 import (
-	"slices"
-	"strconv"
 	"strings"
-
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
@@ -93,18 +89,18 @@ type wordCheck struct {
 	anyPos bool
 }
 
-// ValidateShellTemplate checks a shell tool's command at creation: it must
+// ValidateShell checks a shell tool's command at creation: it must
 // parse, and no placeholder may sit inside quotes, $(...), `...`, ${...},
 // arithmetic, [[ ]], a comment or a here-document, right after "\" or "$",
 // in command position, or where the program treats it as code or as a
-// variable name. The error is a *TemplateError naming the position.
+// variable name. The error is an *Error naming the position.
 func ValidateShell(command string) error {
 	_, err := CompileShell(command)
 	return err
 }
 
 // CompileShell parses and checks a shell template once; see
-// ValidateShellTemplate.
+// ValidateShell.
 func CompileShell(command string) (*CompiledShell, error) {
 	t, err := Parse(command)
 	if err != nil {
@@ -113,114 +109,36 @@ func CompileShell(command string) (*CompiledShell, error) {
 	if strings.TrimSpace(command) == "" {
 		return nil, errorAt(command, 0, "the command is empty")
 	}
-	l, err := lex(t)
+	c, err := check(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.checkRules(); err != nil {
+	if err := c.checkRules(); err != nil {
 		return nil, err
 	}
-	if len(l.b.cmds) == 0 {
+	if len(c.cmds) == 0 && len(c.nested) == 0 && len(c.loose) == 0 {
 		return nil, errorAt(command, 0, "the command has no words")
 	}
-	c := &CompiledShell{t: t, mode: ShellModeShell}
-	for _, cmd := range l.b.cmds {
+	cs := &CompiledShell{t: t, mode: ShellModeShell}
+	for _, cmd := range c.cmds {
 		for _, w := range cmd.words {
-			if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
-				c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, curlRule: w.curlRule, plusRule: w.plusRule, anyPos: w.glob})
-			}
+			cs.addCheck(w)
 		}
 	}
-	if argv, ok := argvMode(t, l); ok {
-		c.mode, c.argv = ShellModeArgv, argv
+	for _, w := range c.loose {
+		cs.addCheck(w)
 	}
-	return c, nil
+	if argv, ok := c.argv(); ok {
+		cs.mode, cs.argv = ShellModeArgv, argv
+	}
+	return cs, nil
 }
 
-// argvMode decides whether the template can run without a shell: one
-// simple command using nothing a shell would interpret. The shell parser
-// reads the template with sentinels in place of the placeholders; its
-// words must be plain or quoted text and match the lexer's.
-func argvMode(t *Template, l *lexer) ([][]piece, bool) {
-	if l.needShell || len(l.b.cmds) != 1 || len(l.nested) != 0 {
-		return nil, false
+// addCheck keeps a word whose values are checked at render time.
+func (c *CompiledShell) addCheck(w *word) {
+	if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
+		c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, curlRule: w.curlRule, plusRule: w.plusRule, anyPos: w.glob})
 	}
-	words := l.b.cmds[0].words
-	first := words[0]
-	if first.assign != "" {
-		return nil, false // VAR=value cmd needs a shell
-	}
-	if lit, ok := literal(first); ok && !first.quoted && (leadWords[lit] || noCommand[lit]) {
-		return nil, false
-	}
-	var b strings.Builder
-	for _, p := range t.parts {
-		if p.ph >= 0 {
-			b.WriteString(sentOpen)
-			b.WriteString(strconv.Itoa(p.ph))
-			b.WriteString(sentClose)
-			continue
-		}
-		if strings.Contains(p.lit, sentOpen) || strings.Contains(p.lit, sentClose) {
-			return nil, false
-		}
-		b.WriteString(p.lit)
-	}
-	src := b.String()
-	f, err := shellsyntax.ParseBash(src)
-	if err != nil || len(f.Stmts) != 1 {
-		return nil, false
-	}
-	st := f.Stmts[0]
-	call, ok := st.Cmd.(*syntax.CallExpr)
-	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) != len(words) {
-		return nil, false
-	}
-	argv := make([][]piece, len(call.Args))
-	for i, w := range call.Args {
-		text, ok := shellsyntax.Unquote(w)
-		if !ok {
-			return nil, false
-		}
-		pieces, ok := sentPieces(text)
-		if !ok || !slices.Equal(pieces, normPieces(words[i].pieces)) {
-			return nil, false
-		}
-		argv[i] = pieces
-	}
-	return argv, true
-}
-
-const (
-	sentOpen  = "\uE000"
-	sentClose = "\uE001"
-)
-
-// sentPieces splits a word back into literal text and placeholders.
-func sentPieces(tok string) ([]piece, bool) {
-	var out []piece
-	for tok != "" {
-		i := strings.Index(tok, sentOpen)
-		if i < 0 {
-			out = append(out, piece{lit: tok, ph: -1})
-			break
-		}
-		if i > 0 {
-			out = append(out, piece{lit: tok[:i], ph: -1})
-		}
-		rest := tok[i+len(sentOpen):]
-		j := strings.Index(rest, sentClose)
-		if j < 0 {
-			return nil, false
-		}
-		n, err := strconv.Atoi(rest[:j])
-		if err != nil {
-			return nil, false
-		}
-		out = append(out, piece{ph: n})
-		tok = rest[j+len(sentClose):]
-	}
-	return normPieces(out), true
 }
 
 // normPieces merges adjacent literals and drops empty ones.

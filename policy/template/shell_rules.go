@@ -76,7 +76,7 @@ var noCommand = map[string]bool{
 }
 
 // kindOf is what the template check does with a program, from its
-// grammar (shellgrammar.go).
+// grammar (policy/shellsyntax).
 func kindOf(g *shellsyntax.Grammar) progKind {
 	switch g.Role {
 	case shellsyntax.RoleWrapper:
@@ -132,31 +132,31 @@ func codeLong(g *shellsyntax.Grammar, opt string) bool {
 }
 
 // checkRules applies the command rules to every command of the template.
-func (l *lexer) checkRules() error {
-	if err := l.checkBash(); err != nil {
+func (ck *checker) checkRules() error {
+	if err := ck.checkBash(); err != nil {
 		return err
 	}
-	for _, c := range l.b.cmds {
-		if err := l.checkCommand(c); err != nil {
+	for _, c := range ck.cmds {
+		if err := ck.checkCommand(c); err != nil {
 			return err
 		}
 	}
-	for _, c := range l.nested {
-		if err := l.checkCommand(c); err != nil {
+	for _, c := range ck.nested {
+		if err := ck.checkCommand(c); err != nil {
 			return err
 		}
 	}
-	return l.checkBash()
+	return ck.checkBash()
 }
 
 // checkBash refuses, in a template with arguments, the bash constructs
 // that give values a meaning the rules cannot follow.
-func (l *lexer) checkBash() error {
-	if l.hasArgs && l.definePos >= 0 {
-		return l.errAt(l.definePos, "%s can give its arguments any meaning (a body can run \"$@\"); it cannot be used in a template with arguments", l.defineWhat)
+func (ck *checker) checkBash() error {
+	if ck.hasArgs && ck.definePos >= 0 {
+		return ck.errAt(ck.definePos, "%s can give its arguments any meaning (a body can run \"$@\"); it cannot be used in a template with arguments", ck.defineWhat)
 	}
-	if l.hasArgs && l.arithPos >= 0 {
-		return l.errAt(l.arithPos, "%s is bash arithmetic, which evaluates variable contents as code (a value like a[$(cmd)] runs cmd); it cannot be used in a template with arguments", l.arithWhat)
+	if ck.hasArgs && ck.arithPos >= 0 {
+		return ck.errAt(ck.arithPos, "%s is bash arithmetic, which evaluates variable contents as code (a value like a[$(cmd)] runs cmd); it cannot be used in a template with arguments", ck.arithWhat)
 	}
 	return nil
 }
@@ -164,19 +164,19 @@ func (l *lexer) checkBash() error {
 // tainted reports whether a word can carry an argument's value: it holds a
 // placeholder, or, in a template with arguments, an expansion (a variable
 // or command output the value may have flowed into).
-func (l *lexer) tainted(w *word) bool {
-	return w.hasPH || w.fromData || w.expand && l.hasArgs
+func (ck *checker) tainted(w *word) bool {
+	return w.hasPH || w.fromData || w.expand && ck.hasArgs
 }
 
 // scriptTainted reports whether a word naming a script to run can be chosen
 // by an argument: a placeholder, data filled in at run time, or, in a
 // template with arguments, standard input or a process substitution (which
 // can carry a value).
-func (l *lexer) scriptTainted(w *word) bool {
+func (ck *checker) scriptTainted(w *word) bool {
 	if w.hasPH || w.fromData {
 		return true
 	}
-	if !l.hasArgs {
+	if !ck.hasArgs {
 		return false
 	}
 	if w.procSubst {
@@ -202,9 +202,9 @@ func isStdin(path string) bool {
 // checkAssign refuses a placeholder in the value of an environment variable
 // that programs read as code, as a place to load code from, or as a
 // command: PATH=..., LD_PRELOAD=..., GIT_SSH_COMMAND=..., PYTHONPATH=...
-func (l *lexer) checkAssign(w *word) error {
+func (ck *checker) checkAssign(w *word) error {
 	if w.assign != "" && w.hasPH && codeEnv(w.assign) {
-		return l.errAt(w.pos, "an argument may not set %s: programs read it as code, a command or a place to load code from", w.assign)
+		return ck.errAt(w.pos, "an argument may not set %s: programs read it as code, a command or a place to load code from", w.assign)
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func operands(c *command) []*word {
 }
 
 // checkCommand finds the command word of a simple command and checks it.
-func (l *lexer) checkCommand(c *command) error {
+func (ck *checker) checkCommand(c *command) error {
 	ws := operands(c)
 	i := 0
 	for i < len(ws) {
@@ -238,7 +238,7 @@ func (l *lexer) checkCommand(c *command) error {
 		i++
 	}
 	for i < len(ws) && ws[i].assign != "" {
-		if err := l.checkAssign(ws[i]); err != nil {
+		if err := ck.checkAssign(ws[i]); err != nil {
 			return err
 		}
 		i++
@@ -246,17 +246,17 @@ func (l *lexer) checkCommand(c *command) error {
 	if i == len(ws) {
 		return nil
 	}
-	return l.checkProgram(ws[i:], 0)
+	return ck.checkProgram(ws[i:], 0)
 }
 
 // checkProgram checks one program invocation: ws[0] is the command word.
-func (l *lexer) checkProgram(ws []*word, depth int) error {
+func (ck *checker) checkProgram(ws []*word, depth int) error {
 	cmd := ws[0]
 	if cmd.hasPH {
-		return l.errAt(cmd.pos, "placeholder in command position: an argument may not choose the program to run")
+		return ck.errAt(cmd.pos, "placeholder in command position: an argument may not choose the program to run")
 	}
 	if cmd.fromData {
-		return l.errAt(cmd.pos, "the program to run here is filled in from data at run time (xargs or find -exec), which an argument can reach")
+		return ck.errAt(cmd.pos, "the program to run here is filled in from data at run time (xargs or find -exec), which an argument can reach")
 	}
 	args := ws[1:]
 	name, ok := literal(cmd)
@@ -265,13 +265,13 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		// so what its arguments mean cannot be checked.
 		for _, w := range args {
 			if w.hasPH {
-				return l.errAt(w.pos, "the program here is chosen when the command runs (an expansion or a glob), so its arguments cannot be checked; name the program literally")
+				return ck.errAt(w.pos, "the program here is chosen when the command runs (an expansion or a glob), so its arguments cannot be checked; name the program literally")
 			}
 		}
 		markDD(args)
 		return nil
 	}
-	if err := l.checkCodeOptions(path.Base(name), args); err != nil {
+	if err := ck.checkCodeOptions(path.Base(name), args); err != nil {
 		return err
 	}
 	if plusCommands[path.Base(name)] {
@@ -286,7 +286,7 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 	}
 	kind := kindOf(p)
 	if kind == wrapper {
-		_, _, shellFlag, err := l.walkOptions(name, p, args)
+		_, _, shellFlag, err := ck.walkOptions(name, p, args)
 		if err != nil {
 			return err
 		}
@@ -297,7 +297,7 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 	}
 	switch kind {
 	case wrapper:
-		first, _, _, err := l.walkOptions(name, p, args)
+		first, _, _, err := ck.walkOptions(name, p, args)
 		if err != nil {
 			return err
 		}
@@ -310,56 +310,56 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		}
 		inner := args[first:]
 		if name == "xargs" || strings.HasSuffix(name, "/xargs") {
-			inner = l.xargsData(args[:first], inner, cmd)
+			inner = ck.xargsData(args[:first], inner, cmd)
 		}
-		return l.checkProgram(inner, depth+1)
+		return ck.checkProgram(inner, depth+1)
 	case eval:
 		switch name {
 		case "let":
-			l.arith(cmd.pos, "let")
+			ck.arith(cmd.pos, "let")
 		case "alias":
-			l.define(cmd.pos, "an alias")
+			ck.define(cmd.pos, "an alias")
 		}
 		for _, w := range args {
-			if l.tainted(w) {
-				return l.errAt(w.pos, "%s evaluates its arguments as shell code; no argument or expansion may be one", name)
+			if ck.tainted(w) {
+				return ck.errAt(w.pos, "%s evaluates its arguments as shell code; no argument or expansion may be one", name)
 			}
 		}
 		return nil
 	case source:
 		markDD(args)
-		if len(args) > 0 && l.scriptTainted(args[0]) {
-			return l.errAt(args[0].pos, "placeholder as the script %s runs: an argument may not choose code to run", name)
+		if len(args) > 0 && ck.scriptTainted(args[0]) {
+			return ck.errAt(args[0].pos, "placeholder as the script %s runs: an argument may not choose code to run", name)
 		}
 		return nil
 	case names:
-		first, _, _, err := l.walkOptions(name, p, args)
+		first, _, _, err := ck.walkOptions(name, p, args)
 		if err != nil {
 			return err
 		}
 		for _, w := range args[first:] {
-			if l.tainted(w) {
-				return l.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
+			if ck.tainted(w) {
+				return ck.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
 			}
 		}
 		return nil
 	case declare, export:
 		if kind == declare {
-			l.arith(cmd.pos, name)
+			ck.arith(cmd.pos, name)
 		}
 		for _, w := range args {
 			lit, isLit := literal(w)
 			if isLit && strings.HasPrefix(lit, "-") || isLit && strings.HasPrefix(lit, "+") {
 				if strings.ContainsAny(lit[1:], "inaA") {
-					l.arith(w.pos, name+" "+lit)
+					ck.arith(w.pos, name+" "+lit)
 				}
 				continue
 			}
-			if err := l.checkAssign(w); err != nil {
+			if err := ck.checkAssign(w); err != nil {
 				return err
 			}
-			if w.assign == "" && l.tainted(w) {
-				return l.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
+			if w.assign == "" && ck.tainted(w) {
+				return ck.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
 			}
 		}
 		return nil
@@ -367,8 +367,8 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		for k := 0; k+1 < len(args); k++ {
 			if lit, ok := literal(args[k]); ok && lit == "-v" {
-				if l.tainted(args[k+1]) {
-					return l.errAt(args[k+1].pos, "printf -v takes a variable name, and bash evaluates its subscript as code; it may not come from an argument")
+				if ck.tainted(args[k+1]) {
+					return ck.errAt(args[k+1].pos, "printf -v takes a variable name, and bash evaluates its subscript as code; it may not come from an argument")
 				}
 			}
 			if lit, ok := literal(args[k]); !ok || !strings.HasPrefix(lit, "-") {
@@ -380,8 +380,8 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		for k := 0; k+1 < len(args); k++ {
 			if lit, ok := literal(args[k]); ok && (lit == "-v" || lit == "-R") {
-				if l.tainted(args[k+1]) {
-					return l.errAt(args[k+1].pos, "test %s takes a variable name, and bash evaluates its subscript as code; it may not come from an argument", lit)
+				if ck.tainted(args[k+1]) {
+					return ck.errAt(args[k+1].pos, "test %s takes a variable name, and bash evaluates its subscript as code; it may not come from an argument", lit)
 				}
 			}
 		}
@@ -393,7 +393,7 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 				w.fileRule = true
 			}
 		}
-		return l.checkCurl(args)
+		return ck.checkCurl(args)
 	case find:
 		markDD(args)
 		for k := 0; k < len(args); k++ {
@@ -409,14 +409,14 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 				end++
 			}
 			if k+1 < end {
-				if l.hasArgs {
+				if ck.hasArgs {
 					for _, w := range args[k+1 : end] {
 						if strings.Contains(litOf(w), "{}") {
 							w.fromData = true
 						}
 					}
 				}
-				if err := l.checkProgram(args[k+1:end], depth+1); err != nil {
+				if err := ck.checkProgram(args[k+1:end], depth+1); err != nil {
 					return err
 				}
 			}
@@ -424,7 +424,7 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		}
 		return nil
 	case remote:
-		first, _, _, err := l.walkOptions(name, p, args)
+		first, _, _, err := ck.walkOptions(name, p, args)
 		if err != nil {
 			return err
 		}
@@ -432,44 +432,44 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 		first += p.Leading
 		for k := first; k < len(args); k++ {
 			if args[k].hasPH {
-				return l.errAt(args[k].pos, "%s passes these words to a shell as a command line, so no argument may be one", name)
+				return ck.errAt(args[k].pos, "%s passes these words to a shell as a command line, so no argument may be one", name)
 			}
 		}
 		return nil
 	case interp:
-		first, programGiven, codeFlag, stdin, err := l.walkOptionsStdin(name, p, args)
+		first, programGiven, codeFlag, stdin, err := ck.walkOptionsStdin(name, p, args)
 		if err != nil {
 			return err
 		}
-		if err := l.checkPositionalCode(name, p, args); err != nil {
+		if err := ck.checkPositionalCode(name, p, args); err != nil {
 			return err
 		}
 		markDD(args)
 		if programGiven {
 			return nil
 		}
-		if stdin && !codeFlag && l.hasArgs {
-			return l.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
+		if stdin && !codeFlag && ck.hasArgs {
+			return ck.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
 		}
 		if first >= len(args) {
-			if !codeFlag && !p.Permute && l.hasArgs {
-				return l.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
+			if !codeFlag && !p.Permute && ck.hasArgs {
+				return ck.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
 			}
 			return nil
 		}
 		w := args[first]
 		if codeFlag || p.Permute {
-			if l.tainted(w) {
-				return l.errAt(w.pos, "the first operand of %s here is code; it may not come from an argument or an expansion", name)
+			if ck.tainted(w) {
+				return ck.errAt(w.pos, "the first operand of %s here is code; it may not come from an argument or an expansion", name)
 			}
 			return nil
 		}
-		if l.scriptTainted(w) {
-			return l.errAt(w.pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
+		if ck.scriptTainted(w) {
+			return ck.errAt(w.pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
 		}
 		return nil
 	default: // opts
-		_, _, _, err := l.walkOptions(name, p, args)
+		_, _, _, err := ck.walkOptions(name, p, args)
 		markDD(args)
 		return err
 	}
@@ -481,18 +481,18 @@ func (l *lexer) checkProgram(ws []*word, depth int) error {
 // operand code (sh -c). A code option's argument may hold no placeholder
 // and no expansion. For permuting programs, options after operands are
 // read too, and first is the first operand.
-func (l *lexer) walkOptions(name string, p *shellsyntax.Grammar, args []*word) (first int, programGiven, codeFlag bool, err error) {
-	first, programGiven, codeFlag, _, err = l.walkOptionsStdin(name, p, args)
+func (ck *checker) walkOptions(name string, p *shellsyntax.Grammar, args []*word) (first int, programGiven, codeFlag bool, err error) {
+	first, programGiven, codeFlag, _, err = ck.walkOptionsStdin(name, p, args)
 	return first, programGiven, codeFlag, err
 }
 
 // walkOptionsStdin is walkOptions that also reports a flag making the
 // program read its program from standard input (sh -s).
-func (l *lexer) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*word) (first int, programGiven, codeFlag, stdin bool, err error) {
+func (ck *checker) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*word) (first int, programGiven, codeFlag, stdin bool, err error) {
 	first = -1
 	codeArg := func(w *word, opt string) error {
-		if l.tainted(w) {
-			return l.errAt(w.pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
+		if ck.tainted(w) {
+			return ck.errAt(w.pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
 		}
 		return nil
 	}
@@ -503,7 +503,7 @@ func (l *lexer) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*wo
 		isOpt := isLit && len(lit) > 1 && (lit[0] == '-' || p.Plus && lit[0] == '+')
 		switch {
 		case p.Assigns && w.assign != "" && first < 0:
-			if err := l.checkAssign(w); err != nil {
+			if err := ck.checkAssign(w); err != nil {
 				return 0, false, false, false, err
 			}
 			j++
@@ -541,8 +541,8 @@ func (l *lexer) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*wo
 			case slices.Contains(p.ProgLong, opt):
 				programGiven = true
 				if !hasEq {
-					if j+1 < len(args) && l.scriptTainted(args[j+1]) {
-						return 0, false, false, false, l.errAt(args[j+1].pos, "the argument of %s --%s is the program it runs; an argument may not choose it", name, opt)
+					if j+1 < len(args) && ck.scriptTainted(args[j+1]) {
+						return 0, false, false, false, ck.errAt(args[j+1].pos, "the argument of %s --%s is the program it runs; an argument may not choose it", name, opt)
 					}
 					j++
 				}
@@ -576,8 +576,8 @@ func (l *lexer) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*wo
 			}
 			if strings.ContainsRune(p.ProgOpts, ch) {
 				programGiven = true
-				if !attached && j+1 < len(args) && l.scriptTainted(args[j+1]) {
-					return 0, false, false, false, l.errAt(args[j+1].pos, "the argument of %s -%c is the program it runs; an argument may not choose it", name, ch)
+				if !attached && j+1 < len(args) && ck.scriptTainted(args[j+1]) {
+					return 0, false, false, false, ck.errAt(args[j+1].pos, "the argument of %s -%c is the program it runs; an argument may not choose it", name, ch)
 				}
 				skipNext = !attached
 				break
@@ -601,8 +601,8 @@ func (l *lexer) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*wo
 // xargsData marks what xargs fills in from its input, which an argument
 // can reach through a pipe: with -I/-i/--replace, the words of the command
 // holding the replacement string; otherwise one more operand at the end.
-func (l *lexer) xargsData(opts, inner []*word, at *word) []*word {
-	if !l.hasArgs {
+func (ck *checker) xargsData(opts, inner []*word, at *word) []*word {
+	if !ck.hasArgs {
 		return inner
 	}
 	repl := ""

@@ -593,3 +593,43 @@ func testUnquote(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// TestShellTemplateTreeReadings pins what the check on mvdan.cc/sh's tree
+// decided where the hand-written lexer read a template differently
+// (found by a differential run over the deny and template test tables).
+func TestShellTemplateTreeReadings(t *testing.T) {
+	for _, tt := range []struct {
+		cmd, msg string // "-": accepted in shell mode; otherwise refused with msg in the message
+	}{
+		// A carriage return is a word character to sh and bash.
+		{"a\rb{{x}}", "command position"},
+		// Loop and coprocess names are variable names.
+		{"for {{x}} in a b; do echo; done", "variable name"},
+		{"coproc {{x}} { b; }", "variable name"},
+		// Text bash refuses is refused, however dash reads it.
+		{"((echo; rm {{x}} /))", ""},
+		{"[[ $(id) {{x}}", ""},
+		{"echo {{x}} )", ""},
+		{"echo ${a[$(id)]} {{x}}", "$(...) inside ${...}"},
+		// Bash reads a quote inside "${x:-'}", dash does not.
+		{`echo "${x:-'}" {{y}}`, ""},
+		{`echo "${x:-'}" {{y}} '}"`, "inside ${...}"},
+		// The lexer refused these; they are plain shell.
+		{"echo hi > >(cat) {{x}}", "-"},
+		// Left to the shell, not split into an argv.
+		{"find . -exec a {{x}} ;", "-"},
+		{"a \\\n  b {{x}}", "-"},
+	} {
+		c, err := CompileShell(tt.cmd)
+		if tt.msg == "-" {
+			if err != nil || c.Mode() != ShellModeShell {
+				t.Errorf("CompileShell(%q) = %v, want accepted in shell mode", tt.cmd, err)
+			}
+			continue
+		}
+		var te *Error
+		if !errors.As(err, &te) || !strings.Contains(te.Msg, tt.msg) {
+			t.Errorf("CompileShell(%q) = %v, want refused (%q)", tt.cmd, err, tt.msg)
+		}
+	}
+}

@@ -17,8 +17,8 @@ package template
 // the place it lands (shell word, URL path segment, query value, header,
 // JSON), never the template's own text.
 //
-// Files: template.go (syntax, values, the renderer), render_shell*.go
-// (shell commands), render_http.go (HTTP requests).
+// Files: template.go (syntax, values, the renderer), shell*.go
+// (shell commands), http.go (HTTP requests).
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ type Template struct {
 	phs   []Placeholder
 }
 
-// TemplateError is a template the parser, or a context's checks, refused.
+// Error is a template the parser, or a context's checks, refused.
 type Error struct {
 	// Offset is the byte offset of the problem in the template.
 	Offset int
@@ -70,7 +70,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("template error at line %d, column %d: %s", e.Line, e.Column, e.Msg)
 }
 
-// errorAt builds a TemplateError for byte offset off of src.
+// errorAt builds an Error for byte offset off of src.
 func errorAt(src string, off int, format string, args ...any) *Error {
 	if off < 0 {
 		off = 0
@@ -112,10 +112,10 @@ type ArgumentError struct {
 
 func (e *ArgumentError) Error() string { return fmt.Sprintf("argument %q: %s", e.Name, e.Msg) }
 
-// MaxTemplateBytes bounds a template.
+// MaxBytes bounds a template.
 const MaxBytes = 256 << 10
 
-// ParseTemplate parses s. The result renders the same text for the same
+// Parse parses s. The result renders the same text for the same
 // arguments, every time; parse it once and reuse it.
 func Parse(s string) (*Template, error) {
 	if len(s) > MaxBytes {

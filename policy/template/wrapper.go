@@ -49,7 +49,7 @@ var readsArgs = map[string]*regexp.Regexp{
 // checkPositionalCode refuses a placeholder among the positional
 // arguments of a fixed program (sh -c TEXT, python -c TEXT, an awk
 // program...) that runs them as code.
-func (l *lexer) checkPositionalCode(name string, p *shellsyntax.Grammar, args []*word) error {
+func (ck *checker) checkPositionalCode(name string, p *shellsyntax.Grammar, args []*word) error {
 	lang := p.Lang
 	if p.Role == shellsyntax.RoleShell {
 		lang = "sh"
@@ -64,7 +64,7 @@ func (l *lexer) checkPositionalCode(name string, p *shellsyntax.Grammar, args []
 	// awk -v NAME={{x}} hands the value in as a variable.
 	for _, w := range vars {
 		if w.hasPH {
-			return l.errAt(w.pos, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
+			return ck.errAt(w.pos, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
 		}
 	}
 	if !readsArgs[lang].MatchString(code) {
@@ -72,7 +72,7 @@ func (l *lexer) checkPositionalCode(name string, p *shellsyntax.Grammar, args []
 	}
 	for _, w := range pos {
 		if w.hasPH {
-			return l.errAt(w.pos, "%s's program runs its arguments as code (%s); no argument may be one", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
+			return ck.errAt(w.pos, "%s's program runs its arguments as code (%s); no argument may be one", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
 		}
 	}
 	return nil
@@ -167,22 +167,22 @@ var sqlOperands = map[string]bool{"sqlite3": true, "sqlite": true, "duckdb": tru
 
 // checkCodeOptions refuses a placeholder as (or in) the value of such an
 // option, or as a command operand of sqlite3.
-func (l *lexer) checkCodeOptions(name string, args []*word) error {
+func (ck *checker) checkCodeOptions(name string, args []*word) error {
 	opts := codeOptions[name]
 	seenDB := false
 	for j, w := range args {
 		lit := litOf(w)
 		for _, o := range opts {
 			if w.hasPH && strings.HasPrefix(lit, o+"=") {
-				return l.errAt(w.pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
+				return ck.errAt(w.pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
 			}
 			if !w.hasPH && lit == o && j+1 < len(args) && args[j+1].hasPH {
-				return l.errAt(args[j+1].pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
+				return ck.errAt(args[j+1].pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
 			}
 		}
 		if sqlOperands[name] && !strings.HasPrefix(lit, "-") {
 			if seenDB && w.hasPH {
-				return l.errAt(w.pos, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
+				return ck.errAt(w.pos, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
 			}
 			seenDB = true
 		}
