@@ -97,8 +97,7 @@ daemon over its Unix socket.
 Exit status: 0 success; 1 the tool or the daemon failed; 2 usage error (bad
 flags, file, definition or arguments); 3 refused by policy (denied, needs
 approval, rate limited, tool not active).`,
-		Version:                   version,
-		HideVersion:               true, // the version command says more
+		Version:                   daemon.Version, // --version; the version command says more
 		Writer:                    a.out,
 		ErrWriter:                 a.err,
 		Reader:                    a.in,

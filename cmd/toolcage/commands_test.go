@@ -1015,11 +1015,11 @@ func TestHealthAndVersion(t *testing.T) {
 	}
 
 	r = mustOK(t, sock, "version")
-	if !regexp.MustCompile(`^Client: toolcage ` + regexp.QuoteMeta(version) + ` \(go[0-9.]+[^ ]* [a-z0-9]+/[a-z0-9]+\)\nDaemon: toolcage ` + regexp.QuoteMeta(daemon.Version) + ` \(up [0-9hms]+\)\n$`).MatchString(r.out) {
+	if !regexp.MustCompile(`^Client: toolcage ` + regexp.QuoteMeta(daemon.Version) + ` \(go[0-9.]+[^ ]* [a-z0-9]+/[a-z0-9]+\)\nDaemon: toolcage ` + regexp.QuoteMeta(daemon.Version) + ` \(up [0-9hms]+\)\n$`).MatchString(r.out) {
 		t.Errorf("version: %v", r)
 	}
 	v := decodeStrict[versionInfo](t, mustOK(t, sock, "--json", "version").out)
-	if v.Client.Version != version || v.Client.Go == "" || v.Daemon == nil || v.Daemon.Status != "ok" || v.Daemon.Socket != sock {
+	if v.Client.Version != daemon.Version || v.Daemon != nil && v.Daemon.Version != v.Client.Version || v.Client.Go == "" || v.Daemon == nil || v.Daemon.Status != "ok" || v.Daemon.Socket != sock {
 		t.Errorf("version --json: %+v", v)
 	}
 }
@@ -1135,11 +1135,16 @@ func TestDaemonCommand(t *testing.T) {
 	data := t.TempDir()
 	profile := filepath.Join(t.TempDir(), "cpu.pprof")
 
-	// start runs the daemon until stop sends it sig.
-	start := func() (stop func(sig os.Signal) result) {
+	// start runs the daemon until stop sends it sig; local puts --socket
+	// after "daemon", as its usage line shows, instead of before it.
+	start := func(local bool) (stop func(sig os.Signal) result) {
 		var out, errb syncBuffer
-		cmd := cliProcess(&out, &errb, "--socket", sock, "daemon", "--data-dir", data, "--executor", executorPath, "--log-level", "error",
-			"--cpu-profile", profile)
+		args := []string{"--socket", sock, "daemon"}
+		if local {
+			args = []string{"daemon", "--socket", sock}
+		}
+		cmd := cliProcess(&out, &errb, append(args, "--data-dir", data, "--executor", executorPath, "--log-level", "error",
+			"--cpu-profile", profile)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -1180,7 +1185,7 @@ func TestDaemonCommand(t *testing.T) {
 		return stop
 	}
 
-	stop := start()
+	stop := start(false)
 	h := decodeStrict[api.Health](t, mustOK(t, sock, "health", "--json").out)
 	if h.Status != "ok" || h.Socket != sock || h.DataDir != data {
 		t.Errorf("health: %+v", h)
@@ -1203,7 +1208,7 @@ func TestDaemonCommand(t *testing.T) {
 	wantExit(t, tc(t, sock, "health"), exitFailure, "cannot reach the toolcage daemon")
 
 	// The tool and its call outlive a restart; SIGINT stops it as well.
-	stop = start()
+	stop = start(true)
 	if tool := showTool(t, sock, "kept"); tool.UsageCount != 1 {
 		t.Errorf("after restart: %+v", tool)
 	}

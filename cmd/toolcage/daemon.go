@@ -29,6 +29,7 @@ Configuration comes from the embedded defaults (configs/toolcage.yaml), then
 TOOLCAGE_DATA_DIR, TOOLCAGE_EXECUTOR_PATH, TOOLCAGE_LOG_LEVEL, ...), then flags.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML config `FILE` (unknown keys are errors)", EnvVars: []string{"TOOLCAGE_CONFIG"}},
+			&cli.StringFlag{Name: "socket", Usage: "listen on `PATH` (the same as the global --socket)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the database (default ~/.local/share/toolcage or /var/lib/toolcage)"},
 			&cli.StringFlag{Name: "executor", Usage: "`PATH` of toolcage-executor (default: next to this binary)"},
 			&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error"},
@@ -40,8 +41,8 @@ TOOLCAGE_DATA_DIR, TOOLCAGE_EXECUTOR_PATH, TOOLCAGE_LOG_LEVEL, ...), then flags.
 
 func runDaemon(c *cli.Context) error {
 	overrides := map[string]any{}
-	if c.IsSet("socket") {
-		overrides["socket"] = c.String("socket")
+	if s, ok := socketFlag(c); ok {
+		overrides["socket"] = s
 	}
 	if c.IsSet("data-dir") {
 		overrides["data_dir"] = c.String("data-dir")
@@ -75,6 +76,22 @@ func runDaemon(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("Error: %v", err), 1)
 	}
 	return nil
+}
+
+// socketFlag returns the daemon's own --socket, else the global --socket
+// (or TOOLCAGE_SOCKET) when it was set; unset, the config file decides.
+// The daemon's flag shadows the global one in urfave's lookups, so the
+// global one is read from the parent context.
+func socketFlag(c *cli.Context) (string, bool) {
+	if c.IsSet("socket") {
+		return c.String("socket"), true
+	}
+	for _, p := range c.Lineage()[1:] {
+		if p.IsSet("socket") {
+			return p.String("socket"), true
+		}
+	}
+	return "", false
 }
 
 // startCPUProfile profiles the process into file until the returned
