@@ -184,6 +184,10 @@ type JSConfig struct {
 // TOOLCAGE_* environment variables, then overrides (flag values keyed like
 // "socket" or "executor.path"). Unknown keys in file are errors.
 func LoadConfig(file string, overrides map[string]any) (Config, error) {
+	where := "config"
+	if file != "" {
+		where = "config " + file
+	}
 	v := viper.New()
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(configs.DefaultDaemon)); err != nil {
@@ -195,7 +199,7 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 			return Config{}, fmt.Errorf("config: %w", err)
 		}
 		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
-			return Config{}, fmt.Errorf("config %s: %w", file, err)
+			return Config{}, fmt.Errorf("%s: %w", where, trimViper(err))
 		}
 	}
 	v.SetEnvPrefix("TOOLCAGE")
@@ -212,16 +216,16 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 	var c Config
 	hook := mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(","))
 	if err := v.UnmarshalExact(&c, viper.DecodeHook(hook)); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, configError(where, err)
 	}
-	if err := c.finish(); err != nil {
+	if err := c.finish(where); err != nil {
 		return Config{}, err
 	}
 	return c, nil
 }
 
-// finish fills derived defaults and validates.
-func (c *Config) finish() error {
+// finish fills derived defaults and validates; where prefixes the errors.
+func (c *Config) finish(where string) error {
 	if c.Socket == "" {
 		c.Socket = DefaultSocketPath()
 	}
@@ -294,7 +298,7 @@ func (c *Config) finish() error {
 	}
 	errs = append(errs, c.Profiles.check()...)
 	if len(errs) > 0 {
-		return fmt.Errorf("config: %w", errors.Join(errs...))
+		return fmt.Errorf("%s: %w", where, errors.Join(errs...))
 	}
 	return nil
 }

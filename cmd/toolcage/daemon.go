@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -57,7 +58,7 @@ func runDaemon(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("Error: %v", err), 2)
 	}
-	log := newLogger(cfg.Log)
+	log := newLogger(c.App.ErrWriter, cfg.Log)
 	if f := c.String("cpu-profile"); f != "" {
 		stopProfile, err := startCPUProfile(f)
 		if err != nil {
@@ -111,12 +112,22 @@ func startCPUProfile(file string) (func(), error) {
 	}, nil
 }
 
-func newLogger(c daemon.LogConfig) *slog.Logger {
+// newLogger writes the daemon's log to w as text or JSON lines.
+func newLogger(w io.Writer, c daemon.LogConfig) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(c.Level))
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationText}
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// durationText writes durations as "30s", as the config file does, where
+// slog's JSON handler would write nanoseconds.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }
