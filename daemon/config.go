@@ -322,15 +322,6 @@ func (c *Config) HTTPLimits() executors.Limits {
 	return executors.Limits{Timeout: c.HTTP.Timeout, OutputBytes: out}
 }
 
-// DefaultSocketPath is $XDG_RUNTIME_DIR/toolcage/toolcage.sock, or
-// /run/toolcage/toolcage.sock without XDG_RUNTIME_DIR.
-func DefaultSocketPath() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "toolcage", "toolcage.sock")
-	}
-	return "/run/toolcage/toolcage.sock"
-}
-
 // DefaultDataDir is /var/lib/toolcage for root, else ~/.local/share/toolcage
 // (or $XDG_DATA_HOME/toolcage).
 func DefaultDataDir() string {

@@ -135,6 +135,9 @@ approval, rate limited, tool not active).`,
 			default:
 				return usageErrorf(cCtx, "--caller-type must be user or llm, not %q", a.callerType)
 			}
+			if err := daemon.CheckSocketDir(a.socket); err != nil {
+				return err
+			}
 			a.client = api.NewClient(a.socket)
 			a.client.CallerType = a.callerType
 			a.client.CallerID = a.callerID
