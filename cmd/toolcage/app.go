@@ -34,6 +34,9 @@ type app struct {
 	color bool           // err is a terminal that takes ANSI dim
 
 	unknownCommand bool // set when urfave met a command name it does not know
+
+	outputJSON bool // -o json, --format json or --format TEMPLATE (see format.go)
+	jsonErrors bool // errors go to stderr as JSON: --json, -o json, --format json
 }
 
 const appKey = "toolcage.app"
@@ -44,9 +47,10 @@ func appOf(cCtx *cli.Context) *app {
 }
 
 // jsonOut reports whether the command prints raw JSON: --json before or
-// after the command name.
+// after the command name, -o json, or --format (whose template then reads
+// that JSON; see format.go).
 func (a *app) jsonOut(cCtx *cli.Context) bool {
-	return a.json || cCtx.Bool("json")
+	return a.json || cCtx.Bool("json") || a.outputJSON
 }
 
 // run runs the CLI with args (args[0] is the program name) and returns the
@@ -72,7 +76,11 @@ func runWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stderr, "Error: interrupted")
 		return exitInterrupted
 	}
-	printError(stderr, err)
+	if a.jsonErrors || jsonFlagsIn(args[1:]) {
+		printJSONError(stderr, err)
+	} else {
+		printError(stderr, err)
+	}
 	return exitCode(err)
 }
 
@@ -161,6 +169,7 @@ approval, rate limited, tool not active).`,
 	}
 	for _, c := range cliApp.Commands {
 		setUsageErrorHandler(c)
+		addOutputFlags(a, c)
 	}
 	return cliApp
 }

@@ -240,14 +240,14 @@ func TestCallOutcomes(t *testing.T) {
 
 	// --json prints the body and still exits 1 when the tool reports an error.
 	r := tc(t, sock, "call", "thrower", "--json")
-	wantExit(t, r, exitFailure, "Error: tool thrower reported an error: TypeError: x is undefined")
+	wantExit(t, r, exitFailure, `{"error":{"code":"failed","message":"tool thrower reported an error: TypeError: x is undefined`)
 	resp := decodeStrict[api.CallResponse](t, r.out)
 	if !resp.IsError || resp.Error != "TypeError: x is undefined (line 2)" || string(resp.Result) != "null" || resp.Logs == nil || len(resp.Logs) != 0 || resp.Tool != "thrower" || resp.Version != 1 {
 		t.Errorf("is_error --json: %+v", resp)
 	}
 	// A refusal prints nothing on stdout, even with --json.
 	r = tc(t, sock, "--json", "call", "blocked")
-	wantExit(t, r, exitRefused, "(policy_denied)")
+	wantExit(t, r, exitRefused, `{"error":{"code":"policy_denied",`)
 	if r.out != "" {
 		t.Errorf("stdout %q", r.out)
 	}
@@ -1048,7 +1048,7 @@ func TestJSONOutput(t *testing.T) {
 		check func(t *testing.T, out string)
 		again string // when set, the second run fails with this code instead
 	}{
-		{[]string{"tools", "create", "-f", "-"}, jsDef("new_tool", "return 1"), tool(func(v api.Tool) bool { return v.Version == 1 }), "(conflict)"},
+		{[]string{"tools", "create", "-f", "-"}, jsDef("new_tool", "return 1"), tool(func(v api.Tool) bool { return v.Version == 1 }), `{"error":{"code":"conflict",`},
 		{[]string{"tools", "list"}, "", func(t *testing.T, out string) {
 			if v := decodeStrict[api.ToolList](t, out); v.Total != 4 || len(v.Tools) != 4 {
 				t.Errorf("%+v", v)
@@ -1100,7 +1100,7 @@ func TestJSONOutput(t *testing.T) {
 			if out != "" { // 204 No Content
 				t.Errorf("%q", out)
 			}
-		}, "(tool_not_found)"},
+		}, `{"error":{"code":"tool_not_found",`},
 	}
 	for _, tt := range tests {
 		for _, args := range [][]string{append(slices.Clone(tt.args), "--json"), append([]string{"--json"}, tt.args...)} {
