@@ -66,7 +66,10 @@ func runWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if len(args) == 0 {
 		args = []string{"toolcage"}
 	}
-	err := cliApp.RunContext(ctx, permuteArgs(cliApp, args))
+	if args[len(args)-1] != "--generate-bash-completion" { // urfave wants it last
+		args = permuteArgs(cliApp, args)
+	}
+	err := cliApp.RunContext(ctx, args)
 	switch {
 	case err == nil && a.unknownCommand:
 		return exitUsage
@@ -111,6 +114,7 @@ approval, rate limited, tool not active).`,
 		Reader:                    a.in,
 		Metadata:                  map[string]any{appKey: a},
 		DisableSliceFlagSeparator: true, // --arg tags=a,b stays one value
+		EnableBashCompletion:      true, // --generate-bash-completion; see completion.go
 		Flags: []cli.Flag{
 			&cli.StringFlag{
 				Name:    "socket",
