@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +68,30 @@ func TestLogDurations(t *testing.T) {
 		if rec.Timeout != "30s" || rec.Call.Took != "1.5ms" || rec.N != 3 {
 			t.Errorf("json log: %s", buf.String())
 		}
+	}
+}
+
+// TestFallbackSocketDirRefused: the per-user socket directory in /tmp that
+// someone else prepared (here: mode 0755) is refused by the client before it
+// connects and by the daemon before it listens.
+func TestFallbackSocketDirRefused(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := filepath.Join(tmp, "toolcage-"+strconv.Itoa(os.Geteuid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "toolcage.sock")
+	wantExit(t, runCLI(t, "", "--socket", sock, "health"), exitFailure, "socket dir "+dir+" has mode 0755, want 0700")
+	// The sandbox is off: its probe comes before the socket, and this test
+	// is about the socket.
+	cfg := writeFile(t, "nosandbox.yaml", "sandbox:\n  enabled: false\n")
+	r := runCLI(t, "", "daemon", "--socket", sock, "--config", cfg, "--data-dir", t.TempDir(), "--executor", executorPath)
+	wantExit(t, r, exitFailure, "has mode 0755, want 0700")
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("a socket was made: %v", err)
 	}
 }
