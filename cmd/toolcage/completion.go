@@ -63,7 +63,11 @@ Examples:
 			if cCtx.NArg() != 1 {
 				return usageErrorf(cCtx, "want one shell: bash, zsh or fish")
 			}
-			return runCompletion(appOf(cCtx).out, cCtx.App, cCtx.Args().First(), cCtx)
+			// A fresh tree: the running one holds urfave's shared help
+			// command, whose subcommand lists grow with every run in one
+			// process until fish's walk of them never ends.
+			a := appOf(cCtx)
+			return runCompletion(a.out, newCLI(&app{out: a.out, err: a.err}), cCtx.Args().First(), cCtx)
 		},
 	}
 }
@@ -94,15 +98,19 @@ func manCommand() *cli.Command {
 		Name:   "man",
 		Usage:  "print the toolcage(1) man page in roff",
 		Hidden: true,
+		UsageText: `toolcage man > toolcage.1
+
+   'make man' writes it to docs/man/toolcage.1.`,
 		Action: func(cCtx *cli.Context) error {
 			if err := noArgs(cCtx); err != nil {
 				return err
 			}
-			page, err := cCtx.App.ToManWithSection(1)
+			a := appOf(cCtx)
+			page, err := newCLI(&app{out: a.out, err: a.err}).ToManWithSection(1) // fresh: see completionCommand
 			if err != nil {
 				return fmt.Errorf("man page: %w", err)
 			}
-			_, err = io.WriteString(appOf(cCtx).out, page)
+			_, err = io.WriteString(a.out, page)
 			return err
 		},
 	}
