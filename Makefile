@@ -9,7 +9,15 @@ LDFLAGS  := -s -w -X github.com/toolcage/toolcage/daemon.Version=$(VERSION)
 # The race detector and SQLite need cgo; the executor must not.
 export CGO_ENABLED := 1
 
-.PHONY: all deps build demo test bench lint proto clean
+# 'make install' puts the binaries, the systemd unit, the man page and the
+# shell completions under $(DESTDIR)$(PREFIX).
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+SHAREDIR ?= $(PREFIX)/share
+MANDIR   ?= $(SHAREDIR)/man
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
+
+.PHONY: all deps build demo test bench lint proto clean man install
 
 all: build
 
@@ -42,6 +50,28 @@ proto:
 	GOFLAGS= $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 	cd executors/proto && PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc --go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative executor.proto
+
+# The toolcage(1) man page, from the CLI's own help.
+man: build
+	@mkdir -p docs/man
+	$(BIN)/toolcage man > docs/man/toolcage.1
+
+# Installs what 'make build' made: build as yourself, then install (as root
+# for /usr/local). It does not build, so 'sudo make install' never runs Go
+# as root.
+install:
+	@for f in toolcage toolcage-executor toolcage-sandbox; do \
+		test -x $(BIN)/$$f || { echo "install: $(BIN)/$$f is missing: run 'make build' first" >&2; exit 1; }; done
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(SHAREDIR)/bash-completion/completions $(DESTDIR)$(SHAREDIR)/zsh/site-functions \
+		$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d
+	install -m 0755 $(BIN)/toolcage $(BIN)/toolcage-executor $(BIN)/toolcage-sandbox $(DESTDIR)$(BINDIR)/
+	sed 's|@BINDIR@|$(BINDIR)|g' configs/systemd/toolcage.service > $(DESTDIR)$(UNITDIR)/toolcage.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/toolcage.service
+	$(BIN)/toolcage man > $(DESTDIR)$(MANDIR)/man1/toolcage.1
+	$(BIN)/toolcage completion bash > $(DESTDIR)$(SHAREDIR)/bash-completion/completions/toolcage
+	$(BIN)/toolcage completion zsh > $(DESTDIR)$(SHAREDIR)/zsh/site-functions/_toolcage
+	$(BIN)/toolcage completion fish > $(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/toolcage.fish
 
 clean:
 	rm -rf $(BIN)

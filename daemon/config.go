@@ -192,6 +192,10 @@ type JSConfig struct {
 // TOOLCAGE_* environment variables, then overrides (flag values keyed like
 // "socket" or "executor.path"). Unknown keys in file are errors.
 func LoadConfig(file string, overrides map[string]any) (Config, error) {
+	where := "config"
+	if file != "" {
+		where = "config " + file
+	}
 	v := viper.New()
 	v.SetConfigType("yaml")
 	if err := v.ReadConfig(bytes.NewReader(configs.DefaultDaemon)); err != nil {
@@ -203,7 +207,7 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 			return Config{}, fmt.Errorf("config: %w", err)
 		}
 		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
-			return Config{}, fmt.Errorf("config %s: %w", file, err)
+			return Config{}, fmt.Errorf("%s: %w", where, trimViper(err))
 		}
 	}
 	v.SetEnvPrefix("TOOLCAGE")
@@ -220,16 +224,16 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 	var c Config
 	hook := mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(","))
 	if err := v.UnmarshalExact(&c, viper.DecodeHook(hook)); err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, configError(where, err)
 	}
-	if err := c.finish(); err != nil {
+	if err := c.finish(where); err != nil {
 		return Config{}, err
 	}
 	return c, nil
 }
 
-// finish fills derived defaults and validates.
-func (c *Config) finish() error {
+// finish fills derived defaults and validates; where prefixes the errors.
+func (c *Config) finish(where string) error {
 	if c.Socket == "" {
 		c.Socket = DefaultSocketPath()
 	}
@@ -302,7 +306,7 @@ func (c *Config) finish() error {
 	}
 	errs = append(errs, c.Profiles.check()...)
 	if len(errs) > 0 {
-		return fmt.Errorf("config: %w", errors.Join(errs...))
+		return fmt.Errorf("%s: %w", where, errors.Join(errs...))
 	}
 	return nil
 }
@@ -324,15 +328,6 @@ func (c *Config) ShellLimits() executors.Limits {
 func (c *Config) HTTPLimits() executors.Limits {
 	out, _ := catalog.ParseByteSize(c.HTTP.MaxResponseBytes)
 	return executors.Limits{Timeout: c.HTTP.Timeout, OutputBytes: out}
-}
-
-// DefaultSocketPath is $XDG_RUNTIME_DIR/toolcage/toolcage.sock, or
-// /run/toolcage/toolcage.sock without XDG_RUNTIME_DIR.
-func DefaultSocketPath() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "toolcage", "toolcage.sock")
-	}
-	return "/run/toolcage/toolcage.sock"
 }
 
 // DefaultDataDir is /var/lib/toolcage for root, else ~/.local/share/toolcage

@@ -304,8 +304,8 @@ func listenSocket(path string) (net.Listener, error) {
 	if len(path) > 107 {
 		return nil, fmt.Errorf("socket path %q is longer than the 107 bytes a Unix socket allows", path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("socket dir: %w", err)
+	if err := prepareSocketDir(path); err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(path); err == nil {
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {

@@ -34,6 +34,9 @@ type app struct {
 	color bool           // err is a terminal that takes ANSI dim
 
 	unknownCommand bool // set when urfave met a command name it does not know
+
+	outputJSON bool // -o json, --format json or --format TEMPLATE (see format.go)
+	jsonErrors bool // errors go to stderr as JSON: --json, -o json, --format json
 }
 
 const appKey = "toolcage.app"
@@ -44,9 +47,10 @@ func appOf(cCtx *cli.Context) *app {
 }
 
 // jsonOut reports whether the command prints raw JSON: --json before or
-// after the command name.
+// after the command name, -o json, or --format (whose template then reads
+// that JSON; see format.go).
 func (a *app) jsonOut(cCtx *cli.Context) bool {
-	return a.json || cCtx.Bool("json")
+	return a.json || cCtx.Bool("json") || a.outputJSON
 }
 
 // run runs the CLI with args (args[0] is the program name) and returns the
@@ -62,7 +66,10 @@ func runWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if len(args) == 0 {
 		args = []string{"toolcage"}
 	}
-	err := cliApp.RunContext(ctx, permuteArgs(cliApp, args))
+	if args[len(args)-1] != "--generate-bash-completion" { // urfave wants it last
+		args = permuteArgs(cliApp, args)
+	}
+	err := cliApp.RunContext(ctx, args)
 	switch {
 	case err == nil && a.unknownCommand:
 		return exitUsage
@@ -72,7 +79,11 @@ func runWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stderr, "Error: interrupted")
 		return exitInterrupted
 	}
-	printError(stderr, err)
+	if a.jsonErrors || jsonFlagsIn(args[1:]) {
+		printJSONError(stderr, err)
+	} else {
+		printError(stderr, err)
+	}
 	return exitCode(err)
 }
 
@@ -97,13 +108,13 @@ daemon over its Unix socket.
 Exit status: 0 success; 1 the tool or the daemon failed; 2 usage error (bad
 flags, file, definition or arguments); 3 refused by policy (denied, needs
 approval, rate limited, tool not active).`,
-		Version:                   version,
-		HideVersion:               true, // the version command says more
+		Version:                   daemon.Version, // --version; the version command says more
 		Writer:                    a.out,
 		ErrWriter:                 a.err,
 		Reader:                    a.in,
 		Metadata:                  map[string]any{appKey: a},
 		DisableSliceFlagSeparator: true, // --arg tags=a,b stays one value
+		EnableBashCompletion:      true, // --generate-bash-completion; see completion.go
 		Flags: []cli.Flag{
 			&cli.StringFlag{
 				Name:    "socket",
@@ -136,6 +147,9 @@ approval, rate limited, tool not active).`,
 			default:
 				return usageErrorf(cCtx, "--caller-type must be user or llm, not %q", a.callerType)
 			}
+			if err := daemon.CheckSocketDir(a.socket); err != nil {
+				return err
+			}
 			a.client = api.NewClient(a.socket)
 			a.client.CallerType = a.callerType
 			a.client.CallerID = a.callerID
@@ -159,6 +173,7 @@ approval, rate limited, tool not active).`,
 	}
 	for _, c := range cliApp.Commands {
 		setUsageErrorHandler(c)
+		addOutputFlags(a, c)
 	}
 	return cliApp
 }

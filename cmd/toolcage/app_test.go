@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/toolcage/toolcage/daemon"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -164,5 +166,14 @@ func TestPermuteArgs(t *testing.T) {
 		if !reflect.DeepEqual(got, strings.Fields(tt.want)) {
 			t.Errorf("permuteArgs(%q) = %q, want %q", tt.in, strings.Join(got, " "), tt.want)
 		}
+	}
+}
+
+// TestVersionFlag: --version prints the same version the version command
+// and the daemon report (daemon.Version, set by the Makefile).
+func TestVersionFlag(t *testing.T) {
+	r := runCLI(t, "", "--version")
+	if r.code != exitOK || r.out != "toolcage version "+daemon.Version+"\n" || r.err != "" {
+		t.Errorf("--version: %v", r)
 	}
 }

@@ -20,6 +20,8 @@ func commands() []*cli.Command {
 		sandboxCommand(),
 		versionCommand(),
 		daemonCommand(),
+		completionCommand(),
+		manCommand(),
 	}
 }
 

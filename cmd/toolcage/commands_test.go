@@ -240,14 +240,14 @@ func TestCallOutcomes(t *testing.T) {
 
 	// --json prints the body and still exits 1 when the tool reports an error.
 	r := tc(t, sock, "call", "thrower", "--json")
-	wantExit(t, r, exitFailure, "Error: tool thrower reported an error: TypeError: x is undefined")
+	wantExit(t, r, exitFailure, `{"error":{"code":"failed","message":"tool thrower reported an error: TypeError: x is undefined`)
 	resp := decodeStrict[api.CallResponse](t, r.out)
 	if !resp.IsError || resp.Error != "TypeError: x is undefined (line 2)" || string(resp.Result) != "null" || resp.Logs == nil || len(resp.Logs) != 0 || resp.Tool != "thrower" || resp.Version != 1 {
 		t.Errorf("is_error --json: %+v", resp)
 	}
 	// A refusal prints nothing on stdout, even with --json.
 	r = tc(t, sock, "--json", "call", "blocked")
-	wantExit(t, r, exitRefused, "(policy_denied)")
+	wantExit(t, r, exitRefused, `{"error":{"code":"policy_denied",`)
 	if r.out != "" {
 		t.Errorf("stdout %q", r.out)
 	}
@@ -1021,11 +1021,11 @@ func TestHealthAndVersion(t *testing.T) {
 	}
 
 	r = mustOK(t, sock, "version")
-	if !regexp.MustCompile(`^Client: toolcage ` + regexp.QuoteMeta(version) + ` \(go[0-9.]+[^ ]* [a-z0-9]+/[a-z0-9]+\)\nDaemon: toolcage ` + regexp.QuoteMeta(daemon.Version) + ` \(up [0-9hms]+\)\n$`).MatchString(r.out) {
+	if !regexp.MustCompile(`^Client: toolcage ` + regexp.QuoteMeta(daemon.Version) + ` \(go[0-9.]+[^ ]* [a-z0-9]+/[a-z0-9]+\)\nDaemon: toolcage ` + regexp.QuoteMeta(daemon.Version) + ` \(up [0-9hms]+\)\n$`).MatchString(r.out) {
 		t.Errorf("version: %v", r)
 	}
 	v := decodeStrict[versionInfo](t, mustOK(t, sock, "--json", "version").out)
-	if v.Client.Version != version || v.Client.Go == "" || v.Daemon == nil || v.Daemon.Status != "ok" || v.Daemon.Socket != sock {
+	if v.Client.Version != daemon.Version || v.Daemon != nil && v.Daemon.Version != v.Client.Version || v.Client.Go == "" || v.Daemon == nil || v.Daemon.Status != "ok" || v.Daemon.Socket != sock {
 		t.Errorf("version --json: %+v", v)
 	}
 }
@@ -1054,7 +1054,7 @@ func TestJSONOutput(t *testing.T) {
 		check func(t *testing.T, out string)
 		again string // when set, the second run fails with this code instead
 	}{
-		{[]string{"tools", "create", "-f", "-"}, jsDef("new_tool", "return 1"), tool(func(v api.Tool) bool { return v.Version == 1 }), "(conflict)"},
+		{[]string{"tools", "create", "-f", "-"}, jsDef("new_tool", "return 1"), tool(func(v api.Tool) bool { return v.Version == 1 }), `{"error":{"code":"conflict",`},
 		{[]string{"tools", "list"}, "", func(t *testing.T, out string) {
 			if v := decodeStrict[api.ToolList](t, out); v.Total != 4 || len(v.Tools) != 4 {
 				t.Errorf("%+v", v)
@@ -1106,7 +1106,7 @@ func TestJSONOutput(t *testing.T) {
 			if out != "" { // 204 No Content
 				t.Errorf("%q", out)
 			}
-		}, "(tool_not_found)"},
+		}, `{"error":{"code":"tool_not_found",`},
 	}
 	for _, tt := range tests {
 		for _, args := range [][]string{append(slices.Clone(tt.args), "--json"), append([]string{"--json"}, tt.args...)} {
@@ -1141,11 +1141,16 @@ func TestDaemonCommand(t *testing.T) {
 	data := t.TempDir()
 	profile := filepath.Join(t.TempDir(), "cpu.pprof")
 
-	// start runs the daemon until stop sends it sig.
-	start := func() (stop func(sig os.Signal) result) {
+	// start runs the daemon until stop sends it sig; local puts --socket
+	// after "daemon", as its usage line shows, instead of before it.
+	start := func(local bool) (stop func(sig os.Signal) result) {
 		var out, errb syncBuffer
-		cmd := cliProcess(&out, &errb, "--socket", sock, "daemon", "--data-dir", data, "--executor", executorPath, "--log-level", "error",
-			"--cpu-profile", profile)
+		args := []string{"--socket", sock, "daemon"}
+		if local {
+			args = []string{"daemon", "--socket", sock}
+		}
+		cmd := cliProcess(&out, &errb, append(args, "--data-dir", data, "--executor", executorPath, "--log-level", "error",
+			"--cpu-profile", profile)...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -1186,7 +1191,7 @@ func TestDaemonCommand(t *testing.T) {
 		return stop
 	}
 
-	stop := start()
+	stop := start(false)
 	h := decodeStrict[api.Health](t, mustOK(t, sock, "health", "--json").out)
 	if h.Status != "ok" || h.Socket != sock || h.DataDir != data {
 		t.Errorf("health: %+v", h)
@@ -1209,7 +1214,7 @@ func TestDaemonCommand(t *testing.T) {
 	wantExit(t, tc(t, sock, "health"), exitFailure, "cannot reach the toolcage daemon")
 
 	// The tool and its call outlive a restart; SIGINT stops it as well.
-	stop = start()
+	stop = start(true)
 	if tool := showTool(t, sock, "kept"); tool.UsageCount != 1 {
 		t.Errorf("after restart: %+v", tool)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -29,6 +30,7 @@ Configuration comes from the embedded defaults (configs/toolcage.yaml), then
 TOOLCAGE_DATA_DIR, TOOLCAGE_EXECUTOR_PATH, TOOLCAGE_LOG_LEVEL, ...), then flags.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "YAML config `FILE` (unknown keys are errors)", EnvVars: []string{"TOOLCAGE_CONFIG"}},
+			&cli.StringFlag{Name: "socket", Usage: "listen on `PATH` (the same as the global --socket)"},
 			&cli.StringFlag{Name: "data-dir", Usage: "`DIR` for the database (default ~/.local/share/toolcage or /var/lib/toolcage)"},
 			&cli.StringFlag{Name: "executor", Usage: "`PATH` of toolcage-executor (default: next to this binary)"},
 			&cli.StringFlag{Name: "log-level", Usage: "debug, info, warn or error"},
@@ -40,8 +42,8 @@ TOOLCAGE_DATA_DIR, TOOLCAGE_EXECUTOR_PATH, TOOLCAGE_LOG_LEVEL, ...), then flags.
 
 func runDaemon(c *cli.Context) error {
 	overrides := map[string]any{}
-	if c.IsSet("socket") {
-		overrides["socket"] = c.String("socket")
+	if s, ok := socketFlag(c); ok {
+		overrides["socket"] = s
 	}
 	if c.IsSet("data-dir") {
 		overrides["data_dir"] = c.String("data-dir")
@@ -56,7 +58,7 @@ func runDaemon(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("Error: %v", err), 2)
 	}
-	log := newLogger(cfg.Log)
+	log := newLogger(c.App.ErrWriter, cfg.Log)
 	if f := c.String("cpu-profile"); f != "" {
 		stopProfile, err := startCPUProfile(f)
 		if err != nil {
@@ -77,6 +79,22 @@ func runDaemon(c *cli.Context) error {
 	return nil
 }
 
+// socketFlag returns the daemon's own --socket, else the global --socket
+// (or TOOLCAGE_SOCKET) when it was set; unset, the config file decides.
+// The daemon's flag shadows the global one in urfave's lookups, so the
+// global one is read from the parent context.
+func socketFlag(c *cli.Context) (string, bool) {
+	if c.IsSet("socket") {
+		return c.String("socket"), true
+	}
+	for _, p := range c.Lineage()[1:] {
+		if p.IsSet("socket") {
+			return p.String("socket"), true
+		}
+	}
+	return "", false
+}
+
 // startCPUProfile profiles the process into file until the returned
 // function is called.
 func startCPUProfile(file string) (func(), error) {
@@ -94,12 +112,22 @@ func startCPUProfile(file string) (func(), error) {
 	}, nil
 }
 
-func newLogger(c daemon.LogConfig) *slog.Logger {
+// newLogger writes the daemon's log to w as text or JSON lines.
+func newLogger(w io.Writer, c daemon.LogConfig) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(c.Level))
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationText}
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// durationText writes durations as "30s", as the config file does, where
+// slog's JSON handler would write nanoseconds.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
 }

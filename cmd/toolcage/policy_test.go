@@ -44,7 +44,7 @@ func TestPolicyShell(t *testing.T) {
 			out: "denied by user/no_curl: no curl here\nsegment: curl -s https://example.com\n"},
 		{name: "unknown group in config exits 2", args: []string{"--config", unknownGroup, "--", "ls"}, code: exitUsage,
 			wantErr: []string{`Error: shell.rules: shell rules: unknown group "no_such_group" (known: parse, destructive_file_ops,`}},
-		{name: "unknown config key exits 2", args: []string{"--config", unknownKey, "--", "ls"}, code: exitUsage, wantErr: []string{"Error: config: ", "disabled_group"}},
+		{name: "unknown config key exits 2", args: []string{"--config", unknownKey, "--", "ls"}, code: exitUsage, wantErr: []string{"Error: config " + unknownKey + `: unknown key "shell.rules.disabled_group"`}},
 		{name: "missing config file exits 2", args: []string{"--config", "/nonexistent/toolcage.yaml", "--", "ls"}, code: exitUsage, wantErr: []string{"Error: config: ", "/nonexistent/toolcage.yaml"}},
 		{name: "no command exits 2", args: []string{}, code: exitUsage, wantErr: []string{`Error: missing the COMMAND to check, after "--"`}},
 		{name: "a dash without -- is a flag", args: []string{"ls", "-la"}, code: exitUsage, wantErr: []string{"Error: unknown flag", `Put the command after "--"`}},

@@ -5,24 +5,17 @@ import (
 	"io"
 	"net/http"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/api"
 )
 
-// version is this build's version, set with
-// -ldflags "-X main.version=v1.2.3"; else the module version, else "dev".
-var version = buildVersion()
-
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// The client's version is daemon.Version, the one variable the Makefile sets
+// with -ldflags "-X github.com/toolcage/toolcage/daemon.Version=…": client
+// and daemon built from one binary always say the same.
 
 // versionInfo is what "version --json" prints.
 type versionInfo struct {
@@ -63,7 +56,7 @@ the daemon's. Exits 0 even when the daemon is down (see 'toolcage health').`,
 }
 
 func runVersion(ctx context.Context, a *app, opts versionOptions) error {
-	info := versionInfo{Client: clientVersion{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}}
+	info := versionInfo{Client: clientVersion{Version: daemon.Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var h api.Health

@@ -284,7 +284,7 @@ func TestParseByteSize(t *testing.T) {
 		{"64MiB", 64 << 20, false},
 		{"1MB", 1000 * 1000, false},
 		{"1 mb", 1000 * 1000, false},
-		{"512k", 512000, false},
+		{"512k", 512 << 10, false}, // Docker's meaning since issue #15; was 512000
 		{"1.5KiB", 1536, false},
 		{"100000", 100000, false},
 		{"2GiB", 2 << 30, false},

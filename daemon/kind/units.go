@@ -33,13 +33,18 @@ func (b *ByteSize) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// sizeUnits: a single letter means what Docker's "-m 512m" means, binary
+// (512m is 512 MiB); the written-out SI units stay decimal (1MB is 1,000,000
+// bytes); KiB, MiB and GiB are binary. Case does not matter.
 var sizeUnits = map[string]int64{
 	"": 1, "b": 1,
-	"k": 1000, "kb": 1000, "m": 1000 * 1000, "mb": 1000 * 1000, "g": 1000 * 1000 * 1000, "gb": 1000 * 1000 * 1000,
+	"k": 1 << 10, "m": 1 << 20, "g": 1 << 30,
+	"kb": 1000, "mb": 1000 * 1000, "gb": 1000 * 1000 * 1000,
 	"ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30,
 }
 
-// ParseByteSize parses "64MiB", "1 MB", "512k" or "1048576".
+// ParseByteSize parses "64MiB", "512m" (MiB, as Docker), "1 MB" (decimal)
+// or "1048576".
 func ParseByteSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := 0
