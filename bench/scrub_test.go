@@ -27,6 +27,12 @@ func corpus(b *testing.B, pattern string) []byte {
 	}
 	var one []byte
 	for _, f := range files {
+		// The near-miss file is built to trip every rule's keywords (it is
+		// there to prove no false positives): it is not clean text, and it
+		// scrubs at the secret-laden rate, so the clean figure leaves it out.
+		if filepath.Base(f) == "near_misses.txt" {
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			b.Fatal(err)
