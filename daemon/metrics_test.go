@@ -90,6 +90,13 @@ func TestMetricsScrape(t *testing.T) {
 	if td.d.sandbox == nil && sb != 0 {
 		t.Fatalf("sandboxes started %v with the sandbox off", sb)
 	}
+
+	// The loopback listener goes with the daemon.
+	td.stop()
+	if c, err := net.Dial("tcp", addr); err == nil {
+		c.Close()
+		t.Fatalf("metrics listener %s still open after shutdown", addr)
+	}
 }
 
 func scrape(t *testing.T, c *http.Client, url string) string {
@@ -152,4 +159,23 @@ func TestMetricsListenMustBeLoopback(t *testing.T) {
 			t.Errorf("metrics.listen %q: error does not name the key: %v", tt.addr, err)
 		}
 	}
+}
+
+// Whatever the guard accepts is off or a loopback IP with a port.
+func FuzzCheckMetricsListen(f *testing.F) {
+	for _, s := range []string{"", "127.0.0.1:9464", "[::1]:1", "0.0.0.0:1", "localhost:1", "[::ffff:127.0.0.1]:1", "127.0.0.1:", "1.2.3.4:5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, addr string) {
+		if checkMetricsListen(addr) != nil || addr == "" {
+			return
+		}
+		h, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatalf("accepted %q: %v", addr, err)
+		}
+		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
+			t.Fatalf("accepted non-loopback %q", addr)
+		}
+	})
 }
