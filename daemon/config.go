@@ -41,6 +41,14 @@ type Config struct {
 	Profiles        ProfilesConfig  `mapstructure:"profiles"`
 	Scrub           ScrubConfig     `mapstructure:"scrub"`
 	Agents          AgentsConfig    `mapstructure:"agents"`
+	Metrics         MetricsConfig   `mapstructure:"metrics"`
+}
+
+// MetricsConfig says where else than GET /v1/metrics on the socket the
+// Prometheus metrics are served.
+type MetricsConfig struct {
+	// Listen is a loopback host:port serving GET /metrics; "" is off.
+	Listen string `mapstructure:"listen"`
 }
 
 // AgentsConfig holds the rules for tools an llm caller makes.
@@ -246,6 +254,9 @@ func (c *Config) finish(where string) error {
 	var errs []error
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown_timeout must be positive"))
+	}
+	if err := checkMetricsListen(c.Metrics.Listen); err != nil {
+		errs = append(errs, err)
 	}
 	for i, r := range c.ScrubRules() {
 		if err := scrub.CheckRule(r); err != nil {

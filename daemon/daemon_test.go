@@ -544,7 +544,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{`toolcage_calls_total{tool="adder",outcome="ok"} 1`, "toolcage_executors_started_total", `state="idle"`} {
+	for _, want := range []string{`toolcage_calls_total{kind="js",outcome="ok",tool="adder"} 1`, "toolcage_executors_started_total", `state="idle"`} {
 		if !strings.Contains(string(b), want) {
 			t.Fatalf("metrics lack %q:\n%s", want, b)
 		}

@@ -1,74 +1,184 @@
 package daemon
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/toolcage/toolcage/store"
 )
 
-// metrics keeps the counters behind GET /v1/metrics (Prometheus text).
+// metrics is the daemon's Prometheus registry (one per daemon, never the
+// global default) and the instruments dispatch reports to.
+//
+// Label cardinality is bounded: tool names by the catalog (dry runs of
+// unsaved definitions are all counted as "test:"), kinds and outcomes by
+// their fixed sets, executor keys by kinds × isolations × permission sets.
 type metrics struct {
-	mu    sync.Mutex
-	calls map[[2]string]*callStat // (tool, outcome)
-}
-
-type callStat struct {
-	count uint64
-	sum   time.Duration
+	reg        *prometheus.Registry
+	calls      *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	redactions *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
-	return &metrics{calls: map[[2]string]*callStat{}}
-}
-
-// ObserveCall counts one recorded call.
-func (m *metrics) ObserveCall(tool, outcome string, d time.Duration) {
-	m.mu.Lock()
-	s := m.calls[[2]string{tool, outcome}]
-	if s == nil {
-		s = &callStat{}
-		m.calls[[2]string{tool, outcome}] = s
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolcage_calls_total", Help: "Tool calls recorded, by tool, kind and outcome.",
+		}, []string{"tool", "kind", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "toolcage_call_duration_seconds", Help: "Time from a call's arrival to its record, by kind and outcome.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"kind", "outcome"}),
+		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolcage_redactions_total", Help: "Redaction markers scrubbing put into call results, by tool.",
+		}, []string{"tool"}),
 	}
-	s.count++
-	s.sum += d
-	m.mu.Unlock()
+	m.reg.MustRegister(m.calls, m.duration, m.redactions,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
 }
 
-func promLabel(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+// metricTool keeps dry runs ("test:<any name>") from adding a series each.
+func metricTool(tool string) string {
+	if strings.HasPrefix(tool, "test:") {
+		return "test:"
+	}
+	return tool
+}
+
+// ObserveCall counts one recorded call (dispatch.Metrics).
+func (m *metrics) ObserveCall(tool, kind, outcome string, d time.Duration) {
+	if kind == "" {
+		kind = "unknown"
+	}
+	m.calls.WithLabelValues(metricTool(tool), kind, outcome).Inc()
+	m.duration.WithLabelValues(kind, outcome).Observe(d.Seconds())
+}
+
+// ObserveRedactions counts what scrubbing took out of one result
+// (dispatch.Metrics).
+func (m *metrics) ObserveRedactions(tool string, n int) {
+	m.redactions.WithLabelValues(metricTool(tool)).Add(float64(n))
+}
+
+// stateCollector reads the pool, the sandbox runner and the store at
+// scrape time, so nothing is kept twice.
+type stateCollector struct {
+	d *Daemon
+
+	executors, started, retired, replaced, sandboxes, pending, uptime *prometheus.Desc
+}
+
+func newStateCollector(d *Daemon) *stateCollector {
+	return &stateCollector{d: d,
+		executors: prometheus.NewDesc("toolcage_executors", "Executor processes by key and state.", []string{"key", "state"}, nil),
+		started:   prometheus.NewDesc("toolcage_executors_started_total", "Executor processes started.", nil, nil),
+		retired:   prometheus.NewDesc("toolcage_executors_retired_total", "Executor processes stopped: idle, dead, unfit or at shutdown.", nil, nil),
+		replaced:  prometheus.NewDesc("toolcage_executors_replaced_total", "Executors retired because a call left them unfit (crash, timeout, broken limit), each replaced by a fresh one.", nil, nil),
+		sandboxes: prometheus.NewDesc("toolcage_sandboxes_started_total", "Executor sandboxes started (0 when the sandbox is disabled).", nil, nil),
+		pending:   prometheus.NewDesc("toolcage_approvals_pending", "Approvals waiting for a decision.", nil, nil),
+		uptime:    prometheus.NewDesc("toolcage_uptime_seconds", "Seconds since the daemon started.", nil, nil),
+	}
+}
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.executors, c.started, c.retired, c.replaced, c.sandboxes, c.pending, c.uptime} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	d := c.d
+	groups, _, _ := d.pool.Stats()
+	for _, g := range groups {
+		ch <- prometheus.MustNewConstMetric(c.executors, prometheus.GaugeValue, float64(g.Idle), g.Key.String(), "idle")
+		ch <- prometheus.MustNewConstMetric(c.executors, prometheus.GaugeValue, float64(g.Busy), g.Key.String(), "busy")
+	}
+	n := d.pool.Counts()
+	ch <- prometheus.MustNewConstMetric(c.started, prometheus.CounterValue, float64(n.Started))
+	ch <- prometheus.MustNewConstMetric(c.retired, prometheus.CounterValue, float64(n.Retired))
+	ch <- prometheus.MustNewConstMetric(c.replaced, prometheus.CounterValue, float64(n.Replaced))
+	var sb int64
+	if d.sandbox != nil {
+		sb = d.sandbox.Starts()
+	}
+	ch <- prometheus.MustNewConstMetric(c.sandboxes, prometheus.CounterValue, float64(sb))
+	// Collect has no context; a scrape must not hang on a busy database.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if p, err := d.store.ListApprovals(ctx, store.ApprovalPending); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.pending, fmt.Errorf("listing approvals: %w", err))
+	} else {
+		ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(len(p)))
+	}
+	ch <- prometheus.MustNewConstMetric(c.uptime, prometheus.GaugeValue, time.Since(d.started).Seconds())
+}
+
+// metricsHTTP serves the registry in the Prometheus exposition format.
+func (d *Daemon) metricsHTTP() http.Handler {
+	return promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError,
+	})
 }
 
 func (d *Daemon) metricsHandler(w http.ResponseWriter, r *http.Request) error {
-	var b strings.Builder
-	d.metrics.mu.Lock()
-	keys := make([][2]string, 0, len(d.metrics.calls))
-	for k := range d.metrics.calls {
-		keys = append(keys, k)
+	d.metricsHTTP().ServeHTTP(w, r)
+	return nil
+}
+
+// listenMetrics opens metrics.listen (checked loopback at config load);
+// nil when it is off.
+func listenMetrics(addr string) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
-	b.WriteString("# HELP toolcage_calls_total Tool calls by tool and outcome.\n# TYPE toolcage_calls_total counter\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "toolcage_calls_total{tool=\"%s\",outcome=\"%s\"} %d\n", promLabel(k[0]), promLabel(k[1]), d.metrics.calls[k].count)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.listen: %w", err)
 	}
-	b.WriteString("# HELP toolcage_call_duration_seconds_sum Total time spent in calls.\n# TYPE toolcage_call_duration_seconds_sum counter\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "toolcage_call_duration_seconds_sum{tool=\"%s\",outcome=\"%s\"} %g\n", promLabel(k[0]), promLabel(k[1]), d.metrics.calls[k].sum.Seconds())
+	return ln, nil
+}
+
+// metricsServer serves only GET /metrics, with timeouts, for Prometheus
+// to scrape over loopback TCP.
+func (d *Daemon) metricsServer() *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", d.metricsHTTP())
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	d.metrics.mu.Unlock()
-	groups, started, retired := d.pool.Stats()
-	sort.Slice(groups, func(i, j int) bool { return groups[i].Key.String() < groups[j].Key.String() })
-	b.WriteString("# HELP toolcage_executors Executor processes by key and state.\n# TYPE toolcage_executors gauge\n")
-	for _, g := range groups {
-		fmt.Fprintf(&b, "toolcage_executors{key=\"%s\",state=\"idle\"} %d\n", promLabel(g.Key.String()), g.Idle)
-		fmt.Fprintf(&b, "toolcage_executors{key=\"%s\",state=\"busy\"} %d\n", promLabel(g.Key.String()), g.Busy)
+}
+
+// checkMetricsListen accepts "" (off) or host:port on a loopback IP. A
+// name is refused: what it resolves to could change.
+func checkMetricsListen(addr string) error {
+	if addr == "" {
+		return nil
 	}
-	fmt.Fprintf(&b, "# HELP toolcage_executors_started_total Executor processes started.\n# TYPE toolcage_executors_started_total counter\ntoolcage_executors_started_total %d\n", started)
-	fmt.Fprintf(&b, "# HELP toolcage_executors_retired_total Executor processes stopped or replaced.\n# TYPE toolcage_executors_retired_total counter\ntoolcage_executors_retired_total %d\n", retired)
-	fmt.Fprintf(&b, "# HELP toolcage_uptime_seconds Seconds since the daemon started.\n# TYPE toolcage_uptime_seconds gauge\ntoolcage_uptime_seconds %g\n", time.Since(d.started).Seconds())
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	_, err := w.Write([]byte(b.String()))
-	return err
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("metrics.listen: want host:port on loopback, like 127.0.0.1:9464: %w", err)
+	}
+	ip := net.ParseIP(h)
+	if ip == nil || !ip.IsLoopback() {
+		return errors.New("metrics.listen: must be a loopback IP address (127.0.0.0/8 or ::1), got " + fmt.Sprintf("%q", addr))
+	}
+	return nil
 }

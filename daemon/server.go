@@ -48,8 +48,13 @@ type Daemon struct {
 	// Never logged.
 	secretsKey *secretsKey
 
-	ln      net.Listener
-	srv     *http.Server
+	ln  net.Listener
+	srv *http.Server
+	// metricsLn and metricsSrv serve metrics.listen; nil when it is off.
+	metricsLn  net.Listener
+	metricsSrv *http.Server
+	// sandbox is the runner of sandboxed executors; nil when disabled.
+	sandbox *host.SandboxRunner
 	started time.Time
 	// allowUID decides which peers may talk to the socket.
 	allowUID func(uid uint32) bool
@@ -160,6 +165,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	if d.metricsLn, err = listenMetrics(cfg.Metrics.Listen); err != nil {
+		ln.Close()
+		d.egress.Close()
+		d.pool.Close()
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
+	d.metrics.reg.MustRegister(newStateCollector(d))
+	if d.metricsLn != nil {
+		d.metricsSrv = d.metricsServer()
+	}
 	d.ln = limitListener(ln, cfg.API.MaxConnections)
 	d.srv = &http.Server{
 		Handler:           bodyDeadline(d.routes(), cfg.API.BodyTimeout),
@@ -185,6 +202,7 @@ func (d *Daemon) processRunner(exe string) (host.Runner, error) {
 	}
 	d.sandboxState = state
 	r := &host.SandboxRunner{Path: exe, Config: d.cfg.SandboxConfig(), StateDir: state}
+	d.sandbox = r
 	// The lean launcher next to the executor starts a sandbox in about half
 	// the time; without it the executor launches itself.
 	if l := filepath.Join(filepath.Dir(exe), host.LauncherBinary); fileExists(l) {
@@ -254,6 +272,14 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	debug.FreeOSMemory()
 	errc := make(chan error, 1)
 	go func() { errc <- d.srv.Serve(d.ln) }()
+	if d.metricsSrv != nil {
+		go func() {
+			if err := d.metricsSrv.Serve(d.metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("metrics server", "err", err)
+			}
+		}()
+		d.log.Info("serving metrics", "addr", d.metricsLn.Addr().String())
+	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go d.workers.run(wctx)
@@ -268,6 +294,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	d.disp.StopWaiting() // calls waiting for approval return; approvals stay pending
 	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
 	defer cancel()
+	if d.metricsSrv != nil {
+		d.metricsSrv.Shutdown(sctx)
+	}
 	err := d.srv.Shutdown(sctx)
 	if err != nil {
 		d.log.Warn("shutdown timeout reached; closing remaining connections", "err", err)
@@ -282,10 +311,24 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	return err
 }
 
+// MetricsAddr is the address metrics.listen bound, or "" when it is off.
+func (d *Daemon) MetricsAddr() string {
+	if d.metricsLn == nil {
+		return ""
+	}
+	return d.metricsLn.Addr().String()
+}
+
 // Close stops executors, closes the store and removes the socket.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		d.ln.Close()
+		if d.metricsSrv != nil {
+			d.metricsSrv.Close()
+		}
+		if d.metricsLn != nil {
+			d.metricsLn.Close()
+		}
 		d.pool.Close()
 		d.egress.Close()
 		d.closeErr = d.store.Close()

@@ -85,9 +85,14 @@ type SecretReader interface {
 	Secret(ctx context.Context, name string) ([]byte, error)
 }
 
-// Metrics counts recorded calls.
+// Metrics counts recorded calls and what scrubbing took out of them.
 type Metrics interface {
-	ObserveCall(tool, outcome string, d time.Duration)
+	// ObserveCall counts one recorded call; kind is empty when the call
+	// was refused before its kind was known.
+	ObserveCall(tool, kind, outcome string, d time.Duration)
+	// ObserveRedactions counts the redaction markers scrubbing put into
+	// one call's result.
+	ObserveRedactions(tool string, n int)
 }
 
 // Dispatcher takes one call from a resolved tool to an audit record.
@@ -179,6 +184,7 @@ func newCallID() string {
 type call struct {
 	id      string
 	tool    string
+	kind    string
 	version int
 	caller  principal.Caller
 	args    json.RawMessage
@@ -207,7 +213,7 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 		return nil, err
 	}
 	t := res.Tool
-	c := &call{id: newCallID(), tool: r.Tool, version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
+	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
 		worker: w, approval: approvalFor(w, res)}
 	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
@@ -234,14 +240,14 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 	if err != nil {
 		return nil, err
 	}
-	c := &call{id: newCallID(), tool: "test:" + def.Name, caller: caller, args: args, started: d.now(), dryRun: true}
+	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true}
 	return d.run(ctx, c, res)
 }
 
 // AdHocJS runs code that is not stored, like a tool with no parameters.
 func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller principal.Caller) (*Outcome, error) {
 	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: js.Kind{}.Name(), Spec: js.New(code), Limits: &lim}
-	c := &call{id: newCallID(), tool: AdHocTool, caller: caller, args: args, started: d.now()}
+	c := &call{id: newCallID(), tool: AdHocTool, kind: string(def.Kind), caller: caller, args: args, started: d.now()}
 	if err := catalog.Check(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -307,7 +313,9 @@ func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, e
 	}
 	out, err := d.cfg.Pool.Execute(ctx, p.key, req)
 	if out != nil {
-		scrubResult(scr, out)
+		if n := scrubResult(scr, out); n > 0 && d.cfg.Metrics != nil {
+			d.cfg.Metrics.ObserveRedactions(c.tool, n)
+		}
 	}
 	if err != nil {
 		outcome := outcomeFailed
@@ -367,7 +375,7 @@ func (d *Dispatcher) finish(ctx context.Context, c *call, scr *scrub.Scrubber, o
 		e.Error = callErr.Error()
 	}
 	if d.cfg.Metrics != nil {
-		d.cfg.Metrics.ObserveCall(c.tool, outcome, e.Duration)
+		d.cfg.Metrics.ObserveCall(c.tool, c.kind, outcome, e.Duration)
 	}
 	// The record is written even if the caller has gone away.
 	if err := d.cfg.Store.RecordExecution(context.WithoutCancel(ctx), e); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
@@ -53,12 +54,28 @@ func scrubValue(s *scrub.Scrubber, v any) any {
 }
 
 // scrubResult scrubs everything a call returns: value, logs, error text.
-func scrubResult(s *scrub.Scrubber, r *executors.Result) {
+// It returns how many redaction markers scrubbing added.
+func scrubResult(s *scrub.Scrubber, r *executors.Result) int {
+	n := -markers(r)
 	r.Value = scrubJSON(s, r.Value)
 	r.Error = s.Scrub(r.Error)
 	for i := range r.Logs {
 		r.Logs[i].Message = s.Scrub(r.Logs[i].Message)
 	}
+	return n + markers(r)
+}
+
+// redactedPrefix starts every marker package scrub writes.
+const redactedPrefix = "[REDACTED:"
+
+// markers counts the redaction markers in a result. Counting them before
+// and after scrubbing keeps markers a tool printed itself out of the count.
+func markers(r *executors.Result) int {
+	n := bytes.Count(r.Value, []byte(redactedPrefix)) + strings.Count(r.Error, redactedPrefix)
+	for _, l := range r.Logs {
+		n += strings.Count(l.Message, redactedPrefix)
+	}
+	return n
 }
 
 // scrubError keeps err's code and limit and scrubs its message.

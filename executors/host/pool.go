@@ -75,8 +75,9 @@ type Pool struct {
 	bg     sync.WaitGroup
 	stopCh chan struct{}
 
-	started atomic.Int64
-	retired atomic.Int64
+	started  atomic.Int64
+	retired  atomic.Int64
+	replaced atomic.Int64
 }
 
 type group struct {
@@ -217,6 +218,24 @@ func (p *Pool) Stats() (keys []Stats, started, retired int64) {
 	return keys, p.started.Load(), p.retired.Load()
 }
 
+// Counts are the pool's running totals, for metrics.
+type Counts struct {
+	// Started counts executor processes started.
+	Started int64
+	// Retired counts executor processes stopped: idle too long, dead,
+	// unhealthy after a call, or the pool closing.
+	Retired int64
+	// Replaced counts the executors retired because a call left them
+	// unfit (crash, timeout, broken limit, failed reset); each one is
+	// replaced by a fresh start, in the background or on the next call.
+	Replaced int64
+}
+
+// Counts reports the running totals; it takes no lock.
+func (p *Pool) Counts() Counts {
+	return Counts{Started: p.started.Load(), Retired: p.retired.Load(), Replaced: p.replaced.Load()}
+}
+
 // Close kills idle executors and refuses new calls. Calls already running
 // finish; their executors are killed when they return.
 func (p *Pool) Close() error {
@@ -311,6 +330,7 @@ func (p *Pool) release(g *group, inst *instance, healthy bool) {
 	p.retired.Add(1)
 	p.kill(inst)
 	if !healthy {
+		p.replaced.Add(1)
 		p.replace(g)
 	}
 }

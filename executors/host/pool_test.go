@@ -192,6 +192,14 @@ func TestPoolRetiresExecutorAfterFailure(t *testing.T) {
 			if tt.replaced && syscall.Kill(before, 0) == nil {
 				t.Fatalf("retired executor %d still runs", before)
 			}
+			var want int64
+			if tt.replaced {
+				want = 1
+			}
+			// A background replacement (MinIdle) may add a start.
+			if c := p.Counts(); c.Replaced != want || c.Started < 1+want {
+				t.Fatalf("counts %+v, want %d replaced, at least %d started", c, want, 1+want)
+			}
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,7 +57,12 @@ type SandboxRunner struct {
 
 	mu   sync.Mutex
 	live map[string]*sandboxProc
+	// starts counts the sandboxes started for executors (not probes).
+	starts atomic.Int64
 }
+
+// Starts reports how many executor sandboxes this runner has started.
+func (r *SandboxRunner) Starts() int64 { return r.starts.Load() }
 
 // configFor is the sandbox configuration for key.
 func (r *SandboxRunner) configFor(key Key) sandbox.Config {
@@ -196,6 +202,7 @@ func (p *sandboxProc) Start(context.Context) error {
 		return err
 	}
 	p.id = "sandbox-" + strconv.Itoa(p.cmd.Pid())
+	p.r.starts.Add(1)
 	p.r.register(p)
 	return nil
 }

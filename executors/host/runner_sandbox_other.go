@@ -27,6 +27,9 @@ func (r *SandboxRunner) ClientConfig(context.Context, Key) (*plugin.ClientConfig
 	return nil, &errdefs.Error{Code: errdefs.Unavailable, Op: "start sandboxed executor", Err: sandbox.ErrUnsupported}
 }
 
+// Starts is always 0: no sandbox starts here.
+func (r *SandboxRunner) Starts() int64 { return 0 }
+
 // AfterCall fails: there are no sandboxed executors here.
 func (r *SandboxRunner) AfterCall(context.Context, *plugin.Client) error {
 	return sandbox.ErrUnsupported

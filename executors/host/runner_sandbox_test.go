@@ -518,7 +518,7 @@ func TestSandboxKillAllKillsOnlyTheSandbox(t *testing.T) {
 
 func TestSandboxAfterCallCleansUp(t *testing.T) {
 	needSandbox(t)
-	p, _, _ := newSandboxPool(t, sandbox.Config{})
+	p, r, _ := newSandboxPool(t, sandbox.Config{})
 	// The pool resets the sandbox after every call: no process and no file a
 	// call leaves behind reaches the next call, and the executor is kept.
 	first := mustCall(t, p, sbxKey, sbxOp{Op: "sh", Cmd: "sleep 1000 >/dev/null 2>&1 & echo x >/tmp/f; echo y >$HOME/g; mkdir -p /tmp/d/e; chmod 000 /tmp/d; echo z >/dev/shm/s; cat /tmp/f $HOME/g /dev/shm/s"})
@@ -535,6 +535,10 @@ func TestSandboxAfterCallCleansUp(t *testing.T) {
 	}
 	if res.Pid != first.Pid {
 		t.Fatalf("executor replaced (%d → %d); a clean call must keep it", first.Pid, res.Pid)
+	}
+	// One sandbox served all three calls.
+	if n := r.Starts(); n != 1 {
+		t.Fatalf("sandbox starts = %d, want 1", n)
 	}
 }
 
