@@ -26,49 +26,64 @@ import (
 // maxBody bounds every request body.
 const maxBody = 4 << 20
 
+// route is one entry of the socket API: a ServeMux pattern ("METHOD /path")
+// and its handler.
+type route struct {
+	pattern string
+	handler func(http.ResponseWriter, *http.Request) error
+}
+
+// routeTable lists every route of the socket API. It is the one list routes
+// registers and the OpenAPI test holds the document to.
+func (d *Daemon) routeTable() []route {
+	return []route{
+		{"GET /v1/health", d.health},
+		{"GET /v1/metrics", d.metricsHandler},
+		{"GET /v1/stats", d.stats},
+		{"GET /v1/tools", d.listTools},
+		{"POST /v1/tools", d.makesTools(d.createTool)},
+		{"POST /v1/tools/test", d.makesTools(d.testTool)},
+		{"GET /v1/tools/{name}", d.getTool},
+		{"PUT /v1/tools/{name}", d.makesTools(d.seesTool(d.putTool))},
+		{"PATCH /v1/tools/{name}", d.makesTools(d.seesTool(d.patchTool))},
+		{"DELETE /v1/tools/{name}", d.makesTools(d.seesTool(d.deleteTool))},
+		{"POST /v1/tools/{name}/enable", d.makesTools(d.seesTool(d.lifecycle(d.catalog.Enable)))},
+		{"POST /v1/tools/{name}/disable", d.makesTools(d.seesTool(d.lifecycle(d.catalog.Disable)))},
+		{"POST /v1/tools/{name}/approve", d.person(actToolApprove, "name", d.lifecycle(d.catalog.Approve))},
+		{"POST /v1/tools/{name}/reject", d.person(actToolReject, "name", d.lifecycle(d.catalog.Reject))},
+		{"POST /v1/tools/{name}/rollback", d.makesTools(d.seesTool(d.rollback))},
+		{"GET /v1/tools/{name}/history", d.seesTool(d.history)},
+		{"POST /v1/tools/{name}/call", d.callTool},
+		{"POST /v1/tools/{name}/render", d.seesTool(d.renderTool)},
+		{"POST /v1/js", d.noAdHoc(d.runJS)},
+		{"GET /v1/executions", d.listExecutions},
+		{"GET /v1/secrets", d.person(actSecretList, "", d.listSecrets)},
+		{"PUT /v1/secrets/{name}", d.person(actSecretSet, "name", d.putSecret)},
+		{"DELETE /v1/secrets/{name}", d.person(actSecretRemove, "name", d.deleteSecret)},
+		{"GET /v1/approvals", d.listApprovals},
+		{"POST /v1/approvals/{id}/allow", d.person(actApprovalAllow, "id", d.decideApproval(true))},
+		{"POST /v1/approvals/{id}/deny", d.person(actApprovalDeny, "id", d.decideApproval(false))},
+		{"POST /v1/secrets/rotate", d.person(actSecretsRotate, "", d.rotateSecretsKey)},
+		{"GET /v1/admin-acts", d.listAdminActs},
+		{"POST /v1/workers", d.addWorker},
+		{"GET /v1/workers", d.listWorkers},
+		{"GET /v1/workers/{name}", d.getWorker},
+		{"POST /v1/workers/{name}/token", d.person(actTokenRotate, "name", d.rotateWorkerToken)},
+		{"DELETE /v1/workers/{name}/token", d.person(actTokenRevoke, "name", d.revokeWorkerTokens)},
+		{"DELETE /v1/workers/{name}", d.person(actWorkerRemove, "name", d.removeWorker)},
+		{"GET /v1/openapi.json", d.openAPI},
+	}
+}
+
 func (d *Daemon) routes() http.Handler {
 	mux := http.NewServeMux()
-	h := func(pattern string, fn func(http.ResponseWriter, *http.Request) error) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			if err := fn(w, r); err != nil {
+	for _, rt := range d.routeTable() {
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if err := rt.handler(w, r); err != nil {
 				writeError(w, err)
 			}
 		})
 	}
-	h("GET /v1/health", d.health)
-	h("GET /v1/metrics", d.metricsHandler)
-	h("GET /v1/stats", d.stats)
-	h("GET /v1/tools", d.listTools)
-	h("POST /v1/tools", d.makesTools(d.createTool))
-	h("POST /v1/tools/test", d.makesTools(d.testTool))
-	h("GET /v1/tools/{name}", d.getTool)
-	h("PUT /v1/tools/{name}", d.makesTools(d.seesTool(d.putTool)))
-	h("PATCH /v1/tools/{name}", d.makesTools(d.seesTool(d.patchTool)))
-	h("DELETE /v1/tools/{name}", d.makesTools(d.seesTool(d.deleteTool)))
-	h("POST /v1/tools/{name}/enable", d.makesTools(d.seesTool(d.lifecycle(d.catalog.Enable))))
-	h("POST /v1/tools/{name}/disable", d.makesTools(d.seesTool(d.lifecycle(d.catalog.Disable))))
-	h("POST /v1/tools/{name}/approve", d.person(actToolApprove, "name", d.lifecycle(d.catalog.Approve)))
-	h("POST /v1/tools/{name}/reject", d.person(actToolReject, "name", d.lifecycle(d.catalog.Reject)))
-	h("POST /v1/tools/{name}/rollback", d.makesTools(d.seesTool(d.rollback)))
-	h("GET /v1/tools/{name}/history", d.seesTool(d.history))
-	h("POST /v1/tools/{name}/call", d.callTool)
-	h("POST /v1/tools/{name}/render", d.seesTool(d.renderTool))
-	h("POST /v1/js", d.noAdHoc(d.runJS))
-	h("GET /v1/executions", d.listExecutions)
-	h("GET /v1/secrets", d.person(actSecretList, "", d.listSecrets))
-	h("PUT /v1/secrets/{name}", d.person(actSecretSet, "name", d.putSecret))
-	h("DELETE /v1/secrets/{name}", d.person(actSecretRemove, "name", d.deleteSecret))
-	h("GET /v1/approvals", d.listApprovals)
-	h("POST /v1/approvals/{id}/allow", d.person(actApprovalAllow, "id", d.decideApproval(true)))
-	h("POST /v1/approvals/{id}/deny", d.person(actApprovalDeny, "id", d.decideApproval(false)))
-	h("POST /v1/secrets/rotate", d.person(actSecretsRotate, "", d.rotateSecretsKey))
-	h("GET /v1/admin-acts", d.listAdminActs)
-	h("POST /v1/workers", d.addWorker)
-	h("GET /v1/workers", d.listWorkers)
-	h("GET /v1/workers/{name}", d.getWorker)
-	h("POST /v1/workers/{name}/token", d.person(actTokenRotate, "name", d.rotateWorkerToken))
-	h("DELETE /v1/workers/{name}/token", d.person(actTokenRevoke, "name", d.revokeWorkerTokens))
-	h("DELETE /v1/workers/{name}", d.person(actWorkerRemove, "name", d.removeWorker))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &errdefs.Error{Code: errdefs.InvalidRequest, Err: fmt.Errorf("no route for %s %s", r.Method, r.URL.Path)})
 	})
