@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -38,7 +39,7 @@ func ProbeWith(binary string, cfg Config) Report {
 		rep.Notes = append(rep.Notes, "probe: "+err.Error())
 		return rep
 	}
-	var stderr bytes.Buffer
+	var stderr lockedBuffer
 	c.Stderr = &stderr
 	if err := c.Start(); err != nil {
 		rep.Notes = append(rep.Notes, "cannot start a sandbox: "+err.Error())
@@ -137,4 +138,24 @@ func userNSNotes() []string {
 		notes = append(notes, "AppArmor restricts unprivileged user namespaces: an unprivileged daemon needs an AppArmor profile that allows userns")
 	}
 	return notes
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while exec's copying
+// goroutine still writes the probe's stderr into it (the probe is read
+// before it has exited when it fails to report).
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
