@@ -1,5 +1,3 @@
-// Package bench holds the end-to-end benchmarks behind `make bench`: a real
-// daemon process on a real socket, real executors, a real SQLite file.
 package bench
 
 import (
