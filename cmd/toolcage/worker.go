@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -31,6 +32,18 @@ Examples:
 }
 
 // workerName returns the one NAME argument.
+// workerAction is the Action of a verb that takes one worker NAME.
+func workerAction(run func(ctx context.Context, a *app, name string, jsonOut bool) error) cli.ActionFunc {
+	return func(cCtx *cli.Context) error {
+		name, err := workerName(cCtx)
+		if err != nil {
+			return err
+		}
+		a := appOf(cCtx)
+		return run(cCtx.Context, a, name, a.jsonOut(cCtx))
+	}
+}
+
 func workerName(cCtx *cli.Context) (string, error) {
 	switch n := cCtx.NArg(); {
 	case n == 0:

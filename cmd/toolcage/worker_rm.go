@@ -23,15 +23,8 @@ Example:
 		Description: `Unregisters the worker: its tokens stop working at once and its file is no
 longer watched. The file itself and the audit log are left as they are.
 Only a person may remove workers.`,
-		Flags: []cli.Flag{jsonFlag()},
-		Action: func(cCtx *cli.Context) error {
-			name, err := workerName(cCtx)
-			if err != nil {
-				return err
-			}
-			a := appOf(cCtx)
-			return runWorkerRm(cCtx.Context, a, name, a.jsonOut(cCtx))
-		},
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: workerAction(runWorkerRm),
 	}
 }
 

@@ -23,15 +23,8 @@ Example:
 tools, each with its effective approval (the tool's and the worker's words
 combined; see examples/workers/README.md). A catalog tool the catalog does
 not hold is shown as missing.`,
-		Flags: []cli.Flag{jsonFlag()},
-		Action: func(cCtx *cli.Context) error {
-			name, err := workerName(cCtx)
-			if err != nil {
-				return err
-			}
-			a := appOf(cCtx)
-			return runWorkerShow(cCtx.Context, a, name, a.jsonOut(cCtx))
-		},
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: workerAction(runWorkerShow),
 	}
 }
 

@@ -29,15 +29,8 @@ Example:
    toolcage worker token rotate ops`,
 			Description: `Revokes every token the worker has and prints a new one, once. Agents
 holding an old token get unauthorized from then on. Only a person may rotate.`,
-			Flags: []cli.Flag{jsonFlag()},
-			Action: func(cCtx *cli.Context) error {
-				name, err := workerName(cCtx)
-				if err != nil {
-					return err
-				}
-				a := appOf(cCtx)
-				return runWorkerTokenRotate(cCtx.Context, a, name, a.jsonOut(cCtx))
-			},
+			Flags:  []cli.Flag{jsonFlag()},
+			Action: workerAction(runWorkerTokenRotate),
 		}},
 	}
 }
@@ -67,15 +60,8 @@ Example:
 		Description: `Revokes every token the worker has: its agent gets unauthorized until a
 person issues a new token with 'toolcage worker token rotate NAME'. The
 worker stays registered. Only a person may revoke.`,
-		Flags: []cli.Flag{jsonFlag()},
-		Action: func(cCtx *cli.Context) error {
-			name, err := workerName(cCtx)
-			if err != nil {
-				return err
-			}
-			a := appOf(cCtx)
-			return runWorkerTokenRevoke(cCtx.Context, a, name, a.jsonOut(cCtx))
-		},
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: workerAction(runWorkerTokenRevoke),
 	}
 }
 
