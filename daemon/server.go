@@ -50,6 +50,9 @@ type Daemon struct {
 
 	ln  net.Listener
 	srv *http.Server
+	// activated: ln is the socket systemd passed (systemd.go); its file
+	// is systemd's to remove.
+	activated bool
 	// metricsLn and metricsSrv serve metrics.listen; nil when it is off.
 	metricsLn  net.Listener
 	metricsSrv *http.Server
@@ -157,7 +160,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Metrics:           d.metrics, Logger: log,
 	})
 	d.workers.check = func(w *worker.Worker) error { return d.disp.KnownProfile(w.Profile) }
-	ln, err := listenSocket(cfg.Socket)
+	ln, err := d.listenAPI()
 	if err != nil {
 		d.egress.Close()
 		d.pool.Close()
@@ -283,13 +286,17 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go d.workers.run(wctx)
-	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version)
+	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version, "socket_activated", d.activated)
+	// The socket was listening since New; from here it is answered.
+	sdNotify(d.log, "READY=1\nSTATUS=serving on "+d.cfg.Socket)
 	select {
 	case err := <-errc:
+		sdNotify(d.log, "STOPPING=1")
 		d.Close()
 		return err
 	case <-ctx.Done():
 	}
+	sdNotify(d.log, "STOPPING=1\nSTATUS=draining calls in flight")
 	d.log.Info("shutting down: draining calls in flight", "timeout", d.cfg.ShutdownTimeout)
 	d.disp.StopWaiting() // calls waiting for approval return; approvals stay pending
 	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
@@ -332,7 +339,9 @@ func (d *Daemon) Close() error {
 		d.pool.Close()
 		d.egress.Close()
 		d.closeErr = d.store.Close()
-		os.Remove(d.cfg.Socket)
+		if !d.activated {
+			os.Remove(d.cfg.Socket)
+		}
 		if d.sandboxState != "" {
 			os.RemoveAll(d.sandboxState)
 		}
