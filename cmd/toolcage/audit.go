@@ -88,10 +88,14 @@ streamed: any size. Old records go by audit.retention in the daemon config.`,
 			default:
 				return usageErrorf(cCtx, "--export must be jsonl, not %q", e)
 			}
-			filtered := opts.tool != "" || opts.caller != "" || opts.worker != "" || opts.outcome != "" || opts.since != "" || opts.until != ""
+			if opts.admin {
+				for _, f := range []string{"tool", "caller", "worker", "outcome", "since", "until", "follow", "export"} {
+					if cCtx.IsSet(f) || (f == "export" && opts.jsonl) {
+						return usageErrorf(cCtx, "--%s and --admin do not go together: --admin takes only --limit and --offset", f)
+					}
+				}
+			}
 			switch {
-			case opts.admin && (filtered || opts.follow || opts.jsonl):
-				return usageErrorf(cCtx, "--admin takes only --limit and --offset")
 			case opts.follow && opts.jsonl:
 				return usageErrorf(cCtx, "--follow and --export go separately")
 			case (opts.follow || opts.jsonl) && cCtx.IsSet("offset"):

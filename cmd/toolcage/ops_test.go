@@ -159,7 +159,8 @@ func TestAuditCLI(t *testing.T) {
 		{[]string{"--export", "csv"}, "--export must be jsonl"},
 		{[]string{"--follow", "--export", "jsonl"}, "go separately"},
 		{[]string{"--follow", "--until", "1h"}, "does not take --until"},
-		{[]string{"--admin", "--caller", "alice"}, "--admin takes only"},
+		{[]string{"--admin", "--caller", "alice"}, "--caller and --admin do not go together: --admin takes only"},
+		{[]string{"--admin", "-o", "jsonl"}, "--export and --admin"},
 		{[]string{"--export", "jsonl", "--offset", "2"}, "do not take it"},
 		{[]string{"-o", "jsonl", "--format", "{{.id}}"}, "-o jsonl and --format"},
 	} {
