@@ -266,17 +266,26 @@ func (s *Store) UseAllowedApproval(ctx context.Context, call ApprovedCall, since
 	if call.Tool == "" || call.ArgsHash == "" {
 		return nil, fmt.Errorf("store: use approval: %w: tool and args hash are required", ErrInvalid)
 	}
-	var id string
 	// status = 'allowed' is written out: the partial index
 	// approvals_unused_allowed serves only a literal.
-	err := s.wdb.QueryRowContext(ctx, `UPDATE approvals SET used_at = ? WHERE id = (
-		SELECT id FROM approvals WHERE tool = ? AND args_hash = ? AND status = 'allowed' AND used_at IS NULL
-			AND version = ? AND caller_id = ? AND caller_type = ? AND worker = ? AND decided_at >= ?
-		ORDER BY decided_at, id LIMIT 1) RETURNING id`,
-		s.now().UnixNano(), call.Tool, call.ArgsHash,
-		call.Version, call.CallerID, call.CallerType, call.Worker, since.UnixNano()).Scan(&id)
+	const match = `SELECT id FROM approvals WHERE tool = ? AND args_hash = ? AND status = 'allowed' AND used_at IS NULL
+		AND version = ? AND caller_id = ? AND caller_type = ? AND worker = ? AND decided_at >= ?
+		ORDER BY decided_at, id LIMIT 1`
+	args := []any{call.Tool, call.ArgsHash, call.Version, call.CallerID, call.CallerType, call.Worker, since.UnixNano()}
+	// Most calls that park have no approval to use: a read answers them
+	// without taking the write lock.
+	var id string
+	err := s.rdb.QueryRowContext(ctx, match, args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: use approval: %w", err)
+	}
+	err = s.wdb.QueryRowContext(ctx, `UPDATE approvals SET used_at = ? WHERE id = (`+match+`) RETURNING id`,
+		append([]any{s.now().UnixNano()}, args...)...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil // another retry took it in between
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: use approval: %w", err)
