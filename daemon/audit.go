@@ -19,6 +19,9 @@ type AuditConfig struct {
 	// Retention is how long call records and admin acts are kept; older
 	// ones are pruned in the background. 0 keeps everything.
 	Retention time.Duration `mapstructure:"retention"`
+	// batchGate, when set (tests only), is received from before each
+	// prune batch, so a test can interleave calls with batches.
+	batchGate chan struct{}
 }
 
 // minRetention is the shortest audit.retention the config takes: a typo
@@ -278,6 +281,13 @@ func (d *Daemon) pruneOnce(ctx context.Context, before time.Time) {
 	}{{"calls", d.store.PruneExecutions}, {"admin acts", d.store.PruneAdminActs}} {
 		total := 0
 		for {
+			if gate := d.cfg.Audit.batchGate; gate != nil {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return
+				}
+			}
 			n, err := p.prune(ctx, before, store.PruneBatch)
 			total += n
 			if err != nil {

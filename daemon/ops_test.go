@@ -481,7 +481,10 @@ func TestAuditRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	td := startDaemon(t, dataDir, func(c *Config) { c.Audit.Retention = time.Hour })
+	// Each prune batch waits for the gate, so calls run between batches
+	// however slow the machine is.
+	gate := make(chan struct{})
+	td := startDaemon(t, dataDir, func(c *Config) { c.Audit.Retention = time.Hour; c.Audit.batchGate = gate })
 	c := td.client
 	create(t, c, jsTool)
 	calls := 0
@@ -492,6 +495,10 @@ func TestAuditRetention(t *testing.T) {
 			t.Fatalf("call during pruning: %v", err)
 		}
 		calls++
+		select {
+		case gate <- struct{}{}: // one more batch
+		case <-time.After(50 * time.Millisecond): // the prune is over
+		}
 		n, err := td.d.store.CountExecutions(ctx, "adder")
 		if err != nil {
 			t.Fatal(err)
