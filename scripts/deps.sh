@@ -6,6 +6,9 @@ set -euo pipefail
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
+# The executor image (isolation: docker) takes /bin/sh and its commands
+# from a static busybox; Debian's busybox package is a dynamic one.
+dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need[*]}; install them first, e.g.: sudo apt-get install ${need[*]}" >&2

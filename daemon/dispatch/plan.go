@@ -77,7 +77,14 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 			p.standIn.MaxResponseBytes = h.MaxResponseBytes
 		}
 	}
-	p.key = host.NewKey(def.Kind, def.Isolation, req.Permissions)
+	iso := def.Isolation
+	if iso == "" {
+		iso = d.cfg.Isolation
+	}
+	if iso == "" {
+		iso = catalog.IsolationProcess
+	}
+	p.key = host.NewKey(def.Kind, iso, req.Permissions)
 	p.key.Reset = k.ResetAfterCall()
 	return p, nil
 }
