@@ -14,9 +14,9 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// ownerLabel names this process for LabelOwner: host name, pid and the
+// OwnerLabel names this process for LabelOwner: host name, pid and the
 // pid's start time (so a reused pid is not taken for the daemon).
-func ownerLabel() string {
+func OwnerLabel() string {
 	host, _ := os.Hostname()
 	return host + "/" + strconv.Itoa(os.Getpid()) + "/" + strconv.FormatInt(procStart(os.Getpid()), 10)
 }

@@ -237,7 +237,7 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 		WorkingDir:   image.WorkDir,
 		AttachStdout: true,
 		AttachStderr: true,
-		Labels:       map[string]string{LabelDaemon: r.ID(), LabelOwner: ownerLabel(), LabelKind: string(key.Kind)},
+		Labels:       map[string]string{LabelDaemon: r.ID(), LabelOwner: OwnerLabel(), LabelKind: string(key.Kind)},
 	}
 	p := &containerProc{r: r, cc: cc, hc: hc, socketDir: socketDir, name: "container:" + string(key.Kind)}
 	return p, nil
