@@ -106,3 +106,11 @@ func Cleanup(label string) error {
 	}
 	return left
 }
+
+// RemoveImage removes an image a test built, by ID.
+func RemoveImage(c *client.Client, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.ImageRemove(ctx, id, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	return err
+}
