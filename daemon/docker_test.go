@@ -336,3 +336,24 @@ func TestDockerImageCheck(t *testing.T) {
 	}
 	_ = id
 }
+
+func TestDockerConfigKeys(t *testing.T) {
+	for _, k := range []struct {
+		key  string
+		val  any
+		want string
+	}{
+		{"isolation", "vm", `isolation: unknown isolation "vm"`},
+		{"docker.image_id", "abc", "docker.image_id: want the ID"},
+		{"docker.image_id", "sha256:" + strings.Repeat("G", 64), "docker.image_id: want the ID"},
+	} {
+		_, err := LoadConfig("", map[string]any{k.key: k.val})
+		if err == nil || !strings.Contains(err.Error(), k.want) {
+			t.Errorf("%s=%v: %v, want %q", k.key, k.val, err, k.want)
+		}
+	}
+	cfg, err := LoadConfig("", map[string]any{"isolation": "docker", "docker.image_id": strings.Repeat("a", 64)})
+	if err != nil || cfg.Isolation != "docker" || cfg.DockerImage() != image.Tag(Version) {
+		t.Fatalf("%v %+v", err, cfg.Docker)
+	}
+}

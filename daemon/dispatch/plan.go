@@ -84,6 +84,11 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	if iso == "" {
 		iso = catalog.IsolationProcess
 	}
+	if iso == catalog.IsolationDocker && p.standIn != nil {
+		// The egress proxy that puts secrets into HTTP requests listens on
+		// the daemon's loopback, which a container does not share.
+		return p, errdefs.Errorf(errdefs.Unavailable, "an http tool that uses secrets cannot run with isolation: docker yet (the egress proxy is on the daemon's loopback); use isolation: process")
+	}
 	p.key = host.NewKey(def.Kind, iso, req.Permissions)
 	p.key.Reset = k.ResetAfterCall()
 	return p, nil
