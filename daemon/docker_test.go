@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/ory/dockertest/v3"
 
@@ -355,5 +357,37 @@ func TestDockerConfigKeys(t *testing.T) {
 	cfg, err := LoadConfig("", map[string]any{"isolation": "docker", "docker.image_id": strings.Repeat("a", 64)})
 	if err != nil || cfg.Isolation != "docker" || cfg.DockerImage() != image.Tag(Version) {
 		t.Fatalf("%v %+v", err, cfg.Docker)
+	}
+}
+
+// TestDockerOrphansRemoved: a daemon starting with docker removes the
+// executor containers of a dead daemon of this host, and leaves alone
+// those of a live one and of another host's.
+func TestDockerOrphansRemoved(t *testing.T) {
+	_, cli := imagetest.Engine(t)
+	_, id := imagetest.Image(t, executorPath)
+	hostname, _ := os.Hostname()
+	mk := func(owner string) string {
+		t.Helper()
+		res, err := cli.ContainerCreate(context.Background(), client.ContainerCreateOptions{Config: &container.Config{
+			Image: id, Labels: map[string]string{host.LabelOwner: owner, host.LabelDaemon: "test"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cli.ContainerRemove(context.Background(), res.ID, client.ContainerRemoveOptions{Force: true}) })
+		return res.ID
+	}
+	// pid 2^22+1 is above pid_max's ceiling: never a live process.
+	dead := mk(hostname + "/4194305/1")
+	live := mk(host.OwnerLabel())
+	other := mk("another-host/1/1")
+	startDockerDaemon(t, nil)
+	exists := func(id string) bool {
+		_, err := cli.ContainerInspect(context.Background(), id, client.ContainerInspectOptions{})
+		return err == nil
+	}
+	if exists(dead) || !exists(live) || !exists(other) {
+		t.Fatalf("after start: dead daemon's %v (want gone), live one's %v, other host's %v (want kept)", exists(dead), exists(live), exists(other))
 	}
 }
