@@ -17,7 +17,7 @@ SHAREDIR ?= $(PREFIX)/share
 MANDIR   ?= $(SHAREDIR)/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
 
-.PHONY: all deps build demo test bench lint proto clean man install
+.PHONY: all deps build demo test bench lint proto clean man install image
 
 all: build
 
@@ -76,3 +76,8 @@ install:
 
 clean:
 	rm -rf $(BIN)
+
+# The executor's container image for isolation: docker, built on the
+# engine DOCKER_HOST names; prints the image ID to pin as docker.image_id.
+image: build
+	$(BIN)/toolcage image build

@@ -18,6 +18,7 @@ import (
 	"github.com/toolcage/toolcage/configs"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/image"
 	"github.com/toolcage/toolcage/executors/sandbox"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/scrub"
@@ -43,6 +44,29 @@ type Config struct {
 	Agents          AgentsConfig    `mapstructure:"agents"`
 	Metrics         MetricsConfig   `mapstructure:"metrics"`
 	Audit           AuditConfig     `mapstructure:"audit"`
+	// Isolation is the isolation of tools that name none: process | docker.
+	Isolation string       `mapstructure:"isolation"`
+	Docker    DockerConfig `mapstructure:"docker"`
+}
+
+// DockerConfig sets how `isolation: docker` executors run. The engine is
+// the one DOCKER_HOST (and DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) names.
+type DockerConfig struct {
+	// Image is the executor image's tag; empty: toolcage-executor:<version>.
+	Image string `mapstructure:"image"`
+	// ImageID pins the image: the daemon refuses another image under the tag.
+	ImageID string `mapstructure:"image_id"`
+	// Runtime is the OCI runtime of the containers (runsc for gVisor);
+	// empty: the engine's default.
+	Runtime string `mapstructure:"runtime"`
+}
+
+// DockerImage is the executor image's tag.
+func (c *Config) DockerImage() string {
+	if c.Docker.Image != "" {
+		return c.Docker.Image
+	}
+	return image.Tag(Version)
 }
 
 // MetricsConfig says where else than GET /v1/metrics on the socket the
@@ -307,6 +331,14 @@ func (c *Config) finish(where string) error {
 	if err := sandbox.CheckCgroupParent(c.Sandbox.CgroupParent); err != nil {
 		errs = append(errs, fmt.Errorf("sandbox.cgroup_parent: %w", err))
 	}
+	switch c.Isolation {
+	case catalog.IsolationProcess, catalog.IsolationDocker:
+	default:
+		errs = append(errs, fmt.Errorf("isolation: unknown isolation %q (want process or docker)", c.Isolation))
+	}
+	if id := c.Docker.ImageID; id != "" && !validImageID(id) {
+		errs = append(errs, fmt.Errorf("docker.image_id: want the ID `toolcage image build` prints (sha256:<64 hex digits>), got %q", id))
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -322,6 +354,20 @@ func (c *Config) finish(where string) error {
 		return fmt.Errorf("%s: %w", where, errors.Join(errs...))
 	}
 	return nil
+}
+
+// validImageID accepts "sha256:<64 hex>" or the bare 64 hex digits.
+func validImageID(id string) bool {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) != 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // JSLimits returns the JavaScript defaults as executor limits.

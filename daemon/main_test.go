@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/executors/host"
+	"github.com/toolcage/toolcage/executors/image/imagetest"
 )
 
 // executorPath is a real toolcage-executor built for these tests (or the one
@@ -38,6 +40,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	// No executor container of this test binary's daemons may be left.
+	if err := imagetest.Cleanup(host.LabelOwner + "=" + host.OwnerLabel()); err != nil {
+		fmt.Fprintln(os.Stderr, "docker cleanup:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

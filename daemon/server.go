@@ -64,6 +64,8 @@ type Daemon struct {
 	metricsSrv *http.Server
 	// sandbox is the runner of sandboxed executors; nil when disabled.
 	sandbox *host.SandboxRunner
+	// docker is the runner of isolation: docker; nil when unavailable.
+	docker  *host.DockerRunner
 	started time.Time
 	// allowUID decides which peers may talk to the socket.
 	allowUID func(uid uint32) bool
@@ -133,10 +135,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		st.Close()
 		return nil, err
 	}
+	runners := map[string]host.Runner{catalog.IsolationProcess: runner}
+	if d.docker, err = d.dockerRunner(ctx); err != nil {
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
+	if d.docker != nil {
+		runners[catalog.IsolationDocker] = d.docker
+	}
 	d.pool = host.NewPool(host.PoolConfig{
-		Runners: map[string]host.Runner{
-			catalog.IsolationProcess: runner,
-		},
+		Runners:        runners,
 		MaxPerKey:      cfg.Executor.MaxPerKey,
 		MinIdle:        cfg.Executor.MinIdle,
 		IdleTimeout:    cfg.Executor.IdleTimeout,
@@ -169,8 +178,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		},
 		Workers:    d.workers.get,
 		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
-		NetworkShellTools: cfg.Sandbox.NetworkShellTools,
-		Metrics:           d.metrics, Logger: log,
+		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation,
+		Metrics: d.metrics, Logger: log,
 	})
 	d.workers.check = func(w *worker.Worker) error { return d.disp.KnownProfile(w.Profile) }
 	ln, err := d.listenAPI()
@@ -272,8 +281,12 @@ func fileExists(p string) bool {
 
 // Prewarm starts the configured executor kinds so the first call is warm.
 func (d *Daemon) Prewarm(ctx context.Context) {
+	iso := d.cfg.Isolation
+	if iso == "" || (iso == catalog.IsolationDocker && d.docker == nil) {
+		iso = catalog.IsolationProcess
+	}
 	for _, k := range d.cfg.Executor.Prewarm {
-		key := host.NewKey(executors.Kind(k), catalog.IsolationProcess, nil)
+		key := host.NewKey(executors.Kind(k), iso, nil)
 		if err := d.pool.Warm(ctx, key, max(1, d.cfg.Executor.MinIdle)); err != nil {
 			d.log.Warn("prewarm failed", "kind", k, "err", err)
 		}
@@ -363,6 +376,7 @@ func (d *Daemon) Close() error {
 			d.metricsLn.Close()
 		}
 		d.pool.Close()
+		d.closeDocker()
 		d.egress.Close()
 		d.closeErr = d.store.Close()
 		if !d.activated {

@@ -8,6 +8,9 @@ command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
 # The install test checks the unit files with systemd-analyze verify.
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# The executor image (isolation: docker) takes /bin/sh and its commands
+# from a static busybox; Debian's busybox package is a dynamic one.
+dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need[*]}; install them first, e.g.: sudo apt-get install ${need[*]}" >&2

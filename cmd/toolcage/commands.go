@@ -18,6 +18,7 @@ func commands() []*cli.Command {
 		workerCommand(),
 		healthCommand(),
 		sandboxCommand(),
+		imageCommand(),
 		versionCommand(),
 		daemonCommand(),
 		completionCommand(),

@@ -554,7 +554,7 @@ func TestToolsShow(t *testing.T) {
 		"Permissions: network, shell\n" +
 		"Secrets:     -\n" +
 		"Approval:    preApproved\n" +
-		"Isolation:   process\n" +
+		"Isolation:   default\n" +
 		"Created by:  user\n" +
 		"Uses:        0\n" +
 		"Last used:   never\n" +

@@ -128,6 +128,14 @@ func orDash(s string) string {
 	return s
 }
 
+// orDefault shows an unset isolation as the daemon's default.
+func orDefault(s string) string {
+	if s == "" {
+		return "default"
+	}
+	return s
+}
+
 // formatTime shows a time to the second in loc; the zero time is "-".
 func formatTime(t time.Time, loc *time.Location) string {
 	if t.IsZero() {

@@ -1,17 +1,22 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolcage/toolcage/daemon"
+	"github.com/toolcage/toolcage/executors/engine"
 	"github.com/toolcage/toolcage/executors/host"
+	"github.com/toolcage/toolcage/executors/image"
 	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
@@ -73,7 +78,7 @@ missing; 2 for a bad flag or config.`,
 				return err
 			}
 			a := appOf(cCtx)
-			return runSandboxCheck(a, sandboxCheckOptions{
+			return runSandboxCheck(cCtx.Context, a, sandboxCheckOptions{
 				configFile: cCtx.String("config"),
 				executor:   cCtx.String("executor"),
 				json:       a.jsonOut(cCtx),
@@ -99,11 +104,80 @@ type sandboxCheckResult struct {
 	Met *bool `json:"met,omitempty"`
 	// Missing says what the sandbox lacks, when Met is false.
 	Missing string `json:"missing,omitempty"`
+	// Docker is what isolation: docker would get: the engine and the image.
+	Docker dockerCheck `json:"docker"`
+}
+
+// dockerCheck reports the engine DOCKER_HOST names and the executor image.
+type dockerCheck struct {
+	Engine *engine.Info `json:"engine,omitempty"`
+	// EngineError says why the engine could not be reached.
+	EngineError string `json:"engine_error,omitempty"`
+	Image       string `json:"image"`
+	// ImageStatus is present, missing, mismatch (not the pinned ID) or unknown.
+	ImageStatus string `json:"image_status"`
+	ImageID     string `json:"image_id,omitempty"`
+	Pinned      string `json:"pinned_id,omitempty"`
+	ImageError  string `json:"image_error,omitempty"`
+}
+
+// checkDocker asks the engine for its version and the image, never failing.
+func checkDocker(ctx context.Context, cfg *daemon.Config) dockerCheck {
+	dc := dockerCheck{Image: cfg.DockerImage(), Pinned: cfg.Docker.ImageID, ImageStatus: "unknown"}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cli, err := engine.Connect(ctx)
+	if err != nil {
+		dc.EngineError = err.Error()
+		return dc
+	}
+	defer cli.Close()
+	if info, err := engine.Describe(ctx, cli); err == nil {
+		dc.Engine = &info
+	} else {
+		dc.EngineError = err.Error()
+	}
+	id, err := image.Inspect(ctx, cli, dc.Image)
+	switch {
+	case errors.Is(err, image.ErrMissing):
+		dc.ImageStatus = "missing"
+	case err != nil:
+		dc.ImageError = err.Error()
+	default:
+		dc.ImageID, dc.ImageStatus = id, "present"
+		if _, err := image.Check(ctx, cli, dc.Image, dc.Pinned); err != nil {
+			dc.ImageStatus, dc.ImageError = "mismatch", err.Error()
+		}
+	}
+	return dc
+}
+
+// writeDockerCheck prints the docker part of sandbox check.
+func writeDockerCheck(w io.Writer, dc dockerCheck) error {
+	var b strings.Builder
+	b.WriteString("\nDocker (isolation: docker):\n")
+	if dc.Engine != nil {
+		fmt.Fprintf(&b, "  engine:  %s at %s (API %s, %s/%s)\n", dc.Engine.Version, dc.Engine.Host, dc.Engine.APIVersion, dc.Engine.OS, dc.Engine.Arch)
+	} else {
+		fmt.Fprintf(&b, "  engine:  unreachable: %s\n", dc.EngineError)
+	}
+	switch dc.ImageStatus {
+	case "present":
+		fmt.Fprintf(&b, "  image:   %s present, %s\n", dc.Image, dc.ImageID)
+	case "missing":
+		fmt.Fprintf(&b, "  image:   %s MISSING: build it with `toolcage image build`\n", dc.Image)
+	case "mismatch":
+		fmt.Fprintf(&b, "  image:   %s is %s, NOT the pinned %s\n", dc.Image, dc.ImageID, dc.Pinned)
+	default:
+		fmt.Fprintf(&b, "  image:   %s unknown (no engine)\n", dc.Image)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 const sandboxDisabledWarning = "Warning: the sandbox is disabled (sandbox.enabled: false): executors run as plain child processes with no namespaces, cgroups, Landlock or seccomp"
 
-func runSandboxCheck(a *app, opts sandboxCheckOptions) error {
+func runSandboxCheck(ctx context.Context, a *app, opts sandboxCheckOptions) error {
 	var overrides map[string]any
 	if opts.executor != "" {
 		overrides = map[string]any{"executor.path": opts.executor}
@@ -134,6 +208,7 @@ func runSandboxCheck(a *app, opts sandboxCheckOptions) error {
 		return &cliError{msg: err.Error(), exit: exitFailure}
 	}
 	res.Executor = exe
+	res.Docker = checkDocker(ctx, &cfg)
 	rep, lack := probeSandbox(exe, sc)
 	res.Report = &rep
 	met := lack == nil
@@ -143,8 +218,8 @@ func runSandboxCheck(a *app, opts sandboxCheckOptions) error {
 	}
 	if opts.json {
 		err = writePlainJSON(a.out, res)
-	} else {
-		err = writeSandboxCheck(a.out, &cfg, res)
+	} else if err = writeSandboxCheck(a.out, &cfg, res); err == nil {
+		err = writeDockerCheck(a.out, res.Docker)
 	}
 	if err != nil {
 		return err

@@ -162,7 +162,7 @@ func writeToolShow(w io.Writer, t *api.Tool, loc *time.Location) error {
 		{"Permissions:", orDash(strings.Join(s.Permissions, ", "))},
 		{"Secrets:", secretsLine(s.Secrets, t.MissingSecrets)},
 		{"Approval:", orDash(s.Approval)},
-		{"Isolation:", orDash(s.Isolation)},
+		{"Isolation:", orDefault(s.Isolation)},
 		{"Created by:", t.CreatedBy},
 		{"Uses:", strconv.FormatInt(t.UsageCount, 10)},
 		{"Last used:", lastUsed},

@@ -157,9 +157,6 @@ func (d *Definition) ApplyDefaults() {
 		d.Approval = ApprovalPreApproved
 		d.approvalDefaulted = true
 	}
-	if d.Isolation == "" {
-		d.Isolation = IsolationProcess
-	}
 	if len(bytes.TrimSpace(d.Parameters)) == 0 || string(bytes.TrimSpace(d.Parameters)) == "null" {
 		d.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 		if p, ok := d.Spec.(kind.Parameterizer); ok {
@@ -259,7 +256,7 @@ func (d *Definition) Validate() error {
 		add("approval", "unknown approval %q (want preApproved, ask or blocked)", d.Approval)
 	}
 	switch d.Isolation {
-	case IsolationProcess, IsolationDocker:
+	case "", IsolationProcess, IsolationDocker: // "": the daemon's isolation default
 	default:
 		add("isolation", "unknown isolation %q (want process or docker)", d.Isolation)
 	}

@@ -91,7 +91,7 @@ func TestParseValid(t *testing.T) {
 			eq(t, d.Kind, toolspec.JS)
 			eq(t, specOf[*js.Spec](t, d).Code, "return args.a + args.b;\n")
 			eq(t, d.Approval, ApprovalPreApproved) // default
-			eq(t, d.Isolation, IsolationProcess)   // default
+			eq(t, d.Isolation, "")                 // the daemon's default
 			eq(t, d.Limits.Timeout, Duration(2*time.Second))
 			eq(t, d.Limits.Memory, ByteSize(32<<20))
 			eq(t, d.Category, "Math")

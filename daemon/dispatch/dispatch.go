@@ -66,6 +66,8 @@ type Config struct {
 	Events Events
 	// Kinds are the tool kinds calls are built by (builtin.Kinds() when nil).
 	Kinds *kind.Registry
+	// Isolation is the isolation of tools that name none ("" = process).
+	Isolation string
 	// Limits are each kind's default limits, for what a tool leaves unset.
 	Limits map[executors.Kind]executors.Limits
 	// ShellRules are the shell deny rules.

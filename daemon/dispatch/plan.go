@@ -77,7 +77,19 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 			p.standIn.MaxResponseBytes = h.MaxResponseBytes
 		}
 	}
-	p.key = host.NewKey(def.Kind, def.Isolation, req.Permissions)
+	iso := def.Isolation
+	if iso == "" {
+		iso = d.cfg.Isolation
+	}
+	if iso == "" {
+		iso = catalog.IsolationProcess
+	}
+	if iso == catalog.IsolationDocker && p.standIn != nil {
+		// The egress proxy that puts secrets into HTTP requests listens on
+		// the daemon's loopback, which a container does not share.
+		return p, errdefs.Errorf(errdefs.Unavailable, "an http tool that uses secrets cannot run with isolation: docker yet (the egress proxy is on the daemon's loopback); use isolation: process")
+	}
+	p.key = host.NewKey(def.Kind, iso, req.Permissions)
 	p.key.Reset = k.ResetAfterCall()
 	return p, nil
 }

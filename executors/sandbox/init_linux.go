@@ -81,6 +81,8 @@ func Init() {
 		return
 	case stageProbe:
 		os.Exit(probeChild())
+	case stageContainer:
+		os.Exit(containerMain())
 	default:
 		fmt.Fprintf(os.Stderr, "toolcage sandbox: unknown stage %q\n", os.Getenv(envStage))
 		os.Exit(125)

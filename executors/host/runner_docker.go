@@ -1,0 +1,486 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
+
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors/image"
+	"github.com/toolcage/toolcage/executors/sandbox"
+)
+
+// Container labels. Every container a DockerRunner makes carries them, so
+// a daemon finds its own (and a crashed daemon's) on a shared engine.
+const (
+	// LabelDaemon is the runner's random id.
+	LabelDaemon = "io.toolcage.daemon"
+	// LabelOwner is "host/pid/start": the daemon process that made the
+	// container, for the orphan sweep.
+	LabelOwner = "io.toolcage.owner"
+	// LabelKind is the executor kind.
+	LabelKind = "io.toolcage.kind"
+)
+
+// In-container paths.
+const (
+	containerSocketDir = "/run/toolcage"
+	containerControl   = containerSocketDir + "/control.sock"
+)
+
+// Mount is a host directory bound into containers: the seam for the
+// workspace mounts of the built-in toolsets.
+type Mount struct {
+	Source, Target string
+	ReadOnly       bool
+}
+
+// ContainerLimits cap every container, like the process sandbox's cgroup.
+type ContainerLimits struct {
+	MemoryBytes int64
+	Pids        int64
+	CPUs        float64
+	// TmpBytes sizes each tmpfs, /tmp and the work dir.
+	TmpBytes int64
+}
+
+// DockerRunner starts every executor in its own container on a Docker
+// Engine: the executor image (package image) with no network unless the
+// key holds the network permission, a read-only root, tmpfs /tmp and work
+// dir, memory, pids and CPU caps, every capability dropped,
+// no-new-privileges and a non-root user. It provides isolation "docker".
+//
+// go-plugin's socket dir (0770, group shared with the container user) is
+// bind-mounted at /run/toolcage, and closed to writes from the container
+// (0750) once the executor listens, so a tool cannot swap the socket for
+// one of its own. pid 1 of the container is the executor binary in
+// sandbox's container mode: it reaps orphans and answers the reset after
+// each call over a control socket in that dir.
+//
+// Hashicorp's plugincontainer runs go-plugin executors the same way, but
+// it sets no read-only root, tmpfs, pids cap, user or no-new-privileges,
+// stops containers with a 10 s grace, streams stdio through the log
+// driver and brings a second Docker SDK (docker/docker); this runner is
+// the small part of it we need, on the Moby client the daemon already has.
+type DockerRunner struct {
+	Client *client.Client
+	// Image is the image to run, best its ID (a tag can be moved).
+	Image string
+	// StateDir holds go-plugin's per-executor socket dirs. It must be the
+	// daemon's own (0700) and on the engine's file system.
+	StateDir string
+	// Env is added to the executor's environment.
+	Env    []string
+	Limits ContainerLimits
+	// FilesystemMounts are bound into containers of keys holding the
+	// filesystem permission.
+	FilesystemMounts []Mount
+	// Runtime is the OCI runtime ("" = the engine's default; runsc for gVisor).
+	Runtime string
+
+	idOnce sync.Once
+	id     string
+
+	mu   sync.Mutex
+	live map[string]*containerProc
+	// starts counts the containers started.
+	starts atomic.Int64
+}
+
+// Name implements Runner.
+func (r *DockerRunner) Name() string { return "docker" }
+
+// Starts reports how many containers this runner has started.
+func (r *DockerRunner) Starts() int64 { return r.starts.Load() }
+
+// ID is this runner's label value (LabelDaemon).
+func (r *DockerRunner) ID() string {
+	r.idOnce.Do(func() {
+		b := make([]byte, 8)
+		rand.Read(b)
+		r.id = hex.EncodeToString(b)
+	})
+	return r.id
+}
+
+// containerUser is the image's non-root user; socketGroup is the group
+// both sides share on the socket dir: the user's own when the daemon is
+// root (it can chown), else the daemon's, added to the container's groups.
+func socketGroup() int {
+	if os.Geteuid() == 0 {
+		return image.GID
+	}
+	return os.Getegid()
+}
+
+// ClientConfig implements Runner.
+func (r *DockerRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientConfig, error) {
+	if r.Client == nil || r.Image == "" {
+		return nil, errors.New("docker runner: no engine client or image")
+	}
+	if err := checkPrivateDir(r.StateDir); err != nil {
+		return nil, err
+	}
+	group := socketGroup()
+	return &plugin.ClientConfig{
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
+			return r.newProc(key, cmd.Env, socketDir, group)
+		},
+		// go-plugin makes the socket dir group-writable for the group, and
+		// the executor its socket.
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: r.StateDir, Group: strconv.Itoa(group)},
+		SkipHostEnv:      true,
+		StartTimeout:     30 * time.Second,
+	}, nil
+}
+
+func (r *DockerRunner) hasPerm(key Key, p string) bool {
+	for _, x := range strings.Split(key.Permissions, ",") {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, group int) (*containerProc, error) {
+	env := []string{"PATH=/usr/local/bin:/bin", "HOME=" + image.WorkDir}
+	for _, kv := range pluginEnv {
+		if strings.HasPrefix(kv, plugin.EnvUnixSocketDir+"=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, plugin.EnvUnixSocketDir+"="+containerSocketDir)
+	env = append(env, sandbox.ContainerEnv(containerControl, image.WorkDir)...)
+	env = append(env, r.Env...)
+
+	tmp := r.Limits.TmpBytes
+	if tmp <= 0 {
+		tmp = 64 << 20
+	}
+	tmpfs := func(mode string, owner bool) string {
+		o := "rw,nosuid,nodev,size=" + strconv.FormatInt(tmp, 10) + ",mode=" + mode
+		if owner {
+			o += ",uid=" + strconv.Itoa(image.UID) + ",gid=" + strconv.Itoa(image.GID)
+		}
+		return o
+	}
+	hc := &container.HostConfig{
+		NetworkMode:    "none",
+		ReadonlyRootfs: true,
+		Tmpfs:          map[string]string{"/tmp": tmpfs("1777", false), image.WorkDir: tmpfs("0700", true)},
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		LogConfig:      container.LogConfig{Type: "none"},
+		Runtime:        r.Runtime,
+		Mounts: []mount.Mount{{
+			Type: mount.TypeBind, Source: socketDir, Target: containerSocketDir,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationPrivate, NonRecursive: true},
+		}},
+	}
+	if r.Limits.MemoryBytes > 0 {
+		hc.Resources.Memory = r.Limits.MemoryBytes
+		hc.Resources.MemorySwap = r.Limits.MemoryBytes // no swap on top
+	}
+	if r.Limits.Pids > 0 {
+		p := r.Limits.Pids
+		hc.Resources.PidsLimit = &p
+	}
+	if r.Limits.CPUs > 0 {
+		hc.Resources.NanoCPUs = int64(r.Limits.CPUs * 1e9)
+	}
+	if group != image.GID {
+		hc.GroupAdd = []string{strconv.Itoa(group)}
+	}
+	if r.hasPerm(key, "network") {
+		// Egress through the engine's default bridge; the executor's
+		// network guard still checks every address it dials.
+		hc.NetworkMode = ""
+	}
+	if r.hasPerm(key, "filesystem") {
+		for _, m := range r.FilesystemMounts {
+			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly,
+				BindOptions: &mount.BindOptions{Propagation: mount.PropagationPrivate}})
+		}
+	}
+	cc := &container.Config{
+		Image:        r.Image,
+		Entrypoint:   []string{image.ExecutorPath},
+		Cmd:          []string{"--kind", string(key.Kind)},
+		Env:          env,
+		User:         strconv.Itoa(image.UID) + ":" + strconv.Itoa(image.GID),
+		WorkingDir:   image.WorkDir,
+		AttachStdout: true,
+		AttachStderr: true,
+		Labels:       map[string]string{LabelDaemon: r.ID(), LabelOwner: OwnerLabel(), LabelKind: string(key.Kind)},
+	}
+	p := &containerProc{r: r, cc: cc, hc: hc, socketDir: socketDir, name: "container:" + string(key.Kind)}
+	return p, nil
+}
+
+// AfterCall asks the container's pid 1 to kill what the call left running
+// and wipe /tmp and the work dir, and reports a memory or pids limit the
+// call broke (errdefs.LimitExceeded).
+func (r *DockerRunner) AfterCall(ctx context.Context, c *plugin.Client) error {
+	r.mu.Lock()
+	p := r.live[c.ID()]
+	r.mu.Unlock()
+	if p == nil {
+		return errdefs.Errorf(errdefs.ExecutorFailed, "executor %q is not a running container", c.ID())
+	}
+	rep, err := p.reset(ctx)
+	if err != nil {
+		return errdefs.Errorf(errdefs.ExecutorFailed, "resetting container %.12s: %v", p.id, err)
+	}
+	switch rep.Limit {
+	case "memory":
+		return errdefs.LimitError(errdefs.LimitMemory, "the call ran out of memory (container limit %d bytes)", r.Limits.MemoryBytes)
+	case "pids":
+		return errdefs.LimitError(errdefs.LimitPids, "the call hit the container's process limit (%d)", r.Limits.Pids)
+	}
+	if !rep.OK {
+		return errdefs.Errorf(errdefs.ExecutorFailed, "resetting container %.12s: %s", p.id, rep.Err)
+	}
+	return nil
+}
+
+// Close removes every container of this runner still on the engine: the
+// pool kills its executors first, this catches any the engine kept.
+func (r *DockerRunner) Close(ctx context.Context) error {
+	return removeContainers(ctx, r.Client, LabelDaemon+"="+r.ID(), func(container.Summary) bool { return true })
+}
+
+func (r *DockerRunner) register(p *containerProc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live == nil {
+		r.live = map[string]*containerProc{}
+	}
+	r.live[p.id] = p
+}
+
+func (r *DockerRunner) unregister(p *containerProc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.live, p.id)
+}
+
+// containerProc is go-plugin's view of one executor container.
+type containerProc struct {
+	r         *DockerRunner
+	cc        *container.Config
+	hc        *container.HostConfig
+	socketDir string
+	name      string
+	id        string
+
+	attach         client.HijackedResponse
+	stdout, stderr *io.PipeReader
+
+	ctlMu sync.Mutex
+	ctl   net.Conn
+	ctlR  *bufio.Reader
+}
+
+func (p *containerProc) Start(ctx context.Context) error {
+	cli := p.r.Client
+	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: p.cc, HostConfig: p.hc})
+	if err != nil {
+		return fmt.Errorf("docker create: %w", err)
+	}
+	p.id = res.ID
+	// Attached before the start, so the handshake line cannot be missed.
+	att, err := cli.ContainerAttach(ctx, p.id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
+	if err != nil {
+		p.remove()
+		return fmt.Errorf("docker attach: %w", err)
+	}
+	p.attach = att.HijackedResponse
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	p.stdout, p.stderr = outR, errR
+	go func() {
+		_, err := stdcopy.StdCopy(outW, errW, p.attach.Reader)
+		outW.CloseWithError(err)
+		errW.CloseWithError(err)
+	}()
+	if _, err := cli.ContainerStart(ctx, p.id, client.ContainerStartOptions{}); err != nil {
+		p.cleanup()
+		return fmt.Errorf("docker start: %w", err)
+	}
+	p.r.starts.Add(1)
+	p.r.register(p)
+	return nil
+}
+
+// Wait returns when the container stops, and removes it.
+func (p *containerProc) Wait(ctx context.Context) error {
+	w := p.r.Client.ContainerWait(ctx, p.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	var err error
+	select {
+	case res := <-w.Result:
+		if res.Error != nil {
+			err = errors.New(res.Error.Message)
+		} else if res.StatusCode != 0 {
+			err = fmt.Errorf("container exited with status %d", res.StatusCode)
+		}
+	case werr := <-w.Error:
+		if !cerrdefs.IsNotFound(werr) {
+			err = werr
+		}
+	}
+	p.cleanup()
+	return err
+}
+
+// Kill removes the container at once (SIGKILL, no grace): an executor
+// holds nothing worth a graceful stop.
+func (p *containerProc) Kill(context.Context) error {
+	p.cleanup()
+	return nil
+}
+
+func (p *containerProc) cleanup() {
+	p.r.unregister(p)
+	p.ctlMu.Lock()
+	if p.ctl != nil {
+		p.ctl.Close()
+		p.ctl = nil
+	}
+	p.ctlMu.Unlock()
+	p.remove()
+	if p.attach.Conn != nil {
+		p.attach.Close()
+	}
+}
+
+func (p *containerProc) remove() {
+	if p.id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := p.r.Client.ContainerRemove(ctx, p.id, client.ContainerRemoveOptions{Force: true})
+	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+		// Conflict: a removal is already in progress.
+		fmt.Fprintf(os.Stderr, "toolcage: removing container %.12s: %v\n", p.id, err)
+	}
+}
+
+func (p *containerProc) ID() string            { return p.id }
+func (p *containerProc) Name() string          { return p.name }
+func (p *containerProc) Stdout() io.ReadCloser { return p.stdout }
+func (p *containerProc) Stderr() io.ReadCloser { return p.stderr }
+
+func (p *containerProc) Diagnose(ctx context.Context) string {
+	res, err := p.r.Client.ContainerInspect(ctx, p.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return "the executor container did not complete the go-plugin handshake; its stderr is in the daemon log"
+	}
+	st := res.Container.State
+	if st == nil {
+		return "the executor container did not complete the go-plugin handshake"
+	}
+	return fmt.Sprintf("the executor container %.12s did not complete the go-plugin handshake (status %s, exit code %d, OOM killed %v, error %q); its stderr is in the daemon log",
+		p.id, st.Status, st.ExitCode, st.OOMKilled, st.Error)
+}
+
+// PluginToHost maps the socket the executor announced to its host path,
+// then closes the socket dir to the container's writes.
+func (p *containerProc) PluginToHost(network, addr string) (string, string, error) {
+	if network != "unix" {
+		return "", "", fmt.Errorf("container executor announced a %s address; only unix sockets are accepted", network)
+	}
+	if path.Dir(addr) != containerSocketDir {
+		return "", "", fmt.Errorf("container executor announced %s, outside %s", addr, containerSocketDir)
+	}
+	hostAddr := filepath.Join(p.socketDir, path.Base(addr))
+	// Both sockets exist by now (pid 1 listens before it starts the
+	// executor); from here on the container may use them, not replace them.
+	if err := os.Chmod(p.socketDir, 0o750); err != nil {
+		return "", "", err
+	}
+	return network, hostAddr, nil
+}
+
+// HostToPlugin maps a host socket path into the container.
+func (p *containerProc) HostToPlugin(network, addr string) (string, string, error) {
+	if network == "unix" && filepath.Dir(addr) == p.socketDir {
+		return network, path.Join(containerSocketDir, filepath.Base(addr)), nil
+	}
+	return network, addr, nil
+}
+
+// reset sends "reset" to the container's pid 1 and reads its reply.
+func (p *containerProc) reset(ctx context.Context) (sandbox.ContainerReply, error) {
+	var rep sandbox.ContainerReply
+	p.ctlMu.Lock()
+	defer p.ctlMu.Unlock()
+	if p.ctl == nil {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "unix", filepath.Join(p.socketDir, path.Base(containerControl)))
+		if err != nil {
+			return rep, err
+		}
+		p.ctl, p.ctlR = c, bufio.NewReader(c)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		p.ctl.SetDeadline(dl)
+	}
+	if _, err := p.ctl.Write([]byte("reset\n")); err != nil {
+		return rep, err
+	}
+	line, err := p.ctlR.ReadBytes('\n')
+	if err != nil {
+		return rep, err
+	}
+	return rep, json.Unmarshal(line, &rep)
+}
+
+// checkPrivateDir: dir exists, is a directory (not a symlink) owned by the
+// daemon's uid, and nobody else may enter it.
+func checkPrivateDir(dir string) error {
+	if dir == "" {
+		return errors.New("docker runner: no state dir")
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("docker runner state dir: %w", err)
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 || !ownedByMe(fi) {
+		return fmt.Errorf("docker runner state dir %s: want a directory of uid %d with mode 0700", dir, os.Geteuid())
+	}
+	return nil
+}
+
+// Interface guards.
+var (
+	_ Runner        = (*DockerRunner)(nil)
+	_ AfterCaller   = (*DockerRunner)(nil)
+	_ runner.Runner = (*containerProc)(nil)
+)
