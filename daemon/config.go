@@ -42,6 +42,7 @@ type Config struct {
 	Scrub           ScrubConfig     `mapstructure:"scrub"`
 	Agents          AgentsConfig    `mapstructure:"agents"`
 	Metrics         MetricsConfig   `mapstructure:"metrics"`
+	UI              UIConfig        `mapstructure:"ui"`
 }
 
 // MetricsConfig says where else than GET /v1/metrics on the socket the
@@ -316,6 +317,7 @@ func (c *Config) finish(where string) error {
 		errs = append(errs, fmt.Errorf("log.format: unknown format %q", c.Log.Format))
 	}
 	errs = append(errs, c.Profiles.check()...)
+	errs = append(errs, c.UI.check()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %w", where, errors.Join(errs...))
 	}

@@ -53,6 +53,8 @@ type Daemon struct {
 	// metricsLn and metricsSrv serve metrics.listen; nil when it is off.
 	metricsLn  net.Listener
 	metricsSrv *http.Server
+	// ui is the review page (ui.go); nil when ui.listen is off.
+	ui *uiServer
 	// sandbox is the runner of sandboxed executors; nil when disabled.
 	sandbox *host.SandboxRunner
 	started time.Time
@@ -173,6 +175,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	if d.ui, err = d.listenUI(); err != nil {
+		if d.metricsLn != nil {
+			d.metricsLn.Close()
+		}
+		ln.Close()
+		d.egress.Close()
+		d.pool.Close()
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
 	if d.metricsLn != nil {
 		d.metricsSrv = d.metricsServer()
@@ -280,6 +293,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		}()
 		d.log.Info("serving metrics", "addr", d.metricsLn.Addr().String())
 	}
+	d.serveUI()
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go d.workers.run(wctx)
@@ -296,6 +310,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	defer cancel()
 	if d.metricsSrv != nil {
 		d.metricsSrv.Shutdown(sctx)
+	}
+	if d.ui != nil {
+		d.ui.srv.Shutdown(sctx)
 	}
 	err := d.srv.Shutdown(sctx)
 	if err != nil {
@@ -328,6 +345,10 @@ func (d *Daemon) Close() error {
 		}
 		if d.metricsLn != nil {
 			d.metricsLn.Close()
+		}
+		if d.ui != nil {
+			d.ui.srv.Close()
+			d.ui.ln.Close()
 		}
 		d.pool.Close()
 		d.egress.Close()

@@ -328,3 +328,10 @@ type WorkerTokensRevoked struct {
 	Worker  string `json:"worker"`
 	Revoked int    `json:"revoked"`
 }
+
+// UILogin is POST /v1/ui/login: a one-time link that logs a browser in to
+// the review page.
+type UILogin struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
