@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 )
 
@@ -76,7 +78,15 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-			if err := r.ParseForm(); err != nil || !sameToken(r.PostForm.Get(csrfField), sess.csrf) {
+			if err := r.ParseForm(); err != nil {
+				status := http.StatusBadRequest
+				if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+					status = http.StatusRequestEntityTooLarge
+				}
+				s.message(w, r, status, "Refused", fmt.Sprintf("The form could not be read (at most %d bytes): %v", maxForm, err))
+				return
+			}
+			if !sameToken(r.PostForm.Get(csrfField), sess.csrf) {
 				s.log.Warn("review page: action without a valid CSRF token refused", "session", sess.label, "path", r.URL.Path)
 				s.message(w, r, http.StatusForbidden, "Refused", "This action did not carry the page's CSRF token. Reload the page and try again.")
 				return
