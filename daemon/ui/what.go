@@ -100,8 +100,8 @@ type DiffLine struct {
 // pending one, as YAML lines; empty when they are the same.
 func definitionDiff(approved, pending json.RawMessage, fromName, toName string) []DiffLine {
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(strings.TrimSuffix(definitionYAML(approved), "\n")),
-		B: difflib.SplitLines(strings.TrimSuffix(definitionYAML(pending), "\n")),
+		A:        difflib.SplitLines(strings.TrimSuffix(definitionYAML(approved), "\n")),
+		B:        difflib.SplitLines(strings.TrimSuffix(definitionYAML(pending), "\n")),
 		FromFile: fromName, ToFile: toName, Context: 3,
 	})
 	if err != nil || d == "" {
