@@ -2,10 +2,16 @@
 # Installs what the build and tests need and a fresh Debian machine may lack.
 # It never calls sudo: as root it runs apt-get, as anyone else it says what
 # to install and stops ('make build' must not ask for a password).
+#
+# --test also installs what only the tests need: Debian's chromium, the
+# headless browser the review page's test drives.
 set -euo pipefail
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v git >/dev/null 2>&1 || need+=(git)
+if [ "${1:-}" = --test ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need[*]}; install them first, e.g.: sudo apt-get install ${need[*]}" >&2

@@ -10,8 +10,9 @@ import (
 // The guard every request passes, in this order:
 //
 //  1. security headers: a CSP allowing only this response's nonce for
-//     script and style, no framing, no referrer (a login link never leaks
-//     through one), no caching;
+//     script and style, no framing, a referrer only to this origin (with
+//     none, Chrome sends "Origin: null" on the page's own form posts), no
+//     caching;
 //  2. the Host must be the page's own address (a DNS-rebinding page on
 //     another name gets nothing);
 //  3. any Authorization header is refused: worker tokens, or anything
@@ -39,7 +40,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			"'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")

@@ -328,7 +328,7 @@ func TestSecurityHeaders(t *testing.T) {
 		t.Error("the nonce did not change between responses")
 	}
 	for k, v := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
-		"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"} {
+		"Referrer-Policy": "same-origin", "Cache-Control": "no-store"} {
 		if h.Get(k) != v {
 			t.Errorf("%s = %q, want %q", k, h.Get(k), v)
 		}
