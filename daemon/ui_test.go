@@ -231,6 +231,47 @@ func TestUIReview(t *testing.T) {
 		t.Errorf("audit since 1h by the person lacks the call")
 	}
 
+	// Allow always: the parked call's twin then runs without asking.
+	err := noWait(c).Do(ctx, "POST", "/v1/tools/ask_js/call", api.CallRequest{Arguments: mustJSON(map[string]any{"n": 5})}, nil)
+	always := apiErr(t, err).ApprovalID
+	if code, _ := b.do("POST", "/approvals/"+always+"/allow", url.Values{"csrf": {csrf}, "always": {"1"}}); code != http.StatusSeeOther {
+		t.Fatalf("allow always: %d", code)
+	}
+	if r, err := callTool(noWait(c), "ask_js", map[string]any{"n": 5}); err != nil || string(r.Result) != "10" {
+		t.Fatalf("the call allowed always: %+v %v", r, err)
+	}
+	// Deny: the waiting caller is refused.
+	denied := make(chan error, 1)
+	go func() {
+		_, err := callTool(c, "ask_js", map[string]any{"n": 7})
+		denied <- err
+	}()
+	var pending api.ApprovalList
+	for deadline := time.Now().Add(10 * time.Second); len(pending.Approvals) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := c.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &pending); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(pending.Approvals) != 1 {
+		t.Fatalf("pending: %+v", pending)
+	}
+	if code, _ := b.do("POST", "/approvals/"+pending.Approvals[0].ID+"/deny", url.Values{"csrf": {csrf}}); code != http.StatusSeeOther {
+		t.Fatalf("deny: %d", code)
+	}
+	select {
+	case err := <-denied:
+		if codeOf(err) != errdefs.ApprovalDenied {
+			t.Fatalf("denied call: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the denied call did not return")
+	}
+	// Deciding it again is a conflict, shown on the page.
+	b.do("POST", "/approvals/"+pending.Approvals[0].ID+"/allow", url.Values{"csrf": {csrf}})
+	if _, page := b.do("GET", "/approvals", nil); !strings.Contains(page, `class="flash err"`) || !strings.Contains(page, "already denied") {
+		t.Errorf("a second decision is not shown as refused:\n%s", page)
+	}
+
 	// A tool an agent makes waits; the page shows it whole, approves it;
 	// the agent's change shows as a diff and is rejected.
 	agent := llm(c)
