@@ -346,3 +346,37 @@ func TestUIWorkersPage(t *testing.T) {
 		t.Error("the review page still answers after the daemon stopped")
 	}
 }
+
+// TestUIApprovalHTTP: an HTTP call waiting for approval shows its method
+// and URL, the credentials in it redacted. It is never sent.
+func TestUIApprovalHTTP(t *testing.T) {
+	td := startDaemon(t, "", func(c *Config) {
+		withUI(c)
+		c.HTTP.AllowPrivateHosts = []string{"127.0.0.1"}
+	})
+	c := td.client
+	create(t, c, `name: ask_hook
+description: posts to a hook
+kind: http
+approval: ask
+http:
+  method: POST
+  url: "http://127.0.0.1:9/hook/{{room}}?token={{token}}"
+  allowed_domains: ["127.0.0.1"]
+`)
+	const secret = "s3cr3t-hook-token-0001"
+	err := noWait(c).Do(context.Background(), "POST", "/v1/tools/ask_hook/call",
+		api.CallRequest{Arguments: mustJSON(map[string]any{"room": "ops", "token": secret})}, nil)
+	id := apiErr(t, err).ApprovalID
+	b := newBrowser(t, td.d.UIAddr())
+	b.do("GET", uiLink(t, c), nil)
+	_, page := b.do("GET", "/approvals", nil)
+	card := page[strings.Index(page, `id="approval-`+id+`"`):]
+	card = card[:strings.Index(card, "</section>")]
+	if !strings.Contains(card, "<dt>Sends</dt>") || !strings.Contains(card, "POST http://127.0.0.1:9/hook/ops?redacted") {
+		t.Errorf("the HTTP approval does not show method and URL:\n%s", card)
+	}
+	if strings.Contains(card, "POST http://127.0.0.1:9/hook/ops?token") {
+		t.Errorf("the URL's credentials are shown:\n%s", card)
+	}
+}

@@ -98,14 +98,13 @@ type view struct {
 	Flash    string
 	FlashErr bool
 	PollMS   int64
-	Now      time.Time
 	Data     any
 }
 
 // render writes page name with data: the whole page, or its live part
 // for the poller.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	v := view{Page: name, Nonce: nonceOf(r.Context()), PollMS: s.cfg.Poll.Milliseconds(), Now: s.cfg.Now(), Data: data}
+	v := view{Page: name, Nonce: nonceOf(r.Context()), PollMS: s.cfg.Poll.Milliseconds(), Data: data}
 	if rs, ok := sessionOf(r.Context()); ok && name != "login" {
 		v.CSRF, v.Person, v.Session = rs.csrf, rs.person, rs.label
 		if !isFragment(r) {
