@@ -147,16 +147,22 @@ type uiBackend struct{ d *Daemon }
 
 var _ ui.Backend = uiBackend{}
 
-func (b uiBackend) Approvals(ctx context.Context, status string) ([]api.Approval, error) {
-	list, err := b.d.store.ListApprovals(ctx, status)
-	if err != nil {
-		return nil, err
-	}
+func (b uiBackend) PendingApprovals(ctx context.Context) ([]api.Approval, error) {
+	list, err := b.d.store.ListApprovals(ctx, store.ApprovalPending)
+	return approvalViews(list), err
+}
+
+func (b uiBackend) RecentApprovals(ctx context.Context, n int) ([]api.Approval, error) {
+	list, err := b.d.store.RecentApprovals(ctx, n)
+	return approvalViews(list), err
+}
+
+func approvalViews(list []*store.Approval) []api.Approval {
 	out := make([]api.Approval, 0, len(list))
 	for _, a := range list {
 		out = append(out, approvalView(a, false))
 	}
-	return out, nil
+	return out
 }
 
 // DecideApproval is `toolcage approvals allow|deny`: the dispatcher's

@@ -214,7 +214,8 @@ func TestUIReview(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the allowed call did not finish")
 	}
-	if _, page := b.do("GET", "/approvals", nil); !strings.Contains(page, "Allowed "+id) || !strings.Contains(page, `id="no-pending"`) {
+	if _, page := b.do("GET", "/approvals", nil); !strings.Contains(page, "Allowed "+id) || !strings.Contains(page, `id="no-pending"`) ||
+		!strings.Contains(page, "<td><code>"+id+"</code></td>") {
 		t.Errorf("after allow:\n%s", page)
 	}
 	// The audit log shows it, and the filters select.

@@ -15,8 +15,10 @@ import (
 // the worker registry), so a click here is what the CLI's verb would do,
 // recorded as the person in `by`.
 type Backend interface {
-	// Approvals lists approvals with status ("" for all), oldest first.
-	Approvals(ctx context.Context, status string) ([]api.Approval, error)
+	// PendingApprovals lists the approvals waiting, oldest first.
+	PendingApprovals(ctx context.Context) ([]api.Approval, error)
+	// RecentApprovals lists the n approvals decided last, newest first.
+	RecentApprovals(ctx context.Context, n int) ([]api.Approval, error)
 	// DecideApproval allows (always: for good) or denies a pending approval.
 	DecideApproval(ctx context.Context, id string, allow, always bool, by principal.Caller) (api.Approval, error)
 	// PendingTools lists the tools waiting for a person's approval, each

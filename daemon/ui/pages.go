@@ -158,31 +158,16 @@ type approvalsData struct {
 const recentApprovals = 10
 
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
-	all, err := s.be.Approvals(r.Context(), "")
+	var d approvalsData
+	var err error
+	if d.Pending, err = s.be.PendingApprovals(r.Context()); err == nil {
+		d.Recent, err = s.be.RecentApprovals(r.Context(), recentApprovals)
+	}
 	if err != nil {
 		s.failed(w, r, err)
 		return
 	}
-	var d approvalsData
-	for _, a := range all {
-		if a.Status == "pending" {
-			d.Pending = append(d.Pending, a)
-		} else {
-			d.Recent = append(d.Recent, a)
-		}
-	}
-	slices.SortStableFunc(d.Recent, func(a, b api.Approval) int {
-		return decidedAt(b).Compare(decidedAt(a))
-	})
-	d.Recent = d.Recent[:min(len(d.Recent), recentApprovals)]
 	s.render(w, r, http.StatusOK, "approvals", d)
-}
-
-func decidedAt(a api.Approval) time.Time {
-	if a.DecidedAt != nil {
-		return *a.DecidedAt
-	}
-	return a.CreatedAt
 }
 
 func (s *Server) decideApproval(allow bool) http.HandlerFunc {

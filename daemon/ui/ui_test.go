@@ -23,7 +23,8 @@ import (
 // fakeBackend is a Backend built from func fields; a nil field returns
 // nothing.
 type fakeBackend struct {
-	ApprovalsF      func(ctx context.Context, status string) ([]api.Approval, error)
+	PendingF        func(ctx context.Context) ([]api.Approval, error)
+	RecentF         func(ctx context.Context, n int) ([]api.Approval, error)
 	DecideApprovalF func(ctx context.Context, id string, allow, always bool, by principal.Caller) (api.Approval, error)
 	PendingToolsF   func(ctx context.Context) ([]PendingTool, error)
 	DecideToolF     func(ctx context.Context, name string, approve bool, by principal.Caller) (api.Tool, error)
@@ -33,11 +34,18 @@ type fakeBackend struct {
 
 var _ Backend = (*fakeBackend)(nil)
 
-func (f *fakeBackend) Approvals(ctx context.Context, status string) ([]api.Approval, error) {
-	if f.ApprovalsF == nil {
+func (f *fakeBackend) PendingApprovals(ctx context.Context) ([]api.Approval, error) {
+	if f.PendingF == nil {
 		return nil, nil
 	}
-	return f.ApprovalsF(ctx, status)
+	return f.PendingF(ctx)
+}
+
+func (f *fakeBackend) RecentApprovals(ctx context.Context, n int) ([]api.Approval, error) {
+	if f.RecentF == nil {
+		return nil, nil
+	}
+	return f.RecentF(ctx, n)
 }
 
 func (f *fakeBackend) DecideApproval(ctx context.Context, id string, allow, always bool, by principal.Caller) (api.Approval, error) {
@@ -340,7 +348,7 @@ func TestSecurityHeaders(t *testing.T) {
 func TestEscaping(t *testing.T) {
 	const evil = `<script>alert(1)</script><img src=x onerror=alert(2)>"'`
 	be := &fakeBackend{
-		ApprovalsF: func(context.Context, string) ([]api.Approval, error) {
+		PendingF: func(context.Context) ([]api.Approval, error) {
 			return []api.Approval{{ID: "abcd2345", Tool: "t", Version: 1, CallerType: "llm", CallerID: evil, Status: "pending",
 				Arguments: json.RawMessage(`{"x":` + mustJSON(evil) + `}`), Rendered: "sh -c " + mustJSON("echo "+evil)}}, nil
 		},
@@ -379,15 +387,28 @@ func mustJSON(v any) string {
 }
 
 func TestLiveFragment(t *testing.T) {
-	be := &fakeBackend{ApprovalsF: func(context.Context, string) ([]api.Approval, error) {
-		return []api.Approval{{ID: "abcd2345", Tool: "ask_js", Version: 2, Status: "pending", Rendered: "sha256:00ff"}}, nil
-	}}
+	decided := time.Date(2026, 5, 1, 9, 30, 0, 0, time.Local)
+	be := &fakeBackend{
+		PendingF: func(context.Context) ([]api.Approval, error) {
+			return []api.Approval{{ID: "abcd2345", Tool: "ask_js", Version: 2, Status: "pending", Rendered: "sha256:00ff"}}, nil
+		},
+		RecentF: func(_ context.Context, n int) ([]api.Approval, error) {
+			if n != recentApprovals {
+				t.Errorf("asked for %d recent approvals", n)
+			}
+			return []api.Approval{{ID: "zzzz2345", Tool: "rm_tmp", Version: 1, Status: "denied", DecidedBy: "uid:0", DecidedAt: &decided}}, nil
+		},
+	}
 	p := newPage(t, be)
 	p.login()
 	code, body, _ := p.get("/approvals", fragmentHeader, "1")
 	if code != http.StatusOK || strings.Contains(body, "<html") || !strings.Contains(body, `id="approval-abcd2345"`) ||
 		!strings.Contains(body, "sha256:00ff") || !csrfRE.MatchString(body) {
 		t.Fatalf("fragment %d:\n%s", code, body)
+	}
+	if !strings.Contains(body, `<td><code>zzzz2345</code></td><td>rm_tmp <span class="muted">v1</span></td>`) ||
+		!strings.Contains(body, `<span class="badge denied">denied</span></td><td>uid:0</td><td>2026-05-01 09:30:00</td>`) {
+		t.Errorf("recently decided not shown:\n%s", body)
 	}
 }
 
