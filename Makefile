@@ -35,6 +35,7 @@ lint: deps
 	$(GO) vet ./...
 
 test: build lint
+	@./scripts/deps.sh --test
 	TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 15m ./...
 
 bench: build

@@ -44,6 +44,7 @@ type Config struct {
 	Agents          AgentsConfig    `mapstructure:"agents"`
 	Metrics         MetricsConfig   `mapstructure:"metrics"`
 	Audit           AuditConfig     `mapstructure:"audit"`
+	UI              UIConfig        `mapstructure:"ui"`
 	// Isolation is the isolation of tools that name none: process | docker.
 	Isolation string       `mapstructure:"isolation"`
 	Docker    DockerConfig `mapstructure:"docker"`
@@ -350,6 +351,7 @@ func (c *Config) finish(where string) error {
 		errs = append(errs, fmt.Errorf("log.format: unknown format %q", c.Log.Format))
 	}
 	errs = append(errs, c.Profiles.check()...)
+	errs = append(errs, c.UI.check()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %w", where, errors.Join(errs...))
 	}

@@ -11,9 +11,9 @@ import (
 )
 
 // Person-only acts: deciding approvals, approving or rejecting tools,
-// setting, listing, removing or rotating secrets, and registering,
-// changing or removing workers and their tokens. An agent (a worker
-// token, or a person narrowed to llm) gets forbidden. Every attempt, done,
+// setting, listing, removing or rotating secrets, registering, changing or
+// removing workers and their tokens, and minting a review page login link.
+// An agent (a worker token, or a person narrowed to llm) gets forbidden. Every attempt, done,
 // failed or refused, goes to the admin log with its principal.
 
 // The acts, as the admin log names them.
@@ -30,6 +30,7 @@ const (
 	actWorkerRemove  = "worker.rm"
 	actTokenRotate   = "worker.token.rotate"
 	actTokenRevoke   = "worker.token.revoke"
+	actUILogin       = "ui.login"
 )
 
 // actWords says what each act is, for the refusal's message.
@@ -39,7 +40,7 @@ var actWords = map[string]string{
 	actSecretSet: "set secrets", actSecretList: "list secrets", actSecretRemove: "delete secrets",
 	actSecretsRotate: "rotate the secrets key", actWorkerAdd: "register workers",
 	actWorkerRemove: "remove workers", actTokenRotate: "rotate worker tokens",
-	actTokenRevoke: "revoke worker tokens",
+	actTokenRevoke: "revoke worker tokens", actUILogin: "log in to the review page",
 }
 
 // person wraps a handler as a person-only act on the path value named

@@ -62,6 +62,8 @@ type Daemon struct {
 	// metricsLn and metricsSrv serve metrics.listen; nil when it is off.
 	metricsLn  net.Listener
 	metricsSrv *http.Server
+	// ui is the review page (ui.go); nil when ui.listen is off.
+	ui *uiServer
 	// sandbox is the runner of sandboxed executors; nil when disabled.
 	sandbox *host.SandboxRunner
 	// docker is the runner of isolation: docker; nil when unavailable.
@@ -200,6 +202,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	if d.ui, err = d.listenUI(); err != nil {
+		if d.metricsLn != nil {
+			d.metricsLn.Close()
+		}
+		ln.Close()
+		d.egress.Close()
+		d.pool.Close()
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
 	if d.metricsLn != nil {
 		d.metricsSrv = d.metricsServer()
@@ -311,6 +324,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		}()
 		d.log.Info("serving metrics", "addr", d.metricsLn.Addr().String())
 	}
+	d.serveUI()
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go d.workers.run(wctx)
@@ -333,6 +347,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	defer cancel()
 	if d.metricsSrv != nil {
 		d.metricsSrv.Shutdown(sctx)
+	}
+	if d.ui != nil {
+		d.ui.srv.Shutdown(sctx)
 	}
 	err := d.srv.Shutdown(sctx)
 	if err != nil {
@@ -374,6 +391,10 @@ func (d *Daemon) Close() error {
 		}
 		if d.metricsLn != nil {
 			d.metricsLn.Close()
+		}
+		if d.ui != nil {
+			d.ui.srv.Close()
+			d.ui.ln.Close()
 		}
 		d.pool.Close()
 		d.closeDocker()

@@ -2,6 +2,9 @@
 # Installs what the build and tests need and a fresh Debian machine may lack.
 # It never calls sudo: as root it runs apt-get, as anyone else it says what
 # to install and stops ('make build' must not ask for a password).
+#
+# --test also installs what only the tests need: Debian's chromium, the
+# headless browser the review page's test drives.
 set -euo pipefail
 need=()
 command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
@@ -11,6 +14,9 @@ command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 # The executor image (isolation: docker) takes /bin/sh and its commands
 # from a static busybox; Debian's busybox package is a dynamic one.
 dpkg -s busybox-static >/dev/null 2>&1 || need+=(busybox-static)
+if [ "${1:-}" = --test ]; then
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps: missing ${need[*]}; install them first, e.g.: sudo apt-get install ${need[*]}" >&2

@@ -367,3 +367,10 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	}
 	return now.Add(-d), nil
 }
+
+// UILogin is POST /v1/ui/login: a one-time link that logs a browser in to
+// the review page.
+type UILogin struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}

@@ -1,0 +1,256 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/ui"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/store"
+)
+
+// The review page (daemon/ui) as the daemon serves it: its config, the
+// backend it reads and acts through (the same dispatcher, catalog, store
+// and admin log the socket API's handlers use), and the person-only
+// socket call that mints a login link.
+
+// UIConfig sets the review page.
+type UIConfig struct {
+	// Listen is a loopback host:port serving the page; "" is off.
+	Listen string `mapstructure:"listen"`
+	// LoginTTL is how long a login link works (once).
+	LoginTTL time.Duration `mapstructure:"login_ttl"`
+	// SessionTTL is how long a browser stays logged in.
+	SessionTTL time.Duration `mapstructure:"session_ttl"`
+}
+
+// check validates the ui settings.
+func (c UIConfig) check() []error {
+	var errs []error
+	if err := checkLoopback("ui.listen", c.Listen, "127.0.0.1:8765"); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LoginTTL <= 0 {
+		errs = append(errs, errors.New("ui.login_ttl must be positive"))
+	}
+	if c.SessionTTL <= 0 {
+		errs = append(errs, errors.New("ui.session_ttl must be positive"))
+	}
+	return errs
+}
+
+// checkLoopback refuses an address (of config key key) that is not a
+// loopback IP and port; "" (off) passes.
+func checkLoopback(key, addr, example string) error {
+	if addr == "" {
+		return nil
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s: want host:port on loopback, like %s: %w", key, example, err)
+	}
+	if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%s: must be a loopback IP address (127.0.0.0/8 or ::1), got %q", key, addr)
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%s: bad port in %q", key, addr)
+	}
+	return nil
+}
+
+// uiServer is the running review page: its listener, server and pages.
+type uiServer struct {
+	ln    net.Listener
+	srv   *http.Server
+	pages *ui.Server
+}
+
+// listenUI binds ui.listen and builds the page; nil when it is off.
+func (d *Daemon) listenUI() (*uiServer, error) {
+	if d.cfg.UI.Listen == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", d.cfg.UI.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("ui.listen: %w", err)
+	}
+	pages, err := ui.New(ui.Config{Addr: ln.Addr().String(), LoginTTL: d.cfg.UI.LoginTTL,
+		SessionTTL: d.cfg.UI.SessionTTL, Log: d.log}, uiBackend{d})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler:           pages.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       d.cfg.API.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+	return &uiServer{ln: ln, srv: srv, pages: pages}, nil
+}
+
+// serveUI serves the review page and logs a first login link.
+func (d *Daemon) serveUI() {
+	if d.ui == nil {
+		return
+	}
+	go func() {
+		if err := d.ui.srv.Serve(d.ui.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("review page server", "err", err)
+		}
+	}()
+	link, exp := d.ui.pages.LoginURL(d.personID())
+	d.log.Info("serving the review page; log in with this link (once, until it expires) or run `toolcage ui open`",
+		"addr", d.ui.ln.Addr().String(), "login", link, "expires", exp.Format(time.RFC3339))
+}
+
+// UIAddr is the address ui.listen bound, or "" when it is off.
+func (d *Daemon) UIAddr() string {
+	if d.ui == nil {
+		return ""
+	}
+	return d.ui.ln.Addr().String()
+}
+
+// personID names the daemon's own user, as the socket's person would be.
+func (d *Daemon) personID() string { return "uid:" + strconv.Itoa(os.Getuid()) }
+
+// uiLogin is POST /v1/ui/login: a one-time login link for the person
+// asking.
+func (d *Daemon) uiLogin(w http.ResponseWriter, r *http.Request) error {
+	if d.ui == nil {
+		return errdefs.Errorf(errdefs.Conflict, "the review page is off: set ui.listen (e.g. 127.0.0.1:8765) in the daemon's config")
+	}
+	c, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	link, exp := d.ui.pages.LoginURL(c.ID)
+	return writeJSON(w, http.StatusOK, api.UILogin{URL: link, ExpiresAt: exp})
+}
+
+// uiBackend is the review page's view of the daemon.
+type uiBackend struct{ d *Daemon }
+
+var _ ui.Backend = uiBackend{}
+
+func (b uiBackend) PendingApprovals(ctx context.Context) ([]api.Approval, error) {
+	list, err := b.d.store.ListApprovals(ctx, store.ApprovalPending)
+	return approvalViews(list), err
+}
+
+func (b uiBackend) RecentApprovals(ctx context.Context, n int) ([]api.Approval, error) {
+	list, err := b.d.store.RecentApprovals(ctx, n)
+	return approvalViews(list), err
+}
+
+func approvalViews(list []*store.Approval) []api.Approval {
+	out := make([]api.Approval, 0, len(list))
+	for _, a := range list {
+		out = append(out, approvalView(a, false))
+	}
+	return out
+}
+
+// DecideApproval is `toolcage approvals allow|deny`: the dispatcher's
+// decision, recorded in the admin log as the person.
+func (b uiBackend) DecideApproval(ctx context.Context, id string, allow, always bool, by principal.Caller) (api.Approval, error) {
+	act := actApprovalDeny
+	if allow {
+		act = actApprovalAllow
+	}
+	a, err := b.d.disp.DecideApproval(ctx, id, allow, always, by)
+	b.d.recordAct(ctx, by, act, id, err)
+	if err != nil {
+		return api.Approval{}, err
+	}
+	return approvalView(a, always), nil
+}
+
+func (b uiBackend) PendingTools(ctx context.Context) ([]ui.PendingTool, error) {
+	tools, _, err := b.d.catalog.List(ctx, catalog.Filter{Status: catalog.StatusPendingApproval})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ui.PendingTool, 0, len(tools))
+	for _, t := range tools {
+		v, err := toolView(t)
+		if err != nil {
+			return nil, err
+		}
+		p := ui.PendingTool{Tool: v}
+		if t.ApprovedVersion > 0 && t.ApprovedVersion != t.Version {
+			vs, err := b.d.catalog.History(ctx, t.Def.Name)
+			if err != nil {
+				return nil, err
+			}
+			for _, hv := range vs {
+				if hv.Version == t.ApprovedVersion {
+					if p.Approved, err = json.Marshal(hv.Def); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// DecideTool is `toolcage tools approve|reject`, recorded as the person.
+func (b uiBackend) DecideTool(ctx context.Context, name string, approve bool, by principal.Caller) (api.Tool, error) {
+	act, fn := actToolReject, b.d.catalog.Reject
+	if approve {
+		act, fn = actToolApprove, b.d.catalog.Approve
+	}
+	t, err := fn(ctx, name, by)
+	b.d.recordAct(ctx, by, act, name, err)
+	if err != nil {
+		return api.Tool{}, err
+	}
+	return toolView(t)
+}
+
+// Executions reads the review page's audit page with the store's own
+// filters (each indexed).
+func (b uiBackend) Executions(ctx context.Context, f ui.AuditFilter) ([]api.Execution, error) {
+	es, err := b.d.store.ListExecutions(ctx, store.ExecutionFilter{Tool: f.Tool, Worker: f.Worker, CallerID: f.Caller,
+		Outcome: f.Outcome, Since: f.Since, Until: f.Until, Limit: f.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Execution, 0, len(es))
+	for _, e := range es {
+		out = append(out, executionView(e))
+	}
+	return out, nil
+}
+
+func (b uiBackend) Workers(ctx context.Context) ([]api.Worker, error) {
+	list, err := b.d.store.ListWorkers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Worker, 0, len(list))
+	for _, sw := range list {
+		v, err := b.d.workerView(ctx, sw, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
