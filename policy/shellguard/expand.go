@@ -354,8 +354,7 @@ func (x *expansion) failed(word *syntax.Word) arg {
 // it reads itself (IFS for splitting, HOME for a tilde the script did not
 // move).
 func (x *expansion) Get(name string) expand.Variable {
-	if name != "" && name[0] == markByte {
-		i, _ := strconv.Atoi(name[1:])
+	if i, ok := x.slotOf(name); ok {
 		s := &x.slots[i]
 		if v := s.alts[s.pick]; v != nil {
 			return expand.Variable{Set: true, Kind: expand.Indexed, List: v}
@@ -374,18 +373,25 @@ func (x *expansion) Get(name string) expand.Variable {
 	return expand.Variable{}
 }
 
+// slotOf returns the slot a variable name stands for.
+func (x *expansion) slotOf(name string) (int, bool) {
+	if name == "" || name[0] != markByte {
+		return 0, false
+	}
+	i, err := strconv.Atoi(name[1:])
+	return i, err == nil && i >= 0 && i < len(x.slots)
+}
+
 // Each lists no variables: ${!prefix*} is resolved before.
 func (x *expansion) Each(func(string, expand.Variable) bool) {}
 
 // Set records ${name:=word} of an unknown name.
 func (x *expansion) Set(name string, vr expand.Variable) error {
-	if name != "" && name[0] == markByte {
-		if i, _ := strconv.Atoi(name[1:]); x.slots[i].assign != "" {
-			if x.assigned == nil {
-				x.assigned = make([][]string, len(x.slots))
-			}
-			x.assigned[i] = append(x.assigned[i], vr.String())
+	if i, ok := x.slotOf(name); ok && x.slots[i].assign != "" {
+		if x.assigned == nil {
+			x.assigned = make([][]string, len(x.slots))
 		}
+		x.assigned[i] = append(x.assigned[i], vr.String())
 	}
 	return nil
 }

@@ -609,12 +609,12 @@ func (w *walker) assignWord(a *syntax.Assign, sc *scope) *syntax.Word {
 	case a.Array != nil:
 		var elems []string
 		for _, el := range a.Array.Elems {
-			if el.Value != nil {
-				for _, f := range w.expandWord(el.Value, sc, false) {
-					for _, a := range f {
-						elems = append(elems, a.p)
-					}
-					break
+			if el.Value == nil {
+				continue
+			}
+			if alts := w.expandWord(el.Value, sc, false); len(alts) > 0 {
+				for _, a := range alts[0] {
+					elems = append(elems, a.p)
 				}
 			}
 		}
@@ -840,7 +840,7 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 		}
 		t := redirTarget{op: fd + r.Op.String(), target: a.e, glob: a.glob}
 		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
 			t.write = true
 		case syntax.DplOut:
 			t.write = !isFD(a.e)
