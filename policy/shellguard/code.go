@@ -236,18 +236,18 @@ func (w *walker) walkScriptLenient(src string, sc *scope) {
 		w.failParse("too_deep", "commands are nested more than 8 levels deep")
 		return
 	}
-	l, err := parseLenient(src, sc.depth, &w.work)
+	f, err := parseLenient(src, sc.depth, &w.work)
 	if err != nil {
 		w.err = err
 		return
 	}
-	if l == nil {
+	if f == nil {
 		return
 	}
 	// What may or may not run is judged by the rules only: a name that is
 	// unknown here is no finding.
 	w.defWalk++
-	w.walkList(l, sc, nil, pipeCtx{})
+	w.walkFile(f, src, sc, nil)
 	w.defWalk--
 }
 

@@ -1,11 +1,14 @@
 package shellguard
 
 import (
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -58,51 +61,81 @@ type variable struct {
 
 // arg is one argument after expansion.
 type arg struct {
-	e, p    string    // empty view (normalised for matching) and placeholder view (raw)
-	drop    bool      // disappears in the empty view: an unquoted unknown alone
-	dyn     bool      // contains something unknown
-	glob    bool      // contains an unquoted pathname pattern
-	susp    bool      // built with string surgery on an unknown value
-	dynBase bool      // the last path component holds something unknown
-	origins originSet // sources of the unknown parts
-	data    *data     // process substitution <(...): what reading it gives
-	procOut *cmdList  // process substitution >(...): what reads it
-}
-
-// piece is one expanded part of a word before fields are formed.
-type piece struct {
-	text    string
-	ph      string
-	quoted  bool
-	split   bool // unquoted expansion result: field splitting and globbing apply
-	unres   bool
-	brk     bool // field break between elements of "$@"
-	susp    bool
-	origins originSet
-	data    *data
-	procOut *cmdList
+	e, p    string         // empty view (normalised for matching) and placeholder view (raw)
+	drop    bool           // disappears in the empty view: an unquoted unknown alone
+	dyn     bool           // contains something unknown
+	glob    bool           // contains an unquoted pathname pattern
+	susp    bool           // built with string surgery on an unknown value
+	dynBase bool           // the last path component holds something unknown
+	origins originSet      // sources of the unknown parts
+	data    *data          // process substitution <(...): what reading it gives
+	procOut []*syntax.Stmt // process substitution >(...): what reads it
 }
 
 const fakePID = "99999"
 
+// Words are expanded by mvdan.cc/sh/v3/expand (quote removal, brace,
+// tilde, parameter and arithmetic expansion, $'...', field splitting)
+// under a configuration that runs nothing and reads no directory. Before
+// that, each expansion of the word is resolved by the analysis: command
+// substitutions are walked, parameters looked up. What is known becomes
+// a slot, a variable of the expansion's own environment holding the
+// values it may take; what is not becomes a mark, two bytes (markByte
+// and a private-use rune) that stand for it in the expanded text and
+// carry the placeholder, the origins and the quoting. Marks are never
+// split or globbed, so an unknown value stays one opaque piece, as the
+// deny rules need: it may be anything.
+
+const (
+	markByte = '\x01' // refused in command text (checkInput)
+	markBase = 0xE000 // first rune of the marks
+	maxMarks = 0x1900 // marks of one word: 0xE000 to 0xF8FF
+)
+
+// mark is something a word's expansion holds that is not plain text.
+type mark struct {
+	ph      string // placeholder view of an unknown
+	text    string // text of a known mark (/dev/fd/63)
+	quoted  bool
+	unknown bool
+	susp    bool
+	origins originSet
+	data    *data
+	procOut []*syntax.Stmt
+}
+
+// slot is a parameter or substitution resolved to values: each a list
+// of elements (one for a scalar); a nil one is unset.
+type slot struct {
+	alts   [][]string
+	pick   int
+	assign string // ${name:=word} of an unknown name: the name
+}
+
+// expansion is the expansion of one word.
+type expansion struct {
+	w        *walker
+	sc       *scope
+	slots    []slot
+	marks    []mark
+	glob     bool       // the expander asked for a directory: the field is a pattern
+	assigned [][]string // per slot, the values ${name:=word} assigned
+}
+
 // expandWords expands the words of a command into the argument lists it
 // may run with (more than one when variables have several values).
-func (w *walker) expandWords(words []*word, sc *scope) [][]arg {
+func (w *walker) expandWords(words []*syntax.Word, sc *scope) [][]arg {
 	variants := [][]arg{make([]arg, 0, len(words))}
 	for _, word := range words {
-		// Fast path: one plain literal.
-		if len(word.parts) == 1 && word.parts[0].kind == partLit {
-			pt := word.parts[0]
-			if pt.quoted || !strings.ContainsAny(pt.text, "{*?[~") {
-				if !w.spend(1) {
-					return nil
-				}
-				a := arg{e: normalise(pt.text), p: pt.text}
-				for i := range variants {
-					variants[i] = append(variants[i], a)
-				}
-				continue
+		if lit, ok := plainWord(word); ok {
+			if !w.spend(2) {
+				return nil
 			}
+			a := arg{e: normalise(lit), p: lit}
+			for i := range variants {
+				variants[i] = append(variants[i], a)
+			}
+			continue
 		}
 		alts := w.expandWord(word, sc, false)
 		if w.err != nil {
@@ -121,10 +154,7 @@ func (w *walker) expandWords(words []*word, sc *scope) [][]arg {
 		next := make([][]arg, 0, len(variants)*len(alts))
 		for _, v := range variants {
 			for _, a := range alts {
-				nv := make([]arg, 0, len(v)+len(a))
-				nv = append(nv, v...)
-				nv = append(nv, a...)
-				next = append(next, nv)
+				next = append(next, append(append(make([]arg, 0, len(v)+len(a)), v...), a...))
 			}
 		}
 		variants = next
@@ -132,137 +162,795 @@ func (w *walker) expandWords(words []*word, sc *scope) [][]arg {
 	return variants
 }
 
+// plainWord returns the text of a word expansion leaves as written:
+// quoted text and literals without escapes, braces, patterns or tilde.
+func plainWord(word *syntax.Word) (string, bool) {
+	if len(word.Parts) == 1 {
+		return plainPart(word.Parts[0])
+	}
+	var b strings.Builder
+	for _, p := range word.Parts {
+		s, ok := plainPart(p)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(s)
+	}
+	return b.String(), true
+}
+
+func plainPart(p syntax.WordPart) (string, bool) {
+	switch x := p.(type) {
+	case *syntax.Lit:
+		return x.Value, !strings.ContainsAny(x.Value, "\\{*?[~\x01")
+	case *syntax.SglQuoted:
+		if x.Dollar {
+			return decodeANSIC(x.Value), true
+		}
+		return x.Value, true
+	case *syntax.DblQuoted:
+		if len(x.Parts) == 0 {
+			return "", true
+		}
+		if lit, ok := x.Parts[0].(*syntax.Lit); ok && len(x.Parts) == 1 && !strings.ContainsAny(lit.Value, "\\\x01") {
+			return lit.Value, true
+		}
+	}
+	return "", false
+}
+
 // expandWord expands one word into alternatives, each a list of fields.
 // In an assignment there is no brace expansion and no field splitting.
-func (w *walker) expandWord(word *word, sc *scope, assign bool) [][]arg {
-	if !w.spend(1) {
+func (w *walker) expandWord(word *syntax.Word, sc *scope, assign bool) [][]arg {
+	if !w.spend(2) {
 		return nil
 	}
-	// Fast path: one plain literal.
-	if len(word.parts) == 1 && word.parts[0].kind == partLit {
-		pt := word.parts[0]
-		if pt.quoted || assign || !strings.ContainsAny(pt.text, "{*?[~") {
-			return [][]arg{{{e: normalise(pt.text), p: pt.text}}}
-		}
+	if lit, ok := plainWord(word); ok {
+		return [][]arg{{{e: normalise(lit), p: lit}}}
 	}
-	partLists := [][]part{word.parts}
+	x := &expansion{w: w, sc: sc}
+	rw := x.word(word, false)
+	words := []*syntax.Word{rw}
 	if !assign {
-		partLists = w.braceExpand(word.parts)
-		if w.err != nil {
-			return nil
+		if words = x.braces(rw); words == nil {
+			w.failParse("too_complex", "brace expansion makes too many words")
 		}
 	}
-	// Each brace-expanded word is an argument of its own; the alternatives
-	// (variables with several values) of each combine.
-	combined := [][]arg{nil}
-	for _, parts := range partLists {
-		alts := w.expandParts(parts, sc, assign)
-		if w.err != nil {
-			return nil
-		}
-		if len(alts) == 1 {
-			f := fieldsOf(alts[0], assign)
-			for i := range combined {
-				combined[i] = append(combined[i], f...)
-			}
-			continue
-		}
-		if len(combined)*len(alts) > maxVariants {
+	if w.err != nil {
+		return nil
+	}
+	n := 1
+	for _, s := range x.slots {
+		if n *= len(s.alts); n > maxVariants {
 			w.failParse("too_complex", "variables take too many combinations of values")
 			return nil
 		}
-		next := make([][]arg, 0, len(combined)*len(alts))
-		for _, c := range combined {
-			for _, a := range alts {
-				n := append(append([]arg{}, c...), fieldsOf(a, assign)...)
-				next = append(next, n)
-			}
-		}
-		combined = next
 	}
-	return combined
-}
-
-// expandParts evaluates parts into alternative piece lists.
-func (w *walker) expandParts(parts []part, sc *scope, assign bool) [][]piece {
-	alts := [][]piece{nil}
-	for i := range parts {
-		pt := &parts[i]
-		var choices [][]piece
-		switch pt.kind {
-		case partLit:
-			choices = w.expandLit(pt, i == 0, assign)
-		case partParam:
-			choices = w.expandParam(pt, sc)
-		case partCmdSub:
-			choices = w.expandCmdSub(pt, sc)
-		case partArith:
-			choices = [][]piece{{w.expandArith(pt, sc)}}
-		case partProcIn:
-			data := w.walkSub(pt.sub, sc, nil)
-			choices = [][]piece{{{text: "/dev/fd/63", quoted: true, data: data}}}
-		case partProcOut:
-			choices = [][]piece{{{text: "/dev/fd/62", quoted: true, procOut: pt.sub}}}
-		case partArray:
-			var elems []string
-			for _, ew := range pt.words {
-				for _, f := range w.expandWord(ew, sc, false) {
-					for _, a := range f {
-						elems = append(elems, a.p)
-					}
+	cfg := &expand.Config{Env: x, ReadDir2: x.readDir, ExtGlob: true}
+	out := make([][]arg, 0, n)
+	for {
+		var fields []arg
+		if assign {
+			s, err := expand.Literal(cfg, rw)
+			if err != nil {
+				fields = []arg{x.failed(word)}
+			} else if a, ok := x.arg(s, false); ok {
+				fields = []arg{a}
+			}
+		} else {
+			for f, err := range expand.FieldsSeq(cfg, words...) {
+				if err != nil {
+					fields = []arg{x.failed(word)}
 					break
 				}
-			}
-			choices = [][]piece{{{text: "(" + strings.Join(elems, " ") + ")", quoted: true}}}
-		case partGlob:
-			choices = [][]piece{{{text: pt.text}}}
-		}
-		if w.err != nil {
-			return nil
-		}
-		if len(choices) == 1 {
-			for j := range alts {
-				alts[j] = append(alts[j], choices[0]...)
-			}
-			continue
-		}
-		if len(alts)*len(choices) > maxVariants {
-			w.failParse("too_complex", "variables take too many combinations of values")
-			return nil
-		}
-		next := make([][]piece, 0, len(alts)*len(choices))
-		for _, a := range alts {
-			for _, c := range choices {
-				n := make([]piece, 0, len(a)+len(c))
-				n = append(n, a...)
-				n = append(n, c...)
-				next = append(next, n)
+				if a, ok := x.arg(f, x.glob); ok {
+					fields = append(fields, a)
+				}
+				x.glob = false
 			}
 		}
-		alts = next
+		out = append(out, fields)
+		if !x.next() {
+			break
+		}
 	}
-	return alts
+	x.assign()
+	return out
 }
 
-func (w *walker) expandLit(pt *part, first, assign bool) [][]piece {
-	if pt.quoted || !first || !strings.HasPrefix(pt.text, "~") {
-		return [][]piece{{{text: pt.text, quoted: pt.quoted}}}
+// expandDocument expands a here-document body; what is unknown is kept
+// as written.
+func (w *walker) expandDocument(body *syntax.Word, sc *scope) (string, originSet) {
+	x := &expansion{w: w, sc: sc}
+	s, err := expand.Document(&expand.Config{Env: x}, x.word(body, true))
+	if err != nil {
+		return w.text(body), originOther
 	}
-	// Tilde: ~ stands for the home directory in the rules. A script that
-	// sets HOME moves it.
-	rest := pt.text[1:]
-	if rest != "" && rest[0] != '/' {
-		return [][]piece{{{text: pt.text}}}
+	var b strings.Builder
+	var origins originSet
+	for i := 0; i < len(s); {
+		m, n := x.markAt(s, i)
+		if m == nil {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		i += n
+		if m.unknown {
+			b.WriteString(m.ph)
+			origins |= m.origins
+		} else {
+			b.WriteString(m.text)
+		}
 	}
-	v := w.vars["HOME"]
-	if v == nil || v.vals == nil {
-		return [][]piece{{{text: pt.text}}}
+	return b.String(), origins
+}
+
+// braces returns the words brace expansion makes of a rewritten word,
+// or nil when they are more than maxBrace. An empty alternative ({/,})
+// makes no word, as in bash.
+func (x *expansion) braces(rw *syntax.Word) []*syntax.Word {
+	if !syntax.SplitBraces(rw) {
+		return []*syntax.Word{rw}
 	}
-	var out [][]piece
-	for _, h := range v.vals {
-		out = append(out, []piece{{text: h, quoted: true}, {text: rest}})
+	var fill func(ps []syntax.WordPart)
+	fill = func(ps []syntax.WordPart) {
+		for _, p := range ps {
+			if br, ok := p.(*syntax.BraceExp); ok {
+				for _, el := range br.Elems {
+					if len(el.Parts) == 0 {
+						el.Parts = []syntax.WordPart{x.markLit(mark{})}
+					}
+					fill(el.Parts)
+				}
+			}
+		}
+	}
+	fill(rw.Parts)
+	var out []*syntax.Word
+	for w, err := range expand.BracesSeq(nil, rw) {
+		if err != nil || len(out) == maxBrace {
+			return nil
+		}
+		out = append(out, w)
 	}
 	return out
+}
+
+// next moves to the next combination of the slots' values.
+func (x *expansion) next() bool {
+	for i := range x.slots {
+		s := &x.slots[i]
+		if s.pick++; s.pick < len(s.alts) {
+			return true
+		}
+		s.pick = 0
+	}
+	return false
+}
+
+// assign records what ${name:=word} assigned to unknown names.
+func (x *expansion) assign() {
+	for i, vals := range x.assigned {
+		if vals == nil {
+			continue
+		}
+		for _, v := range vals {
+			if strings.IndexByte(v, markByte) >= 0 {
+				vals = nil
+				break
+			}
+		}
+		x.w.setVar(x.slots[i].assign, vals, 0)
+	}
+}
+
+// failed is the field of a word the expander refused: unknown.
+func (x *expansion) failed(word *syntax.Word) arg {
+	return arg{p: x.w.text(word), dyn: true, origins: originOther}
+}
+
+// Get answers the expander: slots by their names, and the few variables
+// it reads itself (IFS for splitting, HOME for a tilde the script did not
+// move).
+func (x *expansion) Get(name string) expand.Variable {
+	if i, ok := x.slotOf(name); ok {
+		s := &x.slots[i]
+		if v := s.alts[s.pick]; v != nil {
+			return expand.Variable{Set: true, Kind: expand.Indexed, List: v}
+		}
+		return expand.Variable{}
+	}
+	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
+	switch {
+	case name == "IFS":
+		return str(" \t\n")
+	case name == "HOME":
+		return str("~")
+	case strings.HasPrefix(name, "HOME "):
+		return str("~" + name[len("HOME "):])
+	}
+	return expand.Variable{}
+}
+
+// slotOf returns the slot a variable name stands for.
+func (x *expansion) slotOf(name string) (int, bool) {
+	if name == "" || name[0] != markByte {
+		return 0, false
+	}
+	i, err := strconv.Atoi(name[1:])
+	return i, err == nil && i >= 0 && i < len(x.slots)
+}
+
+// Each lists no variables: ${!prefix*} is resolved before.
+func (x *expansion) Each(func(string, expand.Variable) bool) {}
+
+// Set records ${name:=word} of an unknown name.
+func (x *expansion) Set(name string, vr expand.Variable) error {
+	if i, ok := x.slotOf(name); ok && x.slots[i].assign != "" {
+		if x.assigned == nil {
+			x.assigned = make([][]string, len(x.slots))
+		}
+		x.assigned[i] = append(x.assigned[i], vr.String())
+	}
+	return nil
+}
+
+// readDir is asked only for a field with an unquoted pattern; it reads
+// nothing and answers that nothing matches.
+func (x *expansion) readDir(string) ([]fs.DirEntry, error) {
+	x.glob = true
+	return nil, nil
+}
+
+// mark stands for m in the text the expander sees.
+func (x *expansion) mark(m mark) string {
+	if len(x.marks) >= maxMarks {
+		x.w.failParse("too_complex", "command text takes too much work to analyse")
+		return ""
+	}
+	x.marks = append(x.marks, m)
+	return string([]rune{markByte, rune(markBase + len(x.marks) - 1)})
+}
+
+func (x *expansion) markLit(m mark) *syntax.Lit { return &syntax.Lit{Value: x.mark(m)} }
+
+// markAt returns the mark at s[i] and its length, or nil.
+func (x *expansion) markAt(s string, i int) (*mark, int) {
+	if s[i] != markByte || i+1 >= len(s) {
+		return nil, 0
+	}
+	r, n := utf8.DecodeRuneInString(s[i+1:])
+	if k := int(r) - markBase; k >= 0 && k < len(x.marks) {
+		return &x.marks[k], 1 + n
+	}
+	return nil, 0
+}
+
+// slot adds a slot and returns the parameter that reads it; list is ""
+// for a scalar, "@" or "*" for all elements.
+func (x *expansion) slot(alts [][]string, list string) *syntax.ParamExp {
+	x.slots = append(x.slots, slot{alts: alts})
+	pe := &syntax.ParamExp{Param: &syntax.Lit{Value: string(markByte) + strconv.Itoa(len(x.slots)-1)}}
+	if list != "" {
+		pe.Index = litWord(list)
+	}
+	return pe
+}
+
+// values is a scalar slot that takes each of vals.
+func (x *expansion) values(vals ...string) *syntax.ParamExp {
+	alts := make([][]string, len(vals))
+	for i, v := range vals {
+		alts[i] = []string{v}
+	}
+	return x.slot(alts, "")
+}
+
+// dyn counts what makes an expansion more than one known text.
+func (x *expansion) dyn() int {
+	n := 0
+	for _, m := range x.marks {
+		if m.unknown {
+			n++
+		}
+	}
+	for _, s := range x.slots {
+		if len(s.alts) > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// arg turns an expanded field into an argument: marks leave the empty
+// view and put their placeholders in the other. ok is false when the
+// field is only unquoted expansions that came out empty: it is no field.
+func (x *expansion) arg(f string, glob bool) (arg, bool) {
+	if strings.IndexByte(f, markByte) < 0 {
+		return arg{e: normalise(f), p: f, glob: glob}, true
+	}
+	a := arg{glob: glob}
+	var e, p strings.Builder
+	has := false
+	onlyUnknown := true // only unquoted unknowns so far
+	for i := 0; i < len(f); {
+		m, n := x.markAt(f, i)
+		if m == nil {
+			e.WriteByte(f[i])
+			p.WriteByte(f[i])
+			if f[i] == '/' {
+				a.dynBase = false
+			}
+			has, onlyUnknown = true, false
+			i++
+			continue
+		}
+		i += n
+		a.origins |= m.origins
+		a.susp = a.susp || m.susp
+		if m.data != nil {
+			a.data = m.data
+		}
+		if m.procOut != nil {
+			a.procOut = m.procOut
+		}
+		if m.unknown {
+			a.dyn, a.dynBase, has = true, true, true
+			p.WriteString(m.ph)
+			onlyUnknown = onlyUnknown && !m.quoted
+			continue
+		}
+		e.WriteString(m.text)
+		p.WriteString(m.text)
+		if strings.IndexByte(m.text, '/') >= 0 {
+			a.dynBase = false
+		}
+		if m.quoted || m.text != "" {
+			has, onlyUnknown = true, false
+		}
+	}
+	if !has {
+		return arg{}, false
+	}
+	a.e, a.p = normalise(e.String()), p.String()
+	a.drop = onlyUnknown && a.dyn
+	return a, true
+}
+
+// word returns wd with its expansions resolved to slots and marks;
+// quoted: inside "..." or a here-document.
+func (x *expansion) word(wd *syntax.Word, quoted bool) *syntax.Word {
+	if wd == nil {
+		return nil
+	}
+	out := &syntax.Word{Parts: make([]syntax.WordPart, 0, len(wd.Parts))}
+	for i, p := range wd.Parts {
+		if lit, ok := p.(*syntax.Lit); ok && i == 0 && !quoted && strings.HasPrefix(lit.Value, "~") {
+			// ~ stands for the home directory in the rules; a script
+			// that sets HOME moves it.
+			rest := lit.Value[1:]
+			if v := x.w.vars["HOME"]; v != nil && v.vals != nil && (rest == "" || rest[0] == '/') {
+				out.Parts = append(out.Parts, &syntax.DblQuoted{Parts: []syntax.WordPart{x.values(v.vals...)}})
+				out.Parts = appendUnescaped(out.Parts, rest)
+				continue
+			}
+		}
+		if lit, ok := p.(*syntax.Lit); ok && !quoted && strings.IndexByte(lit.Value, '\\') >= 0 {
+			out.Parts = appendUnescaped(out.Parts, lit.Value)
+			continue
+		}
+		out.Parts = append(out.Parts, x.part(p, quoted))
+	}
+	return out
+}
+
+// appendUnescaped appends an unquoted literal with its backslashes
+// removed, each escaped character quoted (the expander keeps them in an
+// assignment's value).
+func appendUnescaped(ps []syntax.WordPart, v string) []syntax.WordPart {
+	for {
+		i := strings.IndexByte(v, '\\')
+		if i < 0 || i+1 == len(v) {
+			break
+		}
+		if i > 0 {
+			ps = append(ps, &syntax.Lit{Value: v[:i]})
+		}
+		_, n := utf8.DecodeRuneInString(v[i+1:])
+		if v[i+1] != '\n' {
+			ps = append(ps, &syntax.SglQuoted{Value: v[i+1 : i+1+n]})
+		}
+		v = v[i+1+n:]
+	}
+	if v != "" {
+		ps = append(ps, &syntax.Lit{Value: v})
+	}
+	return ps
+}
+
+func (x *expansion) part(p syntax.WordPart, quoted bool) syntax.WordPart {
+	switch p := p.(type) {
+	case *syntax.SglQuoted:
+		if p.Value == "" {
+			return x.markLit(mark{quoted: true}) // '' is an empty quoted word, not nothing
+		}
+		if p.Dollar {
+			return &syntax.SglQuoted{Value: decodeANSIC(p.Value)}
+		}
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 0 {
+			return x.markLit(mark{quoted: true})
+		}
+		q := &syntax.DblQuoted{Parts: make([]syntax.WordPart, len(p.Parts))}
+		for i, ip := range p.Parts {
+			q.Parts[i] = x.part(ip, true)
+		}
+		return q
+	case *syntax.ParamExp:
+		return x.param(p, quoted)
+	case *syntax.CmdSubst:
+		d := x.w.walkSub(p.Stmts, x.sc, nil)
+		if !d.known() {
+			return x.markLit(mark{unknown: true, ph: x.w.text(p), quoted: quoted, origins: d.origins})
+		}
+		// What is known of the output keeps where it came from, on the
+		// first field it makes.
+		prefix := ""
+		if d.origins != 0 {
+			prefix = x.mark(mark{origins: d.origins, quoted: quoted})
+		}
+		vals := make([]string, len(d.texts))
+		for i, t := range d.texts {
+			vals[i] = prefix + strings.TrimRight(t, "\n")
+		}
+		return x.values(vals...)
+	case *syntax.ArithmExp:
+		if text, ok := x.arithText(p.X); ok {
+			if v, ok := x.w.arithValue(text, x.sc); ok {
+				return x.values(strconv.FormatInt(v, 10))
+			}
+		}
+		return x.markLit(mark{unknown: true, ph: x.w.text(p), quoted: quoted})
+	case *syntax.ProcSubst:
+		if p.Op == syntax.CmdIn {
+			return x.markLit(mark{text: "/dev/fd/63", quoted: true, data: x.w.walkSub(p.Stmts, x.sc, nil)})
+		}
+		return x.markLit(mark{text: "/dev/fd/62", quoted: true, procOut: p.Stmts})
+	}
+	return p
+}
+
+// static expands a word that must be one known text.
+func (x *expansion) static(wd *syntax.Word) (string, bool) {
+	y := &expansion{w: x.w, sc: x.sc}
+	rw := y.word(wd, false)
+	if x.w.err != nil || y.dyn() > 0 {
+		return "", false
+	}
+	s, err := expand.Literal(&expand.Config{Env: y}, rw)
+	if err != nil {
+		return "", false
+	}
+	a, _ := y.arg(s, false)
+	return a.p, true
+}
+
+// arithText is the text of an arithmetic expression with its expansions
+// replaced by their values, when they are known.
+func (x *expansion) arithText(e syntax.ArithmExpr) (string, bool) {
+	if e == nil {
+		return "", true
+	}
+	w := x.w
+	src := w.text(e)
+	if !strings.ContainsAny(src, "$`") {
+		return src, true
+	}
+	var b strings.Builder
+	last, ok := int(e.Pos().Offset()), true
+	syntax.Walk(e, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			v, known := x.static(&syntax.Word{Parts: []syntax.WordPart{n.(syntax.WordPart)}})
+			ok = ok && known
+			b.WriteString(w.src[last:n.Pos().Offset()])
+			b.WriteString(v)
+			last = int(n.End().Offset())
+			return false
+		}
+		return true
+	})
+	b.WriteString(w.src[last:e.End().Offset()])
+	return b.String(), ok
+}
+
+// arithSubs walks the substitutions of an arithmetic command and what
+// its variables would run.
+func (w *walker) arithSubs(e syntax.ArithmExpr, sc *scope) {
+	x := &expansion{w: w, sc: sc}
+	if text, ok := x.arithText(e); ok {
+		w.arithValue(text, sc)
+	}
+}
+
+// walkSubsIn walks the command and process substitutions inside a node
+// without expanding it.
+func (w *walker) walkSubsIn(n syntax.Node, sc *scope) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch m := m.(type) {
+		case *syntax.CmdSubst:
+			w.walkSub(m.Stmts, sc, nil)
+			return false
+		case *syntax.ProcSubst:
+			w.walkSub(m.Stmts, sc, nil)
+			return false
+		}
+		return true
+	})
+}
+
+// opOf names the operator of ${...}.
+func opOf(pe *syntax.ParamExp) string {
+	switch {
+	case pe.Length:
+		return "len"
+	case pe.Excl || pe.Names != 0:
+		return "!"
+	case pe.Exp != nil:
+		return pe.Exp.Op.String()
+	case pe.Repl != nil:
+		if pe.Repl.All {
+			return "//"
+		}
+		if lit, ok := firstLit(pe.Repl.Orig); ok && (strings.HasPrefix(lit, "#") || strings.HasPrefix(lit, "%")) {
+			return "/" + lit[:1]
+		}
+		return "/"
+	case pe.Slice != nil:
+		return ":"
+	}
+	return ""
+}
+
+func firstLit(w *syntax.Word) (string, bool) {
+	if w == nil || len(w.Parts) == 0 {
+		return "", false
+	}
+	lit, ok := w.Parts[0].(*syntax.Lit)
+	if !ok {
+		return "", false
+	}
+	return lit.Value, true
+}
+
+// param resolves ${...} and $name.
+func (x *expansion) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
+	w, sc := x.w, x.sc
+	if !pe.Short || pe.Index != nil {
+		// Substitutions in a subscript or an operator word may run
+		// whatever the operator does with them (${x?$(cmd)} runs cmd for
+		// the message, ${a[$(cmd)]} for the index): walk them all.
+		w.walkSubsIn(pe, sc)
+	}
+	name := pe.Param.Value
+	vals, arr, isArr, origins, known := w.lookupVar(name, sc)
+	op := opOf(pe)
+	ph := "${" + name + "}"
+	if op == "" && pe.Index == nil && sc.posKnown && !known {
+		if a, ok := positional(name, sc); ok && a.dyn {
+			ph = a.p
+		}
+		if name == "@" || name == "*" {
+			elems := make([]string, len(sc.pos))
+			for i, a := range sc.pos {
+				elems[i] = a.v()
+				if a.dyn {
+					elems[i] = x.mark(mark{unknown: true, ph: a.p, quoted: quoted, origins: a.origins})
+				}
+			}
+			return x.slot([][]string{elems}, name)
+		}
+	}
+	if op != "" || pe.Index != nil {
+		ph = w.text(pe)
+	}
+	unknown := func(susp bool) syntax.WordPart {
+		return x.markLit(mark{unknown: true, ph: ph, quoted: quoted, susp: susp, origins: origins})
+	}
+	// ${x:-word} and its kin of an unknown x give their word: x reads as
+	// unset (as set for :+), and := assigns what the word gives.
+	opWord := func() syntax.WordPart {
+		if pe.Exp == nil {
+			return x.values("")
+		}
+		alts := [][]string{nil}
+		if op == ":+" || op == "+" {
+			alts = [][]string{{"set"}}
+		}
+		out := x.slot(alts, "")
+		if op == ":=" || op == "=" {
+			x.slots[len(x.slots)-1].assign = name
+		}
+		out.Exp = &syntax.Expansion{Op: pe.Exp.Op, Word: x.word(pe.Exp.Word, quoted)}
+		return out
+	}
+	defaultOp := op == ":-" || op == "-" || op == ":+" || op == "+" || op == ":=" || op == "="
+	if isArr || pe.Index != nil {
+		switch {
+		case op == "len":
+			if known && isArr {
+				return x.values(strconv.Itoa(len(arr)))
+			}
+			return unknown(false)
+		case !known && defaultOp:
+			return opWord()
+		case !known:
+			return unknown(false)
+		}
+		idx := ""
+		if pe.Index != nil {
+			idx = strings.TrimSpace(w.text(pe.Index))
+		}
+		all := idx == "@" || idx == "*" || pe.Index == nil && (name == "@" || name == "*")
+		var elems []string
+		switch n, err := strconv.Atoi(idx); {
+		case all && isArr:
+			elems = arr
+		case all:
+			elems = vals[:1]
+		case pe.Index != nil && (err != nil || n < 0):
+			return unknown(false)
+		case isArr && n < len(arr):
+			elems = arr[n : n+1]
+		case !isArr && n == 0:
+			elems = vals[:1]
+		default:
+			elems = []string{""}
+		}
+		if op != "" && op != ":-" && op != "-" {
+			if len(elems) == 1 {
+				return x.known(pe, elems, quoted, unknown)
+			}
+			return unknown(false)
+		}
+		if len(elems) == 0 && (op == ":-" || op == "-") {
+			return opWord()
+		}
+		if !all {
+			return x.values(elems[0])
+		}
+		list := "*"
+		if quoted && (name == "@" || strings.HasSuffix(idx, "@")) {
+			list = "@"
+		}
+		return x.slot([][]string{elems}, list)
+	}
+	if !known {
+		switch op {
+		case ":-", "-", ":=", "=", ":+", "+":
+			return opWord()
+		case "", ":?", "?", "len":
+			return unknown(false)
+		case "!":
+			return unknown(true)
+		case "@":
+			lit, _ := firstLit(pe.Exp.Word)
+			return unknown(lit == "P")
+		}
+		return unknown(envLike(name))
+	}
+	return x.known(pe, vals, quoted, unknown)
+}
+
+// known resolves ${name OP arg} of known values: the expander applies
+// the operator, unless its argument is not known text (then the result
+// is unknown too) or the operator is one it reads otherwise than bash.
+func (x *expansion) known(pe *syntax.ParamExp, vals []string, quoted bool, unknown func(bool) syntax.WordPart) syntax.WordPart {
+	op := opOf(pe)
+	static := func(words ...*syntax.Word) ([]*syntax.Word, bool) {
+		before := x.dyn()
+		out := make([]*syntax.Word, len(words))
+		for i, wd := range words {
+			out[i] = x.word(wd, quoted)
+		}
+		return out, x.dyn() == before
+	}
+	out := x.values(vals...)
+	switch op {
+	case "", "len":
+		out.Length = pe.Length
+	case ":?", "?":
+	case ":-", "-", ":=", "=", ":+", "+", "^", "^^", ",", ",,":
+		out.Exp = &syntax.Expansion{Op: pe.Exp.Op, Word: x.word(pe.Exp.Word, quoted)}
+	case "#", "##", "%", "%%":
+		ws, ok := static(pe.Exp.Word)
+		if !ok {
+			return unknown(false)
+		}
+		out.Exp = &syntax.Expansion{Op: pe.Exp.Op, Word: ws[0]}
+	case "/", "//":
+		ws, ok := static(pe.Repl.Orig, pe.Repl.With)
+		if !ok {
+			return unknown(true)
+		}
+		out.Repl = &syntax.Replace{All: pe.Repl.All, Orig: ws[0], With: ws[1]}
+	case "/#", "/%":
+		// The expander has no anchored replacement.
+		pat, ok1 := x.static(pe.Repl.Orig)
+		rep, ok2 := x.static(pe.Repl.With)
+		if !ok1 || !ok2 {
+			return unknown(true)
+		}
+		for i, v := range vals {
+			vals[i] = replaceAnchored(v, pat[1:], rep, op == "/#")
+		}
+		return x.values(vals...)
+	case ":":
+		off, ok1 := x.arithText(pe.Slice.Offset)
+		n, ok2 := x.arithText(pe.Slice.Length)
+		o, ok3 := x.w.arithValue(off, x.sc)
+		l, ok4 := x.w.arithValue(n, x.sc)
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			return unknown(true)
+		}
+		out.Slice = &syntax.Slice{Offset: litWord(strconv.FormatInt(o, 10))}
+		if pe.Slice.Length != nil {
+			out.Slice.Length = litWord(strconv.FormatInt(l, 10))
+		}
+	case "@":
+		lit, _ := firstLit(pe.Exp.Word)
+		res := make([]string, len(vals))
+		for i, v := range vals {
+			switch lit {
+			case "P":
+				return unknown(true)
+			case "E":
+				v = decodeANSIC(v)
+			case "U":
+				v = strings.ToUpper(v)
+			case "L":
+				v = strings.ToLower(v)
+			}
+			res[i] = v
+		}
+		return x.values(res...)
+	case "!":
+		// ${!name}: the value names another variable.
+		if pe.Index != nil || pe.Names != 0 || pe.Exp != nil || len(vals) != 1 {
+			return unknown(true)
+		}
+		v := vals[0]
+		if !shellsyntax.IsName(v) && !(len(v) == 1 && strings.IndexByte("@*#?-$!0123456789", v[0]) >= 0) {
+			return unknown(true)
+		}
+		return x.param(&syntax.ParamExp{Short: true, Param: &syntax.Lit{Value: v}}, quoted)
+	default:
+		return unknown(true)
+	}
+	return out
+}
+
+// replaceAnchored replaces pat (a shell pattern) at the start (or end)
+// of v.
+func replaceAnchored(v, pat, rep string, start bool) string {
+	expr, err := pattern.Regexp(pat, 0)
+	if err != nil || len(v) > 4096 {
+		return v
+	}
+	if start {
+		expr = "^(?:" + expr + ")"
+	} else {
+		expr = "(?:" + expr + ")$"
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return v
+	}
+	if loc := re.FindStringIndex(v); loc != nil {
+		return v[:loc[0]] + rep + v[loc[1]:]
+	}
+	return v
 }
 
 // lookupVar returns what is known of a parameter.
@@ -348,131 +1036,6 @@ func envLike(name string) bool {
 	return true
 }
 
-func (w *walker) expandParam(pt *part, sc *scope) [][]piece {
-	// Substitutions in a subscript or an operator word may run whatever
-	// the operator does with them (${x?$(cmd)} runs cmd for the message,
-	// ${a[$(cmd)]} for the index): walk them all.
-	if pt.index != nil {
-		w.walkSubsIn(pt.index, sc)
-	}
-	if pt.arg != nil {
-		w.walkSubsIn(pt.arg, sc)
-	}
-	name := pt.text
-	vals, arr, isArr, origins, known := w.lookupVar(name, sc)
-	ph := "${" + name + "}"
-	if pt.op == "" && pt.index == nil && sc.posKnown && !known {
-		if a, ok := positional(name, sc); ok && a.dyn {
-			ph = a.p
-		}
-		if name == "@" || name == "*" {
-			return positionalPieces(sc.pos, pt.quoted, name == "@")
-		}
-	}
-	if pt.op != "" || pt.index != nil {
-		ph = "$" + strings.TrimPrefix(partSource(pt), "$")
-	}
-	unres := func(susp bool) [][]piece {
-		return [][]piece{{{unres: true, ph: ph, quoted: pt.quoted, susp: susp, origins: origins}}}
-	}
-	// Arrays and "$@".
-	if isArr || pt.index != nil {
-		if pt.op == "len" {
-			if known && isArr {
-				return [][]piece{{{text: strconv.Itoa(len(arr)), quoted: pt.quoted, split: !pt.quoted}}}
-			}
-			return unres(false)
-		}
-		if !known {
-			if pt.op == ":-" || pt.op == "-" || pt.op == ":+" || pt.op == "+" || pt.op == ":=" || pt.op == "=" {
-				return w.expandOpArg(pt, sc)
-			}
-			return unres(false)
-		}
-		var elems []string
-		all := pt.index == nil && (name == "@" || name == "*")
-		if pt.index != nil {
-			idx := wordText(pt.index)
-			switch idx {
-			case "@", "*":
-				all = true
-				elems = arr
-			default:
-				if n, err := strconv.Atoi(strings.TrimSpace(idx)); err == nil && n >= 0 {
-					if isArr {
-						if n < len(arr) {
-							elems = []string{arr[n]}
-						} else {
-							elems = []string{""}
-						}
-					} else if n == 0 {
-						elems = vals[:1]
-					} else {
-						elems = []string{""}
-					}
-				} else {
-					return unres(false)
-				}
-			}
-			if !isArr && all {
-				elems = vals[:1]
-			}
-		} else if isArr {
-			if all {
-				elems = arr
-			} else if len(arr) > 0 {
-				elems = arr[:1]
-			} else {
-				elems = []string{""}
-			}
-		}
-		if pt.op != "" && pt.op != ":-" && pt.op != "-" {
-			if len(elems) == 1 {
-				return w.applyOp(pt, sc, []string{elems[0]}, origins, ph)
-			}
-			return unres(false)
-		}
-		if len(elems) == 0 && (pt.op == ":-" || pt.op == "-") {
-			return w.expandOpArg(pt, sc)
-		}
-		if all && pt.quoted && (name == "@" || strings.HasSuffix(wordText(orEmpty(pt.index)), "@")) {
-			var ps []piece
-			for i, e := range elems {
-				if i > 0 {
-					ps = append(ps, piece{brk: true})
-				}
-				ps = append(ps, piece{text: e, quoted: true})
-			}
-			if len(elems) == 0 {
-				ps = append(ps, piece{brk: true, ph: "empty"})
-			}
-			return [][]piece{ps}
-		}
-		return [][]piece{{{text: strings.Join(elems, " "), quoted: pt.quoted, split: !pt.quoted}}}
-	}
-	if !known {
-		switch pt.op {
-		case ":-", "-", ":=", "=", ":+", "+":
-			out := w.expandOpArg(pt, sc)
-			if pt.op == ":=" || pt.op == "=" {
-				w.assignFrom(name, out)
-			}
-			return out
-		case "", ":?", "?", "len":
-			return unres(false)
-		case "!":
-			return unres(true)
-		case "@":
-			if wordText(orEmpty(pt.arg)) == "P" {
-				return unres(true)
-			}
-			return unres(false)
-		}
-		return unres(envLike(name))
-	}
-	return w.applyOp(pt, sc, vals, origins, ph)
-}
-
 // positional returns positional parameter name ($0, $1...) of a scope.
 func positional(name string, sc *scope) (arg, bool) {
 	if name == "0" {
@@ -485,559 +1048,11 @@ func positional(name string, sc *scope) (arg, bool) {
 	return sc.pos[n-1], true
 }
 
-// positionalPieces expands $@ and $* when some arguments are unknown.
-func positionalPieces(pos []arg, quoted, at bool) [][]piece {
-	var ps []piece
-	for i, a := range pos {
-		if i > 0 {
-			if quoted && at {
-				ps = append(ps, piece{brk: true})
-			} else {
-				ps = append(ps, piece{text: " ", quoted: quoted, split: !quoted})
-			}
-		}
-		if a.dyn {
-			ps = append(ps, piece{unres: true, ph: a.p, quoted: quoted, origins: a.origins})
-		} else {
-			ps = append(ps, piece{text: a.v(), quoted: quoted, split: !quoted})
-		}
-	}
-	return [][]piece{ps}
-}
-
-// walkSubsIn walks the command and process substitutions of a word (and
-// of words nested in it) without expanding it.
-func (w *walker) walkSubsIn(word *word, sc *scope) {
-	for i := range word.parts {
-		pt := &word.parts[i]
-		switch pt.kind {
-		case partCmdSub, partProcIn, partProcOut:
-			if pt.sub != nil {
-				w.walkSub(pt.sub, sc, nil)
-			}
-		case partParam:
-			if pt.index != nil {
-				w.walkSubsIn(pt.index, sc)
-			}
-			if pt.arg != nil {
-				w.walkSubsIn(pt.arg, sc)
-			}
-		case partArith, partArray:
-			for _, sw := range pt.words {
-				w.walkSubsIn(sw, sc)
-			}
-		}
-	}
-}
-
 // mayRunCode reports whether text holds a substitution that bash would
 // run if the text were evaluated again (arithmetic on a variable's value,
 // an array subscript in a name given to printf -v, read, unset...).
 func mayRunCode(s string) bool {
 	return strings.Contains(s, "$(") || strings.Contains(s, "`") || strings.Contains(s, "<(") || strings.Contains(s, ">(")
-}
-
-func orEmpty(w *word) *word {
-	if w == nil {
-		return &word{}
-	}
-	return w
-}
-
-// partSource is the source text of a ${...} part, for placeholders.
-func partSource(pt *part) string {
-	var b strings.Builder
-	b.WriteString("${")
-	if pt.op == "len" {
-		b.WriteByte('#')
-	}
-	if strings.HasPrefix(pt.op, "!") {
-		b.WriteByte('!')
-	}
-	b.WriteString(pt.text)
-	if pt.index != nil {
-		b.WriteString("[" + pt.index.raw + "]")
-	}
-	op := strings.TrimPrefix(pt.op, "!")
-	if op != "" && op != "len" {
-		b.WriteString(op)
-	}
-	if pt.arg != nil {
-		b.WriteString(pt.arg.raw)
-	}
-	b.WriteByte('}')
-	return b.String()
-}
-
-// expandOpArg expands the word of ${x:-word} and its kin.
-func (w *walker) expandOpArg(pt *part, sc *scope) [][]piece {
-	if pt.arg == nil {
-		return [][]piece{{{text: "", quoted: pt.quoted}}}
-	}
-	alts := w.expandParts(pt.arg.parts, sc, false)
-	if pt.quoted {
-		for _, a := range alts {
-			for i := range a {
-				a[i].quoted = true
-			}
-		}
-	} else {
-		for _, a := range alts {
-			for i := range a {
-				if !a[i].quoted {
-					a[i].split = true
-				}
-			}
-		}
-	}
-	return alts
-}
-
-func (w *walker) assignFrom(name string, alts [][]piece) {
-	var vals []string
-	for _, a := range alts {
-		var b strings.Builder
-		for _, p := range a {
-			if p.unres {
-				w.setVar(name, nil, 0)
-				return
-			}
-			b.WriteString(p.text)
-		}
-		vals = append(vals, b.String())
-	}
-	w.setVar(name, vals, 0)
-}
-
-// applyOp applies a ${name OP arg} operator to known values.
-func (w *walker) applyOp(pt *part, sc *scope, vals []string, origins originSet, ph string) [][]piece {
-	argText := func() (string, bool) {
-		if pt.arg == nil {
-			return "", true
-		}
-		alts := w.expandParts(pt.arg.parts, sc, true)
-		if len(alts) != 1 {
-			return "", false
-		}
-		var b strings.Builder
-		for _, p := range alts[0] {
-			if p.unres {
-				return "", false
-			}
-			b.WriteString(p.text)
-		}
-		return b.String(), true
-	}
-	unres := func(susp bool) [][]piece {
-		return [][]piece{{{unres: true, ph: ph, quoted: pt.quoted, susp: susp, origins: origins}}}
-	}
-	var out [][]piece
-	emit := func(s string) {
-		out = append(out, []piece{{text: s, quoted: pt.quoted, split: !pt.quoted}})
-	}
-	switch op := pt.op; op {
-	case "":
-		for _, v := range vals {
-			emit(v)
-		}
-	case "len":
-		for _, v := range vals {
-			emit(strconv.Itoa(len([]rune(v))))
-		}
-	case ":-", "-", ":=", "=":
-		for _, v := range vals {
-			if v == "" && op[0] == ':' {
-				out = append(out, w.expandOpArg(pt, sc)...)
-			} else {
-				emit(v)
-			}
-		}
-	case ":+", "+":
-		for _, v := range vals {
-			if v == "" && op[0] == ':' {
-				emit("")
-			} else {
-				out = append(out, w.expandOpArg(pt, sc)...)
-			}
-		}
-	case ":?", "?":
-		for _, v := range vals {
-			emit(v)
-		}
-	case "#", "##", "%", "%%":
-		pat, ok := argText()
-		if !ok {
-			return unres(false)
-		}
-		for _, v := range vals {
-			emit(trimPattern(v, pat, op))
-		}
-	case "/", "//", "/#", "/%":
-		arg, ok := argText()
-		if !ok {
-			return unres(true)
-		}
-		pat, rep, _ := strings.Cut(arg, "/")
-		for _, v := range vals {
-			emit(replacePattern(v, pat, rep, op))
-		}
-	case "^", "^^":
-		for _, v := range vals {
-			if op == "^" && v != "" {
-				emit(strings.ToUpper(v[:1]) + v[1:])
-			} else {
-				emit(strings.ToUpper(v))
-			}
-		}
-	case ",", ",,":
-		for _, v := range vals {
-			if op == "," && v != "" {
-				emit(strings.ToLower(v[:1]) + v[1:])
-			} else {
-				emit(strings.ToLower(v))
-			}
-		}
-	case ":":
-		arg, ok := argText()
-		if !ok {
-			return unres(true)
-		}
-		offS, lenS, hasLen := strings.Cut(arg, ":")
-		off, ok1 := w.arithValue(offS, sc)
-		n, ok2 := int64(1<<31), true
-		if hasLen {
-			n, ok2 = w.arithValue(lenS, sc)
-		}
-		if !ok1 || !ok2 {
-			return unres(true)
-		}
-		for _, v := range vals {
-			emit(substring(v, off, n))
-		}
-	case "@":
-		arg, _ := argText()
-		for _, v := range vals {
-			switch arg {
-			case "P":
-				return unres(true)
-			case "E":
-				emit(decodeANSIC(v))
-			case "U":
-				emit(strings.ToUpper(v))
-			case "L":
-				emit(strings.ToLower(v))
-			default:
-				emit(v)
-			}
-		}
-	case "!":
-		// ${!name}: the value names another variable.
-		for _, v := range vals {
-			if !shellsyntax.IsName(v) && !(len(v) == 1 && strings.IndexByte("@*#?-$!0123456789", v[0]) >= 0) {
-				return unres(true)
-			}
-			inner := &part{kind: partParam, text: v, quoted: pt.quoted}
-			out = append(out, w.expandParam(inner, sc)...)
-		}
-	default:
-		return unres(true)
-	}
-	if len(out) > maxVariants {
-		return unres(false)
-	}
-	return out
-}
-
-func substring(v string, off, n int64) string {
-	r := []rune(v)
-	l := int64(len(r))
-	if off < 0 {
-		off += l
-		if off < 0 {
-			return ""
-		}
-	}
-	if off > l {
-		return ""
-	}
-	end := l
-	if n < 0 {
-		end = l + n
-	} else if off+n < l {
-		end = off + n
-	}
-	if end < off {
-		return ""
-	}
-	return string(r[off:end])
-}
-
-// globRegexp turns a shell pattern into an RE2 expression (unanchored
-// body); RE2 keeps matching linear whatever the pattern.
-func globRegexp(pat string) string {
-	var b strings.Builder
-	for i := 0; i < len(pat); i++ {
-		c := pat[i]
-		switch c {
-		case '*':
-			b.WriteString("(?s:.*)")
-		case '?':
-			b.WriteString("(?s:.)")
-		case '[':
-			j := i + 1
-			if j < len(pat) && (pat[j] == '!' || pat[j] == '^') {
-				j++
-			}
-			if j < len(pat) && pat[j] == ']' {
-				j++
-			}
-			for j < len(pat) && pat[j] != ']' {
-				j++
-			}
-			if j >= len(pat) {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := pat[i+1 : j]
-			neg := false
-			if class != "" && (class[0] == '!' || class[0] == '^') {
-				neg = true
-				class = class[1:]
-			}
-			b.WriteByte('[')
-			if neg {
-				b.WriteByte('^')
-			}
-			for k := 0; k < len(class); k++ {
-				ch := class[k]
-				if ch == '\\' || ch == '[' || ch == ']' || ch == '^' {
-					b.WriteByte('\\')
-				}
-				b.WriteByte(ch)
-			}
-			b.WriteByte(']')
-			i = j
-		case '\\':
-			if i+1 < len(pat) {
-				i++
-				b.WriteString(regexp.QuoteMeta(pat[i : i+1]))
-			}
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	return b.String()
-}
-
-func trimPattern(v, pat, op string) string {
-	if len(v) > 4096 {
-		return v
-	}
-	re, err := regexp.Compile("^(?:" + globRegexp(pat) + ")$")
-	if err != nil {
-		return v
-	}
-	switch op {
-	case "#":
-		for i := 0; i <= len(v); i++ {
-			if re.MatchString(v[:i]) {
-				return v[i:]
-			}
-		}
-	case "##":
-		for i := len(v); i >= 0; i-- {
-			if re.MatchString(v[:i]) {
-				return v[i:]
-			}
-		}
-	case "%":
-		for i := len(v); i >= 0; i-- {
-			if re.MatchString(v[i:]) {
-				return v[:i]
-			}
-		}
-	case "%%":
-		for i := 0; i <= len(v); i++ {
-			if re.MatchString(v[i:]) {
-				return v[:i]
-			}
-		}
-	}
-	return v
-}
-
-func replacePattern(v, pat, rep, op string) string {
-	if len(v) > 4096 || pat == "" {
-		return v
-	}
-	body := globRegexp(pat)
-	switch op {
-	case "/#":
-		body = "^(?:" + body + ")"
-	case "/%":
-		body = "(?:" + body + ")$"
-	}
-	re, err := regexp.Compile(body)
-	if err != nil {
-		return v
-	}
-	if op == "//" {
-		return re.ReplaceAllLiteralString(v, rep)
-	}
-	done := false
-	return re.ReplaceAllStringFunc(v, func(m string) string {
-		if done {
-			return m
-		}
-		done = true
-		return rep
-	})
-}
-
-// expandCmdSub runs the analysis over $(...) and returns its output when
-// it can be worked out (echo, printf, decoders), or an unknown piece.
-func (w *walker) expandCmdSub(pt *part, sc *scope) [][]piece {
-	data := w.walkSub(pt.sub, sc, nil)
-	if data.known() {
-		var out [][]piece
-		for _, t := range data.texts {
-			t = strings.TrimRight(t, "\n")
-			out = append(out, []piece{{text: t, quoted: pt.quoted, split: !pt.quoted, origins: data.origins}})
-		}
-		return out
-	}
-	var origins originSet
-	if data != nil {
-		origins = data.origins
-	}
-	return [][]piece{{{unres: true, ph: pt.text, quoted: pt.quoted, origins: origins}}}
-}
-
-// expandArith analyses the substitutions inside $((...)) and evaluates the
-// expression when it is made of numbers and known variables.
-func (w *walker) expandArith(pt *part, sc *scope) piece {
-	var b strings.Builder
-	ok := true
-	for _, word := range pt.words {
-		for _, alt := range w.expandParts(word.parts, sc, true) {
-			for _, p := range alt {
-				if p.unres {
-					ok = false
-				}
-				b.WriteString(p.text)
-			}
-			break
-		}
-	}
-	if ok {
-		if v, good := w.arithValue(b.String(), sc); good {
-			return piece{text: strconv.FormatInt(v, 10), quoted: pt.quoted, split: !pt.quoted}
-		}
-	}
-	return piece{unres: true, ph: pt.text, quoted: pt.quoted}
-}
-
-// fieldsOf forms fields from pieces: unquoted expansion results are split
-// on blanks, a field made only of unquoted unknowns is marked drop.
-func fieldsOf(pieces []piece, assign bool) []arg {
-	var out []arg
-	var e, p strings.Builder
-	var cur arg
-	has := false      // the field has content and must be emitted
-	onlyUnres := true // only unquoted unknowns so far
-	unresBase := false
-	finish := func() {
-		if has {
-			cur.e = normalise(e.String())
-			cur.p = p.String()
-			cur.drop = onlyUnres && cur.dyn
-			cur.dynBase = unresBase
-			out = append(out, cur)
-		}
-		e.Reset()
-		p.Reset()
-		cur = arg{}
-		has = false
-		onlyUnres = true
-		unresBase = false
-	}
-	for i := range pieces {
-		pc := &pieces[i]
-		if pc.brk {
-			if pc.ph == "empty" {
-				continue
-			}
-			if i > 0 {
-				finish()
-			}
-			continue
-		}
-		cur.origins |= pc.origins
-		if pc.susp {
-			cur.susp = true
-		}
-		if pc.data != nil {
-			cur.data = pc.data
-		}
-		if pc.procOut != nil {
-			cur.procOut = pc.procOut
-		}
-		if pc.unres {
-			cur.dyn = true
-			unresBase = true
-			has = true
-			p.WriteString(pc.ph)
-			if pc.quoted {
-				onlyUnres = false
-			}
-			continue
-		}
-		if pc.split && !pc.quoted && !assign {
-			if hasGlob(pc.text) {
-				cur.glob = true
-			}
-			text := pc.text
-			for text != "" {
-				j := strings.IndexAny(text, " \t\n")
-				if j < 0 {
-					e.WriteString(text)
-					p.WriteString(text)
-					if strings.IndexByte(text, '/') >= 0 {
-						unresBase = false
-					}
-					has = true
-					onlyUnres = false
-					break
-				}
-				if j > 0 {
-					e.WriteString(text[:j])
-					p.WriteString(text[:j])
-					if strings.IndexByte(text[:j], '/') >= 0 {
-						unresBase = false
-					}
-					has = true
-					onlyUnres = false
-				}
-				finish()
-				text = strings.TrimLeft(text[j:], " \t\n")
-			}
-			continue
-		}
-		if !pc.quoted && !assign && hasGlob(pc.text) {
-			cur.glob = true
-		}
-		e.WriteString(pc.text)
-		p.WriteString(pc.text)
-		if strings.IndexByte(pc.text, '/') >= 0 {
-			unresBase = false
-		}
-		if pc.quoted || pc.text != "" {
-			has = true
-			onlyUnres = false
-		}
-	}
-	finish()
-	return out
 }
 
 // hasGlob reports whether s has a pathname pattern character: * or ?, or
@@ -1050,196 +1065,6 @@ func hasGlob(s string) bool {
 		return true
 	}
 	return false
-}
-
-// braceExpand performs bash brace expansion on a word's parts. Only
-// unquoted literal braces count. Results beyond maxBrace are refused.
-func (w *walker) braceExpand(parts []part) [][]part {
-	found := false
-	for _, pt := range parts {
-		if pt.kind == partLit && !pt.quoted && strings.IndexByte(pt.text, '{') >= 0 && strings.IndexByte(pt.text, '}') >= 0 {
-			found = true
-			break
-		}
-		if pt.kind == partLit && !pt.quoted && strings.IndexByte(pt.text, '{') >= 0 {
-			found = true
-		}
-	}
-	if !found {
-		return [][]part{parts}
-	}
-	// Atoms: unquoted literal bytes are separate, everything else opaque.
-	type atom struct {
-		c    byte
-		part *part
-	}
-	var atoms []atom
-	for i := range parts {
-		pt := &parts[i]
-		if pt.kind == partLit && !pt.quoted {
-			for j := 0; j < len(pt.text); j++ {
-				atoms = append(atoms, atom{c: pt.text[j]})
-			}
-		} else {
-			atoms = append(atoms, atom{part: pt})
-		}
-	}
-	isC := func(a atom, c byte) bool { return a.part == nil && a.c == c }
-	var expand func(as []atom, depth int) [][]atom
-	expand = func(as []atom, depth int) [][]atom {
-		if depth > 16 || w.err != nil {
-			return [][]atom{as}
-		}
-		for open := 0; open < len(as); open++ {
-			if !isC(as[open], '{') || (open > 0 && isC(as[open-1], '$')) {
-				continue
-			}
-			// Find the matching close and top-level commas.
-			level := 0
-			var commas []int
-			close := -1
-			for k := open + 1; k < len(as) && close < 0; k++ {
-				switch {
-				case isC(as[k], '{'):
-					level++
-				case isC(as[k], '}'):
-					if level == 0 {
-						close = k
-					} else {
-						level--
-					}
-				case isC(as[k], ',') && level == 0:
-					commas = append(commas, k)
-				}
-			}
-			if close < 0 {
-				continue
-			}
-			var alts [][]atom
-			if len(commas) > 0 {
-				start := open + 1
-				for _, c := range append(commas, close) {
-					alts = append(alts, as[start:c])
-					start = c + 1
-				}
-			} else {
-				// Sequence {a..z} or {1..9[..step]}.
-				var body []byte
-				for _, a := range as[open+1 : close] {
-					if a.part != nil {
-						body = nil
-						break
-					}
-					body = append(body, a.c)
-				}
-				seq := braceSeq(string(body))
-				if seq == nil {
-					continue
-				}
-				if len(seq) > maxBrace {
-					w.failParse("too_complex", "brace expansion makes too many words")
-					return nil
-				}
-				for _, s := range seq {
-					var sa []atom
-					for k := 0; k < len(s); k++ {
-						sa = append(sa, atom{c: s[k]})
-					}
-					alts = append(alts, sa)
-				}
-			}
-			var out [][]atom
-			for _, alt := range alts {
-				n := make([]atom, 0, len(as))
-				n = append(n, as[:open]...)
-				n = append(n, alt...)
-				n = append(n, as[close+1:]...)
-				out = append(out, expand(n, depth+1)...)
-				if len(out) > maxBrace {
-					w.failParse("too_complex", "brace expansion makes too many words")
-					return nil
-				}
-			}
-			return out
-		}
-		return [][]atom{as}
-	}
-	results := expand(atoms, 0)
-	if w.err != nil {
-		return nil
-	}
-	out := make([][]part, 0, len(results))
-	for _, as := range results {
-		var ps []part
-		var lit []byte
-		for _, a := range as {
-			if a.part == nil {
-				lit = append(lit, a.c)
-				continue
-			}
-			if len(lit) > 0 {
-				ps = append(ps, part{kind: partLit, text: string(lit)})
-				lit = nil
-			}
-			ps = append(ps, *a.part)
-		}
-		if len(lit) > 0 {
-			ps = append(ps, part{kind: partLit, text: string(lit)})
-		}
-		out = append(out, ps)
-	}
-	return out
-}
-
-// braceSeq expands the body of {x..y[..step]}, or returns nil.
-func braceSeq(body string) []string {
-	fields := strings.Split(body, "..")
-	if len(fields) != 2 && len(fields) != 3 {
-		return nil
-	}
-	step := int64(1)
-	if len(fields) == 3 {
-		s, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil || s == 0 {
-			return nil
-		}
-		if s < 0 {
-			s = -s
-		}
-		step = s
-	}
-	a, errA := strconv.ParseInt(fields[0], 10, 64)
-	b, errB := strconv.ParseInt(fields[1], 10, 64)
-	var out []string
-	if errA == nil && errB == nil {
-		if (b-a)/step > maxBrace || (a-b)/step > maxBrace {
-			return make([]string, maxBrace+1)
-		}
-		if a <= b {
-			for v := a; v <= b; v += step {
-				out = append(out, strconv.FormatInt(v, 10))
-			}
-		} else {
-			for v := a; v >= b; v -= step {
-				out = append(out, strconv.FormatInt(v, 10))
-			}
-		}
-		return out
-	}
-	if len(fields[0]) == 1 && len(fields[1]) == 1 {
-		x, y := fields[0][0], fields[1][0]
-		if x <= y {
-			for c := int(x); c <= int(y); c += int(step) {
-				out = append(out, string(rune(c)))
-			}
-		} else {
-			for c := int(x); c >= int(y); c -= int(step) {
-				out = append(out, string(rune(c)))
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // arithValue evaluates an arithmetic expression whose variables are

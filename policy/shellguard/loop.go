@@ -3,6 +3,8 @@ package shellguard
 import (
 	"regexp"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // A loop that starts a background job on every round and has no bound
@@ -11,24 +13,43 @@ import (
 
 // startsBackground reports whether a loop body runs a job in the
 // background (&) itself, not only inside a function it defines.
-func startsBackground(l *cmdList, depth int) bool {
-	if l == nil || depth > 4 {
+func startsBackground(ss []*syntax.Stmt, depth int) bool {
+	if depth > 4 {
 		return false
 	}
-	for _, ao := range l.items {
-		if ao.bg {
+	for _, s := range ss {
+		if s.Background {
 			return true
 		}
-		for _, p := range ao.pipes {
-			for _, c := range p.cmds {
-				if c.kind == cmdFunc || c.kind == cmdSimple {
-					continue
-				}
-				for _, sub := range c.lists {
-					if startsBackground(sub, depth+1) {
-						return true
-					}
-				}
+		var lists [][]*syntax.Stmt
+		switch x := s.Cmd.(type) {
+		case *syntax.BinaryCmd:
+			lists = [][]*syntax.Stmt{{x.X, x.Y}}
+		case *syntax.Subshell:
+			lists = [][]*syntax.Stmt{x.Stmts}
+		case *syntax.Block:
+			lists = [][]*syntax.Stmt{x.Stmts}
+		case *syntax.IfClause:
+			for cl := x; cl != nil; cl = cl.Else {
+				lists = append(lists, cl.Cond, cl.Then)
+			}
+		case *syntax.WhileClause:
+			lists = [][]*syntax.Stmt{x.Cond, x.Do}
+		case *syntax.ForClause:
+			lists = [][]*syntax.Stmt{x.Do}
+		case *syntax.CaseClause:
+			for _, it := range x.Items {
+				lists = append(lists, it.Stmts)
+			}
+		}
+		for _, l := range lists {
+			// && and | join members of one list, not a level deeper.
+			d := depth + 1
+			if _, ok := s.Cmd.(*syntax.BinaryCmd); ok {
+				d = depth
+			}
+			if startsBackground(l, d) {
+				return true
 			}
 		}
 	}
@@ -38,43 +59,45 @@ func startsBackground(l *cmdList, depth int) bool {
 // counterTest is a condition comparing a counter: the loop ends.
 var counterTest = regexp.MustCompile(`(^|\s)(-lt|-le|-gt|-ge|<|<=|>|>=)(\s|$)`)
 
-// unbounded reports whether loop c may run without end.
-func (w *walker) unbounded(c *command, sc *scope) bool {
-	switch c.kind {
-	case cmdLoop:
-		cond := c.lists[0]
-		if cond == nil || len(cond.items) == 0 {
+// unbounded reports whether loop s may run without end.
+func (w *walker) unbounded(s *syntax.Stmt, sc *scope) bool {
+	switch x := s.Cmd.(type) {
+	case *syntax.WhileClause:
+		if len(x.Cond) == 0 {
 			return true
 		}
-		first := cond.items[0]
-		if len(first.pipes) == 0 || len(first.pipes[0].cmds) == 0 {
-			return true
-		}
-		cmd := first.pipes[0].cmds[len(first.pipes[0].cmds)-1]
-		if cmd.kind != cmdSimple || len(cmd.words) == 0 {
-			return cmd.kind != cmdArith || !counterTest.MatchString(wordsText(cmd.words))
-		}
-		switch baseName(cmd.words[0].raw) {
-		case "read", "mapfile", "readarray":
-			return false // bounded by its input
-		case "test", "[", "[[":
-			return !counterTest.MatchString(wordsText(cmd.words))
-		}
-		return true
-	case cmdFor:
-		if c.name == "" {
-			// for ((init; cond; step)): no condition runs forever.
-			if len(c.words) == 0 {
+		first := chain(x.Cond[0], false, nil)[0]
+		stages := chain(first, true, nil)
+		switch c := stages[len(stages)-1].Cmd.(type) {
+		case *syntax.ArithmCmd:
+			return !counterTest.MatchString(w.between(c.Left, 2, c.Right))
+		case *syntax.CallExpr:
+			if len(c.Args) == 0 {
 				return true
 			}
-			parts := strings.Split(c.words[0].raw, ";")
-			return len(parts) != 3 || strings.TrimSpace(parts[1]) == ""
+			switch baseName(w.text(c.Args[0])) {
+			case "read", "mapfile", "readarray":
+				return false // bounded by its input
+			case "test", "[":
+				texts := make([]string, len(c.Args))
+				for i, a := range c.Args {
+					texts[i] = w.text(a)
+				}
+				return !counterTest.MatchString(strings.Join(texts, " "))
+			}
 		}
-		if len(c.words) == 0 {
+		return true
+	case *syntax.ForClause:
+		lp, ok := x.Loop.(*syntax.WordIter)
+		if !ok {
+			// for ((init; cond; step)): no condition runs forever.
+			return x.Loop.(*syntax.CStyleLoop).Cond == nil
+		}
+		if len(lp.Items) == 0 {
 			return false // "$@": the caller's arguments
 		}
 		n := 0
-		for _, v := range w.expandWords(c.words, sc) {
+		for _, v := range w.expandWords(lp.Items, sc) {
 			for _, a := range v {
 				if a.dyn && a.origins != 0 {
 					return true // a command's output
@@ -90,11 +113,3 @@ func (w *walker) unbounded(c *command, sc *scope) bool {
 // maxLoopJobs is how many background jobs a loop over a known list may
 // start before it counts as without bound.
 const maxLoopJobs = 64
-
-func wordsText(ws []*word) string {
-	parts := make([]string, len(ws))
-	for i, w := range ws {
-		parts[i] = w.raw
-	}
-	return strings.Join(parts, " ")
-}

@@ -160,7 +160,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		alias := append([]arg{{e: target, p: target}}, nonDropped(seg.args)[1:]...)
 		w.runCommand(seg.derive(alias, nil), sc, stdin, pc)
 	}
-	if fn := w.funcs[name]; fn != nil {
+	if fn, ok := w.funcs[name]; ok {
 		return w.callFunction(name, fn, nonDropped(seg.args)[1:], sc, stdin, pc)
 	}
 	if val, ok := w.aliases[name]; ok {

@@ -2,7 +2,10 @@ package shellguard
 
 import (
 	"path"
+	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // This file walks a parsed script the way the shell would run it and
@@ -86,8 +89,9 @@ type walker struct {
 	work        int
 	err         *DeniedError
 	segs        []*segment
+	src         string // the text the nodes being walked were parsed from
 	vars        map[string]*variable
-	funcs       map[string]*command
+	funcs       map[string]funcDef
 	aliases     map[string]string
 	pathCmds    map[string]string // copies and links of commands: path or base → command
 	files       map[string]*data
@@ -100,8 +104,14 @@ type walker struct {
 	fetchedBase map[string]bool
 	segBuf      [8]*segment
 	stdin       *data             // the shell's standard input, once exec redirects it
-	fds         map[string]*data  // descriptors exec opened for reading // base names of downloaded files
+	fds         map[string]*data  // descriptors exec opened for reading
 	links       map[string]string // symlinks this script made: link path → target
+}
+
+// funcDef is a function's body and the text it was parsed from.
+type funcDef struct {
+	body *syntax.Stmt
+	src  string
 }
 
 func newShWalker() *walker {
@@ -112,12 +122,7 @@ func newShWalker() *walker {
 
 // sawCommand reports whether a command of that name ran.
 func (w *walker) sawCommand(name string) bool {
-	for _, s := range w.seen {
-		if s == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(w.seen, name)
 }
 
 func (w *walker) setFile(key string, d *data) {
@@ -132,6 +137,8 @@ func (w *walker) failParse(rule, desc string) {
 		w.err = parseErr(rule, desc, "")
 	}
 }
+
+func (w *walker) tooDeep() { w.failParse("too_deep", "commands are nested more than 8 levels deep") }
 
 func (w *walker) spend(n int) bool {
 	if w.err != nil {
@@ -161,82 +168,100 @@ func (w *walker) detected(name string, origins originSet, text string) {
 	w.addSeg(&segment{kind: segDetect, detect: name, origins: origins, text: text})
 }
 
+// text is the source text of a node of the script being walked.
+func (w *walker) text(n syntax.Node) string {
+	a, b := int(n.Pos().Offset()), int(n.End().Offset())
+	if !n.Pos().IsValid() || !n.End().IsValid() || a > b || b > len(w.src) {
+		return ""
+	}
+	return w.src[a:b]
+}
+
 // walkScript parses src and walks it.
 func (w *walker) walkScript(src string, sc *scope, stdin *data) *data {
 	if sc.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return nil
 	}
-	l, err := parse(src, sc.depth, &w.work)
+	f, err := parse(src, sc.depth, &w.work)
 	if err != nil {
 		if w.err == nil {
 			w.err = err
 		}
 		return nil
 	}
-	return w.walkList(l, sc, stdin, pipeCtx{}).out
+	return w.walkFile(f, src, sc, stdin)
+}
+
+// walkFile walks a parsed script; src is the text it was parsed from.
+func (w *walker) walkFile(f *syntax.File, src string, sc *scope, stdin *data) *data {
+	saved := w.src
+	w.src = src
+	out := w.walkStmts(f.Stmts, sc, stdin, pipeCtx{}).out
+	w.src = saved
+	return out
 }
 
 // walkSub walks a substitution's body one level deeper and returns its
 // output.
-func (w *walker) walkSub(l *cmdList, sc *scope, stdin *data) *data {
-	if l == nil || w.err != nil {
+func (w *walker) walkSub(ss []*syntax.Stmt, sc *scope, stdin *data) *data {
+	if w.err != nil {
 		return &data{origins: originOther}
 	}
 	inner := *sc
 	inner.depth++
 	if inner.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return &data{}
 	}
-	out := w.walkList(l, &inner, stdin, pipeCtx{}).out
+	out := w.walkStmts(ss, &inner, stdin, pipeCtx{}).out
 	if out == nil {
 		out = &data{texts: []string{""}}
 	}
 	return out
 }
 
-func (w *walker) walkList(l *cmdList, sc *scope, stdin *data, pc pipeCtx) stageResult {
-	var res stageResult
-	if l == nil {
-		return res
+// chain lists the statements s joins with | and |& (pipe) or with && and
+// || (not pipe), left to right.
+func chain(s *syntax.Stmt, pipe bool, out []*syntax.Stmt) []*syntax.Stmt {
+	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && len(s.Redirs) == 0 {
+		if isPipe := b.Op == syntax.Pipe || b.Op == syntax.PipeAll; isPipe == pipe {
+			return chain(b.Y, pipe, chain(b.X, pipe, out))
+		}
 	}
-	for i, ao := range l.items {
+	return append(out, s)
+}
+
+// walkStmts walks a list of and-or lists run one after the other.
+func (w *walker) walkStmts(ss []*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	var res stageResult
+	for i, s := range ss {
 		if w.err != nil {
 			return res
 		}
-		r := w.walkAndOr(ao, sc, stdin, pc)
-		res.kinds |= r.kinds
-		if len(l.items) == 1 {
-			res.out = r.out
-		} else {
-			res.out = concatData(res.out, r.out, i == 0)
+		ctx := pc
+		if s.Background {
+			ctx.bg = true
 		}
+		var buf [4]*syntax.Stmt
+		pipes := chain(s, false, buf[:0])
+		var r stageResult
+		for j, pl := range pipes {
+			pr := w.walkPipeline(pl, sc, stdin, ctx)
+			r.kinds |= pr.kinds
+			r.out = concatData(r.out, pr.out, j == 0)
+		}
+		res.kinds |= r.kinds
+		res.out = concatData(res.out, r.out, i == 0)
 	}
 	return res
 }
 
-func (w *walker) walkAndOr(ao *andOr, sc *scope, stdin *data, pc pipeCtx) stageResult {
-	var res stageResult
+func (w *walker) walkPipeline(pl *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	var buf [4]*syntax.Stmt
+	stages := chain(pl, true, buf[:0])
 	ctx := pc
-	if ao.bg {
-		ctx.bg = true
-	}
-	for i, pl := range ao.pipes {
-		r := w.walkPipeline(pl, sc, stdin, ctx)
-		res.kinds |= r.kinds
-		if len(ao.pipes) == 1 {
-			res.out = r.out
-		} else {
-			res.out = concatData(res.out, r.out, i == 0)
-		}
-	}
-	return res
-}
-
-func (w *walker) walkPipeline(pl *pipeline, sc *scope, stdin *data, pc pipeCtx) stageResult {
-	ctx := pc
-	if len(pl.cmds) > 1 {
+	if len(stages) > 1 {
 		ctx.piped = true
 	}
 	in := stdin
@@ -245,13 +270,13 @@ func (w *walker) walkPipeline(pl *pipeline, sc *scope, stdin *data, pc pipeCtx) 
 	}
 	var res stageResult
 	var prev kindSet
-	for i, c := range pl.cmds {
-		r := w.walkCommand(c, sc, in, ctx)
+	for i, s := range stages {
+		r := w.walkStmt(s, sc, in, ctx)
 		if w.err != nil {
 			return res
 		}
 		if i > 0 && prev&ksShell != 0 && r.kinds&ksSocket != 0 {
-			w.detected("shell_to_socket", 0, "... | "+cmdText(c))
+			w.detected("shell_to_socket", 0, "... | "+w.cmdText(s))
 		}
 		prev = r.kinds
 		res.kinds |= r.kinds
@@ -291,51 +316,118 @@ func concatData(a, b *data, first bool) *data {
 }
 
 // cmdText renders a command roughly, for detector messages.
-func cmdText(c *command) string {
-	if c == nil || len(c.words) == 0 {
+func (w *walker) cmdText(s *syntax.Stmt) string {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
 		return "..."
 	}
-	var parts []string
-	for _, word := range c.words {
-		parts = append(parts, word.raw)
+	parts := make([]string, len(call.Args))
+	for i, word := range call.Args {
+		parts[i] = w.text(word)
 	}
 	return strings.Join(parts, " ")
 }
 
-func (w *walker) walkCommand(c *command, sc *scope, stdin *data, pc pipeCtx) stageResult {
-	if c == nil || !w.spend(1) {
+// walkStmt walks one command of a pipeline with its redirections.
+func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	if !w.spend(2) {
 		return stageResult{}
 	}
-	switch c.kind {
-	case cmdSimple:
-		return w.walkSimple(c, sc, stdin, pc)
-	case cmdFunc:
-		w.defineFunction(c, sc)
+	switch x := s.Cmd.(type) {
+	case nil:
+		return w.walkSimple(nil, nil, s.Redirs, sc, stdin, pc)
+	case *syntax.CallExpr:
+		var words []*syntax.Word
+		var assigns []*syntax.Assign
+		for _, a := range x.Assigns {
+			if a.Index != nil && strings.ContainsAny(w.text(a.Index), "$`") {
+				// a[$(cmd)]=v: the subscript runs; read it as a word.
+				words = append(words, w.assignWord(a, sc))
+			} else {
+				assigns = append(assigns, a)
+			}
+		}
+		if words == nil {
+			words = x.Args
+		} else {
+			words = append(words, x.Args...)
+		}
+		return w.walkSimple(assigns, words, s.Redirs, sc, stdin, pc)
+	case *syntax.DeclClause:
+		words := []*syntax.Word{{Parts: []syntax.WordPart{x.Variant}}}
+		for _, a := range x.Args {
+			words = append(words, w.assignWord(a, sc))
+		}
+		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
+	case *syntax.LetClause:
+		words := []*syntax.Word{litWord("let")}
+		for _, e := range x.Exprs {
+			words = append(words, w.arithWord(e))
+		}
+		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
+	case *syntax.TimeClause:
+		// time is read as the wrapper it also is as a program.
+		words := []*syntax.Word{litWord("time")}
+		if x.PosixFormat {
+			words = append(words, litWord("-p"))
+		}
+		if x.Stmt != nil {
+			call, ok := x.Stmt.Cmd.(*syntax.CallExpr)
+			if !ok || len(call.Assigns) > 0 || len(x.Stmt.Redirs) > 0 {
+				return w.walkCompound(s, []*syntax.Stmt{x.Stmt}, sc, stdin, pc)
+			}
+			words = append(words, call.Args...)
+		}
+		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
+	case *syntax.CoprocClause:
+		return w.walkCompound(s, []*syntax.Stmt{x.Stmt}, sc, stdin, pc)
+	case *syntax.FuncDecl:
+		w.defineFunction(x, sc)
 		return stageResult{out: &data{texts: []string{""}}}
+	case *syntax.Subshell:
+		return w.walkCompound(s, x.Stmts, sc, stdin, pc)
+	case *syntax.Block:
+		return w.walkCompound(s, x.Stmts, sc, stdin, pc)
+	case *syntax.BinaryCmd:
+		// && or | under redirections: {a && b; } > f reads the same.
+		return w.walkCompound(s, []*syntax.Stmt{{Cmd: x, Position: x.Pos()}}, sc, stdin, pc)
 	}
-	// Compound commands: redirections apply to the whole body.
-	redirs, in, procOuts := w.expandRedirs(c.redirs, sc, stdin)
+	return w.walkCompound(s, nil, sc, stdin, pc)
+}
+
+// walkCompound walks a compound command; body is the list a subshell or
+// group runs. Its redirections apply to the whole body.
+func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	redirs, in, procOuts := w.expandRedirs(s.Redirs, sc, stdin)
 	if len(redirs) > 0 {
 		w.addSeg(&segment{kind: segAssign, redirs: redirs, text: redirText(redirs), cmdText: redirText(redirs), cwd: w.cwd})
 	}
-	if (c.kind == cmdLoop || c.kind == cmdFor) && len(c.lists) > 0 && startsBackground(c.lists[len(c.lists)-1], 0) && w.unbounded(c, sc) {
-		w.detected("spawn_loop", 0, "loop { ... & }")
-	}
 	var res stageResult
-	inner := sc
-	switch c.kind {
-	case cmdSubshell, cmdGroup:
-		inner = &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth}
-		res = w.walkList(c.lists[0], inner, in, pc)
-	case cmdFor:
-		if c.name != "" {
-			var vals []string
-			unknown := false
-			var origins originSet
-			if len(c.words) == 0 {
-				unknown = true
+	switch x := s.Cmd.(type) {
+	case *syntax.IfClause:
+		var lists [][]*syntax.Stmt
+		for cl := x; cl != nil; cl = cl.Else {
+			if cl.ThenPos.IsValid() {
+				lists = append(lists, cl.Cond)
 			}
-			for _, v := range w.expandWords(c.words, sc) {
+			lists = append(lists, cl.Then)
+		}
+		res = w.walkLists(lists, sc, in, pc)
+	case *syntax.WhileClause:
+		if startsBackground(x.Do, 0) && w.unbounded(s, sc) {
+			w.detected("spawn_loop", 0, "loop { ... & }")
+		}
+		res = w.walkLists([][]*syntax.Stmt{x.Cond, x.Do}, sc, in, pc)
+	case *syntax.ForClause:
+		if startsBackground(x.Do, 0) && w.unbounded(s, sc) {
+			w.detected("spawn_loop", 0, "loop { ... & }")
+		}
+		switch lp := x.Loop.(type) {
+		case *syntax.WordIter:
+			var vals []string
+			unknown := len(lp.Items) == 0
+			var origins originSet
+			for _, v := range w.expandWords(lp.Items, sc) {
 				for _, a := range v {
 					if a.dyn || a.glob {
 						unknown = true
@@ -345,39 +437,50 @@ func (w *walker) walkCommand(c *command, sc *scope, stdin *data, pc pipeCtx) sta
 				}
 			}
 			if unknown || len(vals) > maxVariants {
-				w.setVar(c.name, nil, origins|originOther)
+				w.setVar(lp.Name.Value, nil, origins|originOther)
 			} else {
-				w.setVar(c.name, vals, 0)
+				w.setVar(lp.Name.Value, vals, 0)
 			}
-		} else {
-			for _, wd := range c.words {
-				w.expandArith(&part{kind: partArith, words: []*word{wd}}, sc)
+		case *syntax.CStyleLoop:
+			for _, e := range []syntax.ArithmExpr{lp.Init, lp.Cond, lp.Post} {
+				if e != nil {
+					w.arithSubs(e, sc)
+				}
 			}
 		}
-		res = w.walkLists(c.lists, sc, in, pc)
-	case cmdCase:
-		for _, word := range c.words {
-			w.expandWord(word, sc, true)
+		res = w.walkStmts(x.Do, sc, in, pc)
+	case *syntax.CaseClause:
+		w.expandWord(x.Word, sc, true)
+		lists := make([][]*syntax.Stmt, 0, len(x.Items))
+		for _, it := range x.Items {
+			for _, p := range it.Patterns {
+				w.expandWord(p, sc, true)
+			}
+			lists = append(lists, it.Stmts)
 		}
-		res = w.walkLists(c.lists, sc, in, pc)
-	case cmdArith, cmdCond:
-		if c.kind == cmdArith && len(c.lists) > 0 {
-			// dash reads ((...)) as two nested subshells. Only the rules
-			// judge that reading: in bash it is arithmetic.
+		res = w.walkLists(lists, sc, in, pc)
+	case *syntax.ArithmCmd:
+		// bash reads ((...)) as arithmetic, dash as two nested subshells:
+		// only the rules judge the second reading.
+		inner := w.between(x.Left, 2, x.Right)
+		f, err := parseLenient(inner, sc.depth+1, &w.work)
+		if err != nil {
+			w.err = err
+			return res
+		}
+		if f != nil {
 			w.defWalk++
-			w.walkList(c.lists[0], sc, in, pc)
+			w.walkFile(f, inner, sc, in)
 			w.defWalk--
 		}
-		for _, wd := range c.words {
-			if c.kind == cmdArith {
-				w.expandArith(&part{kind: partArith, words: []*word{wd}}, sc)
-			} else {
-				w.expandWord(wd, sc, false)
-			}
-		}
+		w.arithSubs(x.X, sc)
+		res.out = &data{texts: []string{""}}
+	case *syntax.TestClause:
+		w.testWords(x.X, sc)
 		res.out = &data{texts: []string{""}}
 	default:
-		res = w.walkLists(c.lists, sc, in, pc)
+		inner := &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth}
+		res = w.walkStmts(body, inner, in, pc)
 	}
 	w.writeRedirFiles(redirs, res.out)
 	for _, po := range procOuts {
@@ -386,10 +489,25 @@ func (w *walker) walkCommand(c *command, sc *scope, stdin *data, pc pipeCtx) sta
 	return res
 }
 
-func (w *walker) walkLists(ls []*cmdList, sc *scope, stdin *data, pc pipeCtx) stageResult {
+// testWords expands the words of [[ ]] for what they run.
+func (w *walker) testWords(e syntax.TestExpr, sc *scope) {
+	switch x := e.(type) {
+	case *syntax.Word:
+		w.expandWord(x, sc, false)
+	case *syntax.UnaryTest:
+		w.testWords(x.X, sc)
+	case *syntax.BinaryTest:
+		w.testWords(x.X, sc)
+		w.testWords(x.Y, sc)
+	case *syntax.ParenTest:
+		w.testWords(x.X, sc)
+	}
+}
+
+func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	var res stageResult
 	for i, l := range ls {
-		r := w.walkList(l, sc, stdin, pc)
+		r := w.walkStmts(l, sc, stdin, pc)
 		res.kinds |= r.kinds
 		res.out = concatData(res.out, r.out, i == 0)
 	}
@@ -402,15 +520,13 @@ func (w *walker) walkLists(ls []*cmdList, sc *scope, stdin *data, pc pipeCtx) st
 // defineFunction records a function and walks its body once as if it ran
 // (with unknown arguments), so a body that is never called is still
 // checked and its calls feed the fork-bomb detector.
-func (w *walker) defineFunction(c *command, sc *scope) {
-	name := strings.ToLower(c.name)
+func (w *walker) defineFunction(fd *syntax.FuncDecl, sc *scope) {
+	name := strings.ToLower(fd.Name.Value)
 	if w.funcs == nil {
-		w.funcs = map[string]*command{}
-	}
-	w.funcs[name] = c.fn
-	if w.inCall == nil {
+		w.funcs = map[string]funcDef{}
 		w.inCall = map[string]bool{}
 	}
+	w.funcs[name] = funcDef{body: fd.Body, src: w.src}
 	if w.inCall[name] {
 		return
 	}
@@ -421,10 +537,10 @@ func (w *walker) defineFunction(c *command, sc *scope) {
 	// with its own, so what is only known at a call is judged there.
 	inner := &scope{depth: sc.depth + 1, pos0: sc.pos0}
 	if inner.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 	} else {
 		w.defWalk++
-		w.walkCommand(c.fn, inner, nil, pipeCtx{})
+		w.walkStmt(fd.Body, inner, nil, pipeCtx{})
 		w.defWalk--
 	}
 	w.inCall[name] = false
@@ -432,22 +548,191 @@ func (w *walker) defineFunction(c *command, sc *scope) {
 }
 
 // callFunction walks a function's body again with the call's arguments.
-func (w *walker) callFunction(name string, fn *command, args []arg, sc *scope, stdin *data, pc pipeCtx) stageResult {
+func (w *walker) callFunction(name string, fn funcDef, args []arg, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	if w.inCall[name] {
 		return stageResult{out: &data{origins: originOther}}
 	}
 	inner := &scope{pos: args, posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
 	if inner.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return stageResult{}
 	}
 	w.inCall[name] = true
-	saved := w.curFunc
-	w.curFunc = name
-	res := w.walkCommand(fn, inner, stdin, pc)
-	w.curFunc = saved
+	saved, savedSrc := w.curFunc, w.src
+	w.curFunc, w.src = name, fn.src
+	res := w.walkStmt(fn.body, inner, stdin, pc)
+	w.curFunc, w.src = saved, savedSrc
 	w.inCall[name] = false
 	return res
+}
+
+// between is the source text from skip bytes after a to b.
+func (w *walker) between(a syntax.Pos, skip int, b syntax.Pos) string {
+	i, j := int(a.Offset())+skip, int(b.Offset())
+	if !a.IsValid() || !b.IsValid() || i > j || j > len(w.src) {
+		return ""
+	}
+	return w.src[i:j]
+}
+
+func litWord(s string) *syntax.Word {
+	return &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: s}}}
+}
+
+// assignWord writes NAME=value (or a declare operand) as one word.
+func (w *walker) assignWord(a *syntax.Assign, sc *scope) *syntax.Word {
+	if a.Name == nil {
+		if a.Value == nil {
+			return litWord("")
+		}
+		return a.Value
+	}
+	out := &syntax.Word{}
+	prefix := a.Name.Value
+	if a.Index != nil {
+		if idx := w.text(a.Index); strings.ContainsAny(idx, "$`") {
+			out.Parts = append(out.Parts, &syntax.Lit{Value: prefix + "["})
+			out.Parts = append(out.Parts, w.arithWord(a.Index).Parts...)
+			prefix = "]"
+		} else {
+			prefix += "[" + idx + "]"
+		}
+	}
+	if a.Append {
+		prefix += "+"
+	}
+	if !a.Naked {
+		prefix += "="
+	}
+	out.Parts = append(out.Parts, &syntax.Lit{Value: prefix})
+	switch {
+	case a.Array != nil:
+		var elems []string
+		for _, el := range a.Array.Elems {
+			if el.Value == nil {
+				continue
+			}
+			if alts := w.expandWord(el.Value, sc, false); len(alts) > 0 {
+				for _, a := range alts[0] {
+					elems = append(elems, a.p)
+				}
+			}
+		}
+		out.Parts = append(out.Parts, &syntax.SglQuoted{Value: "(" + strings.Join(elems, " ") + ")"})
+	case a.Value != nil:
+		out.Parts = append(out.Parts, a.Value.Parts...)
+	}
+	return out
+}
+
+// arithWord reads an arithmetic expression as a word of quoted text with
+// the expansions inside it.
+func (w *walker) arithWord(e syntax.ArithmExpr) *syntax.Word {
+	if word, ok := e.(*syntax.Word); ok {
+		return word
+	}
+	out := &syntax.Word{}
+	last := int(e.Pos().Offset())
+	lit := func(to int) {
+		if to > last && to <= len(w.src) {
+			out.Parts = append(out.Parts, &syntax.SglQuoted{Value: w.src[last:to]})
+		}
+	}
+	syntax.Walk(e, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			lit(int(n.Pos().Offset()))
+			out.Parts = append(out.Parts, n.(syntax.WordPart))
+			last = int(n.End().Offset())
+			return false
+		}
+		return true
+	})
+	lit(int(e.End().Offset()))
+	return out
+}
+
+// expandAssigns expands NAME=value assignments, records the variables and
+// returns them as the command's environment.
+func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
+	var out []assign
+	for _, a := range as {
+		if a.Name == nil {
+			continue
+		}
+		name := a.Name.Value
+		// Arrays: NAME=( ... ).
+		if a.Array != nil {
+			var elems []string
+			known := true
+			var origins originSet
+			var words []*syntax.Word
+			for _, el := range a.Array.Elems {
+				if el.Value != nil {
+					words = append(words, el.Value)
+				}
+			}
+			for _, v := range w.expandWords(words, sc) {
+				for _, a := range v {
+					if a.dyn {
+						known = false
+						origins |= a.origins
+					}
+					elems = append(elems, a.v())
+				}
+				break
+			}
+			w.setArray(name, elems, known, origins)
+			out = append(out, assign{name: name, value: strings.Join(elems, " ")})
+			continue
+		}
+		alts := [][]arg{nil}
+		if a.Value != nil {
+			alts = w.expandWord(a.Value, sc, true)
+		}
+		var vals []string
+		known := true
+		var origins originSet
+		for _, fields := range alts {
+			val := ""
+			for _, f := range fields {
+				if f.susp {
+					w.finding("obfuscated_expansion", "string operations on an unknown variable build text the command does not show", w.text(a))
+				}
+				if f.dyn {
+					known = false
+					origins |= f.origins
+				}
+				val += f.v()
+			}
+			if a.Append {
+				if old := w.vars[name]; old != nil && len(old.vals) == 1 {
+					val = old.vals[0] + val
+				} else if old != nil {
+					known = false
+				}
+			}
+			vals = append(vals, val)
+		}
+		if known {
+			w.setVar(name, vals, 0)
+		} else {
+			w.setVar(name, nil, origins)
+		}
+		value := ""
+		if len(vals) > 0 {
+			value = vals[0]
+		}
+		out = append(out, assign{name: name, value: normalise(value)})
+		for _, v := range vals {
+			if commandVars[name] || mayRunCode(v) {
+				// Programs run the value, or bash may evaluate it again
+				// (arithmetic, [[ -eq ]], subscripts): check it as commands.
+				w.walkScriptLenient(v, &scope{depth: sc.depth + 1})
+			}
+		}
+	}
+	return out
 }
 
 func (w *walker) setVar(name string, vals []string, origins originSet) {
@@ -502,88 +787,6 @@ func (w *walker) setArray(name string, elems []string, known bool, origins origi
 	w.vars[name] = &variable{isArr: true, arr: elems}
 }
 
-// expandAssigns expands NAME=value words, records the variables and returns
-// them as the command's environment.
-func (w *walker) expandAssigns(words []*word, sc *scope) []assign {
-	var out []assign
-	for _, wd := range words {
-		first := wd.parts[0]
-		eq := strings.IndexByte(first.text, '=')
-		name := first.text[:eq]
-		appendMode := strings.HasSuffix(name, "+")
-		name = strings.TrimSuffix(name, "+")
-		if i := strings.IndexByte(name, '['); i > 0 {
-			name = name[:i]
-		}
-		rest := &word{parts: append([]part{{kind: partLit, text: first.text[eq+1:]}}, wd.parts[1:]...), raw: wd.raw}
-		if len(rest.parts) > 1 && rest.parts[0].text == "" {
-			rest.parts = rest.parts[1:]
-		}
-		// Arrays: NAME=( ... ).
-		if len(rest.parts) == 1 && rest.parts[0].kind == partArray {
-			var elems []string
-			known := true
-			var origins originSet
-			for _, v := range w.expandWords(rest.parts[0].words, sc) {
-				for _, a := range v {
-					if a.dyn {
-						known = false
-						origins |= a.origins
-					}
-					elems = append(elems, a.v())
-				}
-				break
-			}
-			w.setArray(name, elems, known, origins)
-			out = append(out, assign{name: name, value: strings.Join(elems, " ")})
-			continue
-		}
-		alts := w.expandWord(rest, sc, true)
-		var vals []string
-		known := true
-		var origins originSet
-		for _, fields := range alts {
-			val := ""
-			for _, a := range fields {
-				if a.susp {
-					w.finding("obfuscated_expansion", "string operations on an unknown variable build text the command does not show", wd.raw)
-				}
-				if a.dyn {
-					known = false
-					origins |= a.origins
-				}
-				val += a.v()
-			}
-			if appendMode {
-				if old := w.vars[name]; old != nil && len(old.vals) == 1 {
-					val = old.vals[0] + val
-				} else if old != nil {
-					known = false
-				}
-			}
-			vals = append(vals, val)
-		}
-		if known {
-			w.setVar(name, vals, 0)
-		} else {
-			w.setVar(name, nil, origins)
-		}
-		value := ""
-		if len(vals) > 0 {
-			value = vals[0]
-		}
-		out = append(out, assign{name: name, value: normalise(value)})
-		for _, v := range vals {
-			if commandVars[name] || mayRunCode(v) {
-				// Programs run the value, or bash may evaluate it again
-				// (arithmetic, [[ -eq ]], subscripts): check it as commands.
-				w.walkScriptLenient(v, &scope{depth: sc.depth + 1})
-			}
-		}
-	}
-	return out
-}
-
 // commandVars are variables whose value programs run as a command line
 // later; an assignment to one is checked as a command.
 var commandVars = map[string]bool{
@@ -596,42 +799,27 @@ var commandVars = map[string]bool{
 // expandRedirs expands redirection targets. It returns them, the input
 // they give the command (here-documents, files, process substitutions)
 // and the >(...) bodies that read the command's output.
-func (w *walker) expandRedirs(rs []*redir, sc *scope, stdin *data) ([]redirTarget, *data, []*cmdList) {
+func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]redirTarget, *data, [][]*syntax.Stmt) {
 	if len(rs) == 0 {
 		return nil, stdin, nil
 	}
 	in := stdin
 	var out []redirTarget
-	var procOuts []*cmdList
+	var procOuts [][]*syntax.Stmt
 	for _, r := range rs {
-		switch r.op {
-		case "<<", "<<-":
-			text := r.hereRaw
-			var origins originSet
-			if r.hereBody != nil {
-				var b strings.Builder
-				for _, alt := range w.expandParts(r.hereBody.parts, sc, true) {
-					for _, p := range alt {
-						if p.unres {
-							b.WriteString(p.ph)
-							origins |= p.origins
-						} else {
-							b.WriteString(p.text)
-						}
-					}
-					break
-				}
-				text = b.String()
-			}
-			in = &data{texts: []string{text}, origins: origins}
+		if !w.spend(2) {
+			return nil, in, nil
+		}
+		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc {
+			in = w.hereDoc(r, sc)
 			continue
 		}
-		alts := w.expandWord(r.target, sc, r.op == "<<<")
+		alts := w.expandWord(r.Word, sc, r.Op == syntax.WordHdoc)
 		if w.err != nil || len(alts) == 0 || len(alts[0]) == 0 {
 			continue
 		}
 		a := alts[0][0]
-		if r.op == "<<<" {
+		if r.Op == syntax.WordHdoc {
 			var texts []string
 			for _, fields := range alts {
 				var parts []string
@@ -646,13 +834,17 @@ func (w *walker) expandRedirs(rs []*redir, sc *scope, stdin *data) ([]redirTarge
 		if a.procOut != nil {
 			procOuts = append(procOuts, a.procOut)
 		}
-		t := redirTarget{op: r.fd + r.op, target: a.e, glob: a.glob}
-		switch r.op {
-		case ">", ">>", ">|", "&>", "&>>", "<>":
+		fd := ""
+		if r.N != nil {
+			fd = r.N.Value
+		}
+		t := redirTarget{op: fd + r.Op.String(), target: a.e, glob: a.glob}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
 			t.write = true
-		case ">&":
+		case syntax.DplOut:
 			t.write = !isFD(a.e)
-		case "<&":
+		case syntax.DplIn:
 			if isFD(a.e) {
 				if d := w.fds[strings.TrimSuffix(a.e, "-")]; d != nil {
 					in = d
@@ -660,7 +852,7 @@ func (w *walker) expandRedirs(rs []*redir, sc *scope, stdin *data) ([]redirTarge
 				continue
 			}
 		}
-		if r.op == "<" || r.op == "<>" || (r.op == "<&" && !isFD(a.e)) {
+		if r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut || r.Op == syntax.DplIn {
 			switch {
 			case a.data != nil:
 				in = a.data
@@ -677,6 +869,58 @@ func (w *walker) expandRedirs(rs []*redir, sc *scope, stdin *data) ([]redirTarge
 		out = append(out, t)
 	}
 	return out, in, procOuts
+}
+
+// hereDoc is what a here-document gives the command: its body, expanded
+// unless the delimiter is quoted, with what is unknown as written.
+func (w *walker) hereDoc(r *syntax.Redirect, sc *scope) *data {
+	if r.Hdoc == nil {
+		return &data{texts: []string{""}}
+	}
+	strip := r.Op == syntax.DashHdoc
+	raw := w.text(r.Hdoc)
+	// The body as written, without the terminator line's indentation.
+	if i := strings.LastIndexByte(raw, '\n'); i >= 0 {
+		raw = raw[:i+1]
+	} else if raw != "" {
+		raw += "\n"
+	}
+	if strip {
+		lines := strings.SplitAfter(raw, "\n")
+		for i, ln := range lines {
+			lines[i] = strings.TrimLeft(ln, "\t")
+		}
+		raw = strings.Join(lines, "")
+	}
+	quoted := slices.ContainsFunc(r.Word.Parts, func(p syntax.WordPart) bool {
+		lit, ok := p.(*syntax.Lit)
+		return !ok || strings.ContainsRune(lit.Value, '\\')
+	})
+	if quoted || !strings.ContainsAny(raw, "$`\\") {
+		return &data{texts: []string{raw}}
+	}
+	body := &syntax.Word{Parts: slices.Clone(r.Hdoc.Parts)}
+	for i, p := range body.Parts {
+		if lit, ok := p.(*syntax.Lit); ok && strip {
+			body.Parts[i] = &syntax.Lit{Value: stripTabsAfterNewlines(lit.Value, lit.ValuePos.Col() == 1)}
+		}
+	}
+	text, origins := w.expandDocument(body, sc)
+	return &data{texts: []string{text}, origins: origins}
+}
+
+// stripTabsAfterNewlines removes the tabs <<- strips at the start of
+// each line inside a literal of the body.
+func stripTabsAfterNewlines(v string, lineStart bool) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\t' && lineStart {
+			continue
+		}
+		lineStart = v[i] == '\n'
+		b.WriteByte(v[i])
+	}
+	return b.String()
 }
 
 func isFD(s string) bool {
@@ -708,13 +952,14 @@ func redirText(rs []redirTarget) string {
 }
 
 // execRedirs records what exec's input redirections make the shell read.
-func (w *walker) execRedirs(rs []*redir, in *data, sc *scope, exec bool) {
+func (w *walker) execRedirs(rs []*syntax.Redirect, in *data, sc *scope, exec bool) {
 	for _, r := range rs {
-		if r.op != "<" && r.op != "<>" && r.op != "<<" && r.op != "<<<" && r.op != "<<-" {
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		default:
 			continue
 		}
-		fd := r.fd
-		if fd == "" || fd == "0" {
+		if r.N == nil || r.N.Value == "0" {
 			if exec {
 				w.stdin = in
 			}
@@ -722,12 +967,12 @@ func (w *walker) execRedirs(rs []*redir, in *data, sc *scope, exec bool) {
 		}
 		// exec 3< file: expand the target again for its data.
 		var d *data
-		if alts := w.expandWord(r.target, sc, false); len(alts) > 0 && len(alts[0]) > 0 {
+		if alts := w.expandWord(r.Word, sc, false); len(alts) > 0 && len(alts[0]) > 0 {
 			a := alts[0][0]
 			switch {
 			case a.data != nil:
 				d = a.data
-			case r.op == "<<<":
+			case r.Op == syntax.WordHdoc:
 				d = &data{texts: []string{a.p + "\n"}, origins: a.origins}
 			case isNetDevice(a.e):
 				d = &data{origins: originSocket}
@@ -739,7 +984,7 @@ func (w *walker) execRedirs(rs []*redir, in *data, sc *scope, exec bool) {
 			if w.fds == nil {
 				w.fds = map[string]*data{}
 			}
-			w.fds[fd] = d
+			w.fds[r.N.Value] = d
 		}
 	}
 }
@@ -766,36 +1011,32 @@ func (w *walker) writeRedirFiles(rs []redirTarget, out *data) {
 	}
 }
 
-func (w *walker) walkSimple(c *command, sc *scope, stdin *data, pc pipeCtx) stageResult {
-	assigns := w.expandAssigns(c.assigns, sc)
-	redirs, in, procOuts := w.expandRedirs(c.redirs, sc, stdin)
+func (w *walker) walkSimple(assigns []*syntax.Assign, words []*syntax.Word, rs []*syntax.Redirect, sc *scope, stdin *data, pc pipeCtx) stageResult {
+	as := w.expandAssigns(assigns, sc)
+	redirs, in, procOuts := w.expandRedirs(rs, sc, stdin)
 	if w.err != nil {
 		return stageResult{}
 	}
-	if len(c.words) == 0 {
-		seg := &segment{kind: segAssign, assigns: assigns, redirs: redirs, cwd: w.cwd}
-		seg.text = segText(nil, assigns, redirs)
+	if len(words) == 0 {
+		seg := &segment{kind: segAssign, assigns: as, redirs: redirs, cwd: w.cwd}
+		seg.text = segText(nil, as, redirs)
 		seg.cmdText = segText(nil, nil, redirs)
 		w.addSeg(seg)
 		out := &data{texts: []string{""}}
 		w.writeRedirFiles(redirs, out)
 		return stageResult{out: out}
 	}
-	variants := w.expandWords(c.words, sc)
-	if len(variants) > 0 && len(variants[0]) == 1 && variants[0][0].e == "exec" {
-		// exec with only redirections changes the shell's own descriptors
-		// for every command after it.
-		w.execRedirs(c.redirs, in, sc, true)
-	} else {
-		// cmd 3< FILE: the command may read descriptor 3 by /dev/fd/3.
-		w.execRedirs(c.redirs, in, sc, false)
-	}
+	variants := w.expandWords(words, sc)
+	// exec with only redirections changes the shell's own descriptors for
+	// every command after it; cmd 3< FILE may read descriptor 3 by
+	// /dev/fd/3.
+	w.execRedirs(rs, in, sc, len(variants) > 0 && len(variants[0]) == 1 && variants[0][0].e == "exec")
 	var res stageResult
 	for i, args := range variants {
 		if w.err != nil {
 			break
 		}
-		seg := &segment{kind: segCmd, args: args, assigns: assigns, redirs: redirs}
+		seg := &segment{kind: segCmd, args: args, assigns: as, redirs: redirs}
 		r := w.runCommand(seg, sc, in, pc)
 		res.kinds |= r.kinds
 		if i == 0 {
