@@ -17,6 +17,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -67,6 +68,12 @@ type Definition struct {
 	Approval        string           `json:"approval,omitempty"`
 	Isolation       string           `json:"isolation,omitempty"`
 	Limits          *Limits          `json:"limits,omitempty"`
+	// Mounts are host paths the tool sees at the same path in its sandbox
+	// (it must hold the filesystem permission): a person's approval of the
+	// tool covers them; an agent's tool may name only what its worker
+	// grants. The daemon's own paths are refused when the tool is stored
+	// and again at each call.
+	Mounts []Mount `json:"mounts,omitempty"`
 
 	// Spec is the kind's block, written under the kind's name (js:,
 	// shell:, http:) and decoded by the kind (daemon/kind).
@@ -104,6 +111,26 @@ func (k *RequiredAPIKey) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("required_api_keys: want a name or {name, displayName, docsUrl}: %w", err)
 	}
 	k.Name = o.Name
+	return nil
+}
+
+// MaxMounts bounds a tool's mounts.
+const MaxMounts = 16
+
+// Mount is one host path a tool sees; read-only unless readonly: false.
+type Mount struct {
+	Path     string `json:"path"`
+	ReadOnly bool   `json:"readonly"`
+}
+
+// UnmarshalJSON reads {path, readonly}, readonly true when not written.
+func (m *Mount) UnmarshalJSON(b []byte) error {
+	type plain Mount
+	v := plain{ReadOnly: true}
+	if err := kind.DecodeStrict(b, &v); err != nil {
+		return fmt.Errorf("mounts: want {path, readonly}: %w", err)
+	}
+	*m = Mount(v)
 	return nil
 }
 
@@ -269,6 +296,23 @@ func (d *Definition) Validate() error {
 		}
 		if l.Timeout > Duration(24*time.Hour) {
 			add("limits.timeout", "is longer than 24h")
+		}
+	}
+	if len(d.Mounts) > MaxMounts {
+		add("mounts", "more than %d", MaxMounts)
+	}
+	if len(d.Mounts) > 0 && !d.HasPermission("filesystem") {
+		add("mounts", "a tool with mounts must hold the filesystem permission")
+	}
+	for i, m := range d.Mounts {
+		field := fmt.Sprintf("mounts[%d].path", i)
+		if err := mounts.CheckTarget(m.Path); err != nil {
+			add(field, "%v", err)
+		}
+		for _, prev := range d.Mounts[:i] {
+			if prev.Path == m.Path {
+				add(field, "%s is mounted twice", m.Path)
+			}
 		}
 	}
 	for _, b := range d.strayBlocks {

@@ -25,6 +25,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/policy/shellguard"
@@ -71,6 +72,9 @@ type Config struct {
 	// Workers finds a registered worker (workers.go); nil means no call
 	// goes through one.
 	Workers WorkerLookup
+	// Mounts gives the daemon's own paths, which no mount may reach;
+	// each call's mounts are resolved and checked again (mounts.go).
+	Mounts func() mounts.Guard
 	// Metrics, when set, counts each recorded call.
 	Metrics Metrics
 	Logger  *slog.Logger

@@ -77,7 +77,11 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 			p.standIn.MaxResponseBytes = h.MaxResponseBytes
 		}
 	}
-	p.key = host.NewKey(def.Kind, def.Isolation, req.Permissions)
+	ms, err := d.callMounts(c.worker, def, req.Permissions)
+	if err != nil {
+		return p, err
+	}
+	p.key = host.NewKey(def.Kind, def.Isolation, req.Permissions).WithMounts(ms)
 	p.key.Reset = k.ResetAfterCall()
 	return p, nil
 }

@@ -121,7 +121,7 @@ func (g Guard) Check(src string, writable bool) error {
 // CheckTarget refuses a target inside the sandbox that overlaps the
 // sandbox's own mount points or the workspace.
 func CheckTarget(target string) error {
-	if !filepath.IsAbs(target) || filepath.Clean(target) != target || target == "/" {
+	if !filepath.IsAbs(target) || filepath.Clean(target) != target || target == "/" || strings.ContainsRune(target, 0) {
 		return fmt.Errorf("%q: want an absolute, clean path other than /", target)
 	}
 	for _, r := range append(Reserved(), Workspace) {
