@@ -166,6 +166,8 @@ CREATE TABLE worker_tools (
 	PRIMARY KEY (worker, tool)
 ) STRICT, WITHOUT ROWID;
 `,
+	// 7: the host paths a tool mounts (a JSON array, opaque to the store).
+	`ALTER TABLE tools ADD COLUMN mounts TEXT;`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

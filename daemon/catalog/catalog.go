@@ -568,8 +568,15 @@ func toStore(t *Tool) (*store.Tool, error) {
 			return nil, err
 		}
 	}
+	var mounts json.RawMessage
+	if len(d.Mounts) > 0 {
+		if mounts, err = json.Marshal(d.Mounts); err != nil {
+			return nil, err
+		}
+	}
 	return &store.Tool{
-		Name: d.Name, Description: d.Description, Kind: string(d.Kind), Category: d.Category,
+		Mounts: mounts,
+		Name:   d.Name, Description: d.Description, Kind: string(d.Kind), Category: d.Category,
 		Parameters: d.Parameters, Permissions: d.Permissions, Secrets: d.Secrets,
 		Approval: d.WrittenApproval(), Isolation: d.Isolation, Limits: limits, Spec: specJSON,
 		Status: t.Status, CreatedBy: t.CreatedBy, Version: t.Version, ApprovedVersion: t.ApprovedVersion,
@@ -589,6 +596,11 @@ func fromStore(st *store.Tool) (*Tool, error) {
 		d.Limits = &Limits{}
 		if err := json.Unmarshal(st.Limits, d.Limits); err != nil {
 			return nil, fmt.Errorf("stored limits of %q: %w", st.Name, err)
+		}
+	}
+	if len(st.Mounts) > 0 && string(st.Mounts) != "null" {
+		if err := json.Unmarshal(st.Mounts, &d.Mounts); err != nil {
+			return nil, fmt.Errorf("stored mounts of %q: %w", st.Name, err)
 		}
 	}
 	if k, ok := builtin.Kinds().Get(d.Kind); ok && len(st.Spec) > 0 && string(st.Spec) != "null" {
