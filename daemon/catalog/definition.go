@@ -81,6 +81,9 @@ type Definition struct {
 
 	// strayBlocks are blocks of other kinds the definition gave.
 	strayBlocks []string
+	// toolset says a built-in toolset wrote the definition
+	// (ParseToolsetJSON): only then may it name a toolset-only kind.
+	toolset bool
 	// approvalDefaulted says Approval was not written but filled in (by
 	// ApplyDefaults, or from the creator by the catalog): the store keeps
 	// "" for it, so the default can follow the creator and the worker.
@@ -161,6 +164,16 @@ func Parse(data []byte) (*Definition, error) {
 
 // ParseJSON is Parse for input already known to be JSON.
 func ParseJSON(data []byte) (*Definition, error) {
+	return parseJSON(data, false)
+}
+
+// ParseToolsetJSON is ParseJSON for a built-in toolset's own definitions:
+// the only ones that may name a toolset-only kind (fs, exec).
+func ParseToolsetJSON(data []byte) (*Definition, error) {
+	return parseJSON(data, true)
+}
+
+func parseJSON(data []byte, toolset bool) (*Definition, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var d Definition
@@ -171,6 +184,7 @@ func ParseJSON(data []byte) (*Definition, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &ValidationError{Problems: []Problem{{Message: "bad definition: trailing data after the object"}}}
 	}
+	d.toolset = toolset
 	d.ApplyDefaults()
 	if err := d.Validate(); err != nil {
 		return nil, err
@@ -260,7 +274,12 @@ func (d *Definition) Validate() error {
 		add("description", "is required")
 	}
 	k, known := builtin.Kinds().Get(d.Kind)
-	if !known {
+	if known && !d.toolset && builtin.Kinds().ToolsetOnly(d.Kind) {
+		// Its guarantees live in the definitions its toolset writes;
+		// one written by hand could drop them.
+		add("kind", "kind %q belongs to a built-in toolset; turn the toolset on in a worker file (toolsets:) instead of writing its tools (want %s)", d.Kind, builtin.Kinds())
+		known = false
+	} else if !known {
 		if d.Kind == "" {
 			add("kind", "is required (%s)", builtin.Kinds())
 		} else {
