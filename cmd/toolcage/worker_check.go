@@ -137,8 +137,26 @@ func workerSummary(w *worker.Worker) string {
 	if len(names) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(names, ", "))
 	}
-	if len(w.LocalTools) > 0 {
-		fmt.Fprintf(&b, ", %d from tool files", len(w.LocalTools))
+	fromFiles, fromToolsets := 0, 0
+	for _, t := range w.LocalTools {
+		if strings.HasPrefix(t.File, "toolset:") {
+			fromToolsets++
+		} else {
+			fromFiles++
+		}
+	}
+	if fromFiles > 0 {
+		fmt.Fprintf(&b, ", %d from tool files", fromFiles)
+	}
+	if fromToolsets > 0 {
+		fmt.Fprintf(&b, ", %d from toolsets", fromToolsets)
+	}
+	if w.Workspace != "" {
+		mode := "read-only"
+		if !w.ReadOnly {
+			mode = "writable"
+		}
+		fmt.Fprintf(&b, "; workspace %s (%s)", w.Workspace, mode)
 	}
 	if w.Approval.Default != "" {
 		fmt.Fprintf(&b, "; approval %s by default", w.Approval.Default)
