@@ -83,7 +83,7 @@ func runWorkerCheck(_ context.Context, a *app, opts workerCheckOptions) error {
 	if opts.json {
 		return writeValueJSON(a.out, workerCheckResult{Valid: true, Worker: w})
 	}
-	_, err = fmt.Fprintf(a.out, "%s: %s\n", shownPath(opts.file, w.Path), workerSummary(w))
+	_, err = fmt.Fprintf(a.out, "%s: %s\n", shownPath(opts.file, w.Path), workerSummary(w, func(p string) string { return shownPath(opts.file, p) }))
 	return err
 }
 
@@ -126,8 +126,9 @@ func shownPath(given, abs string) string {
 	return abs
 }
 
-// workerSummary is the one line worker check prints for a valid file.
-func workerSummary(w *worker.Worker) string {
+// workerSummary is the one line worker check prints for a valid file;
+// shown shows a path as the file's was given.
+func workerSummary(w *worker.Worker, shown func(string) string) string {
 	names := append([]string{}, w.Tools...)
 	for _, t := range w.LocalTools {
 		names = append(names, t.Def.Name)
@@ -156,7 +157,7 @@ func workerSummary(w *worker.Worker) string {
 		if !w.ReadOnly {
 			mode = "writable"
 		}
-		fmt.Fprintf(&b, "; workspace %s (%s)", w.Workspace, mode)
+		fmt.Fprintf(&b, "; workspace %s (%s)", shown(w.Workspace), mode)
 	}
 	if w.Approval.Default != "" {
 		fmt.Fprintf(&b, "; approval %s by default", w.Approval.Default)
