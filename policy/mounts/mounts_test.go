@@ -110,3 +110,30 @@ func TestCheckTarget(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGuardCheck: whatever clean absolute path is asked for, Check never
+// accepts one that is, lies under or lies above a forbidden path.
+func FuzzGuardCheck(f *testing.F) {
+	for _, s := range []string{"/", "/home", "/home/u/.local/share/toolcage", "/home/u/.local/share/toolcage/x", "/home/u/src", "/run/tc/s.sock", "/run", "/srv/x/../y"} {
+		f.Add(s, false)
+	}
+	forbidden := []string{"/home/u/.local/share/toolcage", "/run/tc/s.sock"}
+	g := Guard{Forbidden: forbidden, NoWrite: []string{"/home/u/agents/w.yaml"}}
+	f.Fuzz(func(t *testing.T, p string, writable bool) {
+		err := g.Check(p, writable)
+		if err != nil {
+			return
+		}
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+			t.Fatalf("Check accepted %q", p)
+		}
+		for _, fb := range forbidden {
+			if within(p, fb) || within(fb, p) {
+				t.Fatalf("Check accepted %q, which overlaps %s", p, fb)
+			}
+		}
+		if writable && within("/home/u/agents/w.yaml", p) {
+			t.Fatalf("Check accepted %q writable, which holds the worker file", p)
+		}
+	})
+}
