@@ -3,8 +3,10 @@ package daemon
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
@@ -15,7 +17,16 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 	return []catalog.Option{
 		catalog.WithAlwaysPending(d.cfg.Agents.AlwaysPending),
 		catalog.WithAgentRules(d.agentRules),
+		catalog.WithMountGuard(d.mountGuard),
 	}
+}
+
+// mountGuard holds the daemon's own paths, which no workspace or mount
+// may reach: the data dir (database, secrets), the socket, the secrets
+// key, and the sandbox state dir (other executors' plugin sockets).
+func (d *Daemon) mountGuard() mounts.Guard {
+	return mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState},
+		func(p string) bool { return p == "" })}
 }
 
 // agentRules reads the rules of the caller's worker from the registry
@@ -32,5 +43,12 @@ func (d *Daemon) agentRules(_ context.Context, c principal.Caller) (catalog.Agen
 	if err != nil {
 		return catalog.AgentRules{}, err
 	}
-	return catalog.AgentRules{Secrets: w.Secrets}, nil
+	r := catalog.AgentRules{Secrets: w.Secrets}
+	if w.Workspace != "" {
+		r.Mounts = append(r.Mounts, catalog.MountGrant{Path: w.Workspace, Writable: !w.ReadOnly})
+	}
+	for _, m := range w.Mounts {
+		r.Mounts = append(r.Mounts, catalog.MountGrant{Path: m.Path, Writable: !m.ReadOnly})
+	}
+	return r, nil
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
-	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -179,11 +178,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
 		Workers:    d.workers.get,
+		Mounts:     d.mountGuard,
 		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
 		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation,
 		Metrics: d.metrics, Logger: log,
 	})
-	d.workers.check = func(w *worker.Worker) error { return d.disp.KnownProfile(w.Profile) }
+	d.workers.check = d.checkWorker
 	ln, err := d.listenAPI()
 	if err != nil {
 		d.events.close()

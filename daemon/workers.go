@@ -199,6 +199,7 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 		return v, nil // stored but not readable: logged at start
 	}
 	v.Description, v.Profile = w.Description, w.Profile
+	v.Workspace, v.ReadOnly = w.Workspace, w.ReadOnly
 	if !tools {
 		return v, nil
 	}
@@ -255,8 +256,8 @@ func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return badRequest("reading the worker file: %v", err)
 		}
-		if err := d.disp.KnownProfile(wk.Profile); err != nil {
-			return fmt.Errorf("worker %q: profile: %w", wk.Name, err)
+		if err := d.checkWorker(wk); err != nil {
+			return fmt.Errorf("worker %q: %w", wk.Name, err)
 		}
 		sw, tok, id, err := d.workers.add(r.Context(), wk)
 		if err != nil {
@@ -497,4 +498,17 @@ func (d *Daemon) revokeWorkerTokens(w http.ResponseWriter, r *http.Request) erro
 	}
 	d.log.Info("worker tokens revoked", "worker", name, "tokens", n)
 	return writeJSON(w, http.StatusOK, api.WorkerTokensRevoked{Worker: name, Revoked: n})
+}
+
+// checkWorker refuses a parsed worker the daemon cannot honour: an
+// unknown profile, or a workspace or mount that reaches the daemon's own
+// paths (checked after resolving symlinks).
+func (d *Daemon) checkWorker(w *worker.Worker) error {
+	if err := d.disp.KnownProfile(w.Profile); err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	if err := w.CheckMounts(d.mountGuard()); err != nil {
+		return errdefs.Errorf(errdefs.Forbidden, "%v", err)
+	}
+	return nil
 }

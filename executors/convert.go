@@ -31,6 +31,11 @@ func requestToProto(r *Request) *proto.ExecuteRequest {
 	if r.Shell != nil {
 		out.Shell = &proto.ShellCall{Argv: r.Shell.Argv, Command: r.Shell.Command, Env: r.Shell.Env, Dir: r.Shell.Dir}
 	}
+	if f := r.FS; f != nil {
+		out.Fs = &proto.FSCall{Op: f.Op, Root: f.Root, ReadOnly: f.ReadOnly, Path: f.Path, Content: f.Content,
+			Find: f.Find, Replace: f.Replace, Pattern: f.Pattern, StartLine: f.StartLine, EndLine: f.EndLine,
+			MaxReadBytes: f.MaxReadBytes, MaxWriteBytes: f.MaxWriteBytes, MaxMatches: int32(f.MaxMatches)}
+	}
 	if r.HTTP != nil {
 		out.Http = &proto.HTTPCall{
 			Method: r.HTTP.Method, Url: r.HTTP.URL, Headers: r.HTTP.Headers, Body: r.HTTP.Body,
@@ -69,6 +74,11 @@ func requestFromProto(in *proto.ExecuteRequest) *Request {
 	}
 	if sh := in.GetShell(); sh != nil {
 		r.Shell = &ShellCall{Argv: sh.GetArgv(), Command: sh.GetCommand(), Env: sh.GetEnv(), Dir: sh.GetDir()}
+	}
+	if f := in.GetFs(); f != nil {
+		r.FS = &FSCall{Op: f.GetOp(), Root: f.GetRoot(), ReadOnly: f.GetReadOnly(), Path: f.GetPath(), Content: f.GetContent(),
+			Find: f.GetFind(), Replace: f.GetReplace(), Pattern: f.GetPattern(), StartLine: f.GetStartLine(), EndLine: f.GetEndLine(),
+			MaxReadBytes: f.GetMaxReadBytes(), MaxWriteBytes: f.GetMaxWriteBytes(), MaxMatches: int(f.GetMaxMatches())}
 	}
 	if h := in.GetHttp(); h != nil {
 		r.HTTP = &HTTPCall{

@@ -44,6 +44,8 @@ func TestRequestRoundTrip(t *testing.T) {
 				Body: []byte(`{"q":1}`), AllowedDomains: []string{"api.example.com"}, MaxResponseBytes: 1000,
 				Egress: &Egress{Addr: "127.0.0.1:4000", Token: "tok"}}},
 		{CallID: "c5", Tool: "plain", Kind: KindHTTP, HTTP: &HTTPCall{Method: "GET", URL: "https://a.example/"}},
+		{CallID: "c6", Tool: "read_file", Kind: KindFS, FS: &FSCall{Op: "edit_file", Root: "/workspace", ReadOnly: true, Path: "a/b.txt", Content: "c", Find: "f", Replace: "r",
+			Pattern: "p", StartLine: 2, EndLine: 9, MaxReadBytes: 10, MaxWriteBytes: 20, MaxMatches: 30}},
 	}
 	for _, want := range tests {
 		t.Run(want.CallID, func(t *testing.T) {

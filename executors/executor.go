@@ -22,13 +22,14 @@ const (
 	KindJS    = toolspec.JS
 	KindShell = toolspec.Shell
 	KindHTTP  = toolspec.HTTP
+	KindFS    = toolspec.FS
 )
 
 // Limits bound one call. A zero field means "use the executor's default".
 type Limits = toolspec.Limits
 
-// Request is one call handed to an executor. Exactly one of JS, Shell and
-// HTTP is set, matching Kind. Templates are already rendered and policy has
+// Request is one call handed to an executor. Exactly one of JS, Shell,
+// HTTP and FS is set, matching Kind. Templates are already rendered and policy has
 // already been applied by the daemon; executors check their guards again.
 type Request struct {
 	CallID      string           `json:"call_id"`
@@ -43,6 +44,7 @@ type Request struct {
 	JS    *JSCall    `json:"js,omitempty"`
 	Shell *ShellCall `json:"shell,omitempty"`
 	HTTP  *HTTPCall  `json:"http,omitempty"`
+	FS    *FSCall    `json:"fs,omitempty"`
 }
 
 // The call bodies are toolspec's: the daemon's tool kinds build them
@@ -51,6 +53,7 @@ type (
 	JSCall    = toolspec.JSCall
 	ShellCall = toolspec.ShellCall
 	HTTPCall  = toolspec.HTTPCall
+	FSCall    = toolspec.FSCall
 	Egress    = toolspec.Egress
 )
 

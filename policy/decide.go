@@ -102,3 +102,21 @@ func ProfileAllows(set *Profiles, profiles []string, name, category string) erro
 func ShellNetworkAllowed(tool string, hasNetwork bool, granted []string) bool {
 	return !hasNetwork || slices.Contains(granted, tool)
 }
+
+// Stricter returns the stricter of two approval settings: blocked over
+// ask over preApproved; an unknown setting counts as blocked.
+func Stricter(a, b string) string {
+	rank := func(m string) int {
+		switch m {
+		case ApprovalPreApproved:
+			return 0
+		case ApprovalAsk:
+			return 1
+		}
+		return 2
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}

@@ -110,3 +110,17 @@ func TestShellNetworkAllowed(t *testing.T) {
 		}
 	}
 }
+
+func TestStricter(t *testing.T) {
+	for _, tt := range []struct{ a, b, want string }{
+		{ApprovalPreApproved, ApprovalAsk, ApprovalAsk},
+		{ApprovalAsk, ApprovalPreApproved, ApprovalAsk},
+		{ApprovalBlocked, ApprovalAsk, ApprovalBlocked},
+		{ApprovalPreApproved, ApprovalPreApproved, ApprovalPreApproved},
+		{ApprovalPreApproved, "bogus", "bogus"},
+	} {
+		if got := Stricter(tt.a, tt.b); got != tt.want {
+			t.Errorf("Stricter(%s, %s) = %s, want %s", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

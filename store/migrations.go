@@ -182,6 +182,8 @@ CREATE INDEX executions_worker_started  ON executions (worker, started_at);
 CREATE INDEX executions_caller_started  ON executions (caller_id, started_at);
 CREATE INDEX executions_outcome_started ON executions (outcome, started_at);
 `,
+	// 8: the host paths a tool mounts (a JSON array, opaque to the store).
+	`ALTER TABLE tools ADD COLUMN mounts TEXT;`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -39,6 +39,7 @@ type Tool struct {
 	Isolation   string          `json:"isolation,omitempty"` // process | docker
 	Limits      json.RawMessage `json:"limits,omitempty"`    // JSON object, opaque to the store
 	Spec        json.RawMessage `json:"spec,omitempty"`      // kind-specific block, opaque to the store
+	Mounts      json.RawMessage `json:"mounts,omitempty"`    // JSON array, opaque to the store
 
 	Status    string `json:"status"`     // active | disabled | pending_approval | rejected
 	CreatedBy string `json:"created_by"` // user | llm
@@ -82,7 +83,7 @@ type ToolStats struct {
 
 const selectTool = `SELECT name, description, kind, category, parameters, permissions, secrets,
 	approval, isolation, limits, spec, status, created_by, version, approved_version, usage_count,
-	last_used_at, created_at, updated_at FROM tools`
+	last_used_at, created_at, updated_at, mounts FROM tools`
 
 // CreateTool inserts t and the row of its first version (t.Version; 0 is
 // taken as 1) in one transaction. On success it sets t.CreatedAt and
@@ -113,11 +114,11 @@ func (s *Store) CreateTool(ctx context.Context, t *Tool) error {
 	defer rollback(tx)
 	_, err = tx.ExecContext(ctx, `INSERT INTO tools (name, description, kind, category,
 		parameters, permissions, secrets, approval, isolation, limits, spec, status, created_by,
-		version, approved_version, usage_count, last_used_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		version, approved_version, usage_count, last_used_at, created_at, updated_at, mounts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		n.Name, n.Description, n.Kind, n.Category,
 		row.parameters, row.permissions, row.secrets, n.Approval, n.Isolation, row.limits, row.spec,
-		n.Status, n.CreatedBy, n.Version, n.ApprovedVersion, n.UsageCount, lastUsed, now.UnixNano(), now.UnixNano())
+		n.Status, n.CreatedBy, n.Version, n.ApprovedVersion, n.UsageCount, lastUsed, now.UnixNano(), now.UnixNano(), row.mounts)
 	if isConstraint(err) {
 		return fmt.Errorf("store: create tool %q: %w", n.Name, ErrConflict)
 	}
@@ -215,11 +216,11 @@ func (s *Store) UpdateTool(ctx context.Context, t *Tool, newVersion bool) error 
 	var lastUsed, created sql.NullInt64
 	err = tx.QueryRowContext(ctx, `UPDATE tools SET description = ?, kind = ?, category = ?,
 		parameters = ?, permissions = ?, secrets = ?, approval = ?, isolation = ?, limits = ?,
-		spec = ?, status = ?, version = ?, approved_version = ?, updated_at = ?
+		spec = ?, status = ?, version = ?, approved_version = ?, updated_at = ?, mounts = ?
 		WHERE name = ? RETURNING created_by, usage_count, last_used_at, created_at`,
 		n.Description, n.Kind, n.Category,
 		row.parameters, row.permissions, row.secrets, n.Approval, n.Isolation, row.limits,
-		row.spec, n.Status, n.Version, n.ApprovedVersion, now.UnixNano(), n.Name,
+		row.spec, n.Status, n.Version, n.ApprovedVersion, now.UnixNano(), row.mounts, n.Name,
 	).Scan(&n.CreatedBy, &n.UsageCount, &lastUsed, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: tool %q: %w", n.Name, ErrNotFound)
@@ -368,8 +369,8 @@ func (f ToolFilter) where() (string, []any) {
 // toolRow holds the encoded forms of a tool's JSON columns: nil (NULL) or a
 // compacted JSON string. Strings, not []byte: STRICT TEXT columns refuse blobs.
 type toolRow struct {
-	parameters, limits, spec any
-	permissions, secrets     string
+	parameters, limits, spec, mounts any
+	permissions, secrets             string
 }
 
 // prepareTool checks t and returns a normalized copy of it (JSON compacted,
@@ -392,6 +393,7 @@ func prepareTool(t *Tool) (*Tool, toolRow, error) {
 		{"parameters", &n.Parameters, &row.parameters},
 		{"limits", &n.Limits, &row.limits},
 		{"spec", &n.Spec, &row.spec},
+		{"mounts", &n.Mounts, &row.mounts},
 	} {
 		if *f.raw, err = compactJSON(*f.raw); err != nil {
 			return nil, toolRow{}, fmt.Errorf("%w: tool %q: %s: %w", ErrInvalid, t.Name, f.name, err)
@@ -439,16 +441,16 @@ func decodeList(s string) ([]string, error) {
 
 func scanTool(sc rowScanner) (*Tool, error) {
 	var t Tool
-	var params, limits, spec []byte
+	var params, limits, spec, mounts []byte
 	var perms, secrets string
 	var lastUsed, created, updated sql.NullInt64
 	err := sc.Scan(&t.Name, &t.Description, &t.Kind, &t.Category, &params, &perms, &secrets,
 		&t.Approval, &t.Isolation, &limits, &spec, &t.Status, &t.CreatedBy, &t.Version,
-		&t.ApprovedVersion, &t.UsageCount, &lastUsed, &created, &updated)
+		&t.ApprovedVersion, &t.UsageCount, &lastUsed, &created, &updated, &mounts)
 	if err != nil {
 		return nil, err
 	}
-	t.Parameters, t.Limits, t.Spec = params, limits, spec
+	t.Parameters, t.Limits, t.Spec, t.Mounts = params, limits, spec, mounts
 	if t.Permissions, err = decodeList(perms); err != nil {
 		return nil, fmt.Errorf("tool %q: permissions: %w", t.Name, err)
 	}
@@ -473,6 +475,7 @@ type snapshot struct {
 	Isolation   string          `json:"isolation,omitempty"`
 	Limits      json.RawMessage `json:"limits,omitempty"`
 	Spec        json.RawMessage `json:"spec,omitempty"`
+	Mounts      json.RawMessage `json:"mounts,omitempty"`
 }
 
 // encodeSnapshot renders the definition of the normalized tool n. HTML
@@ -484,7 +487,7 @@ func encodeSnapshot(n *Tool) (string, error) {
 	err := enc.Encode(snapshot{
 		Name: n.Name, Description: n.Description, Kind: n.Kind, Category: n.Category,
 		Parameters: n.Parameters, Permissions: n.Permissions, Secrets: n.Secrets,
-		Approval: n.Approval, Isolation: n.Isolation, Limits: n.Limits, Spec: n.Spec,
+		Approval: n.Approval, Isolation: n.Isolation, Limits: n.Limits, Spec: n.Spec, Mounts: n.Mounts,
 	})
 	if err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
@@ -519,7 +522,7 @@ func scanVersion(sc rowScanner, name string) (*ToolVersion, error) {
 	v.Tool = &Tool{
 		Name: name, Description: d.Description, Kind: d.Kind, Category: d.Category,
 		Parameters: d.Parameters, Permissions: d.Permissions, Secrets: d.Secrets,
-		Approval: d.Approval, Isolation: d.Isolation, Limits: d.Limits, Spec: d.Spec,
+		Approval: d.Approval, Isolation: d.Isolation, Limits: d.Limits, Spec: d.Spec, Mounts: d.Mounts,
 		Version: v.Version,
 	}
 	return &v, nil

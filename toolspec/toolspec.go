@@ -16,12 +16,15 @@ const (
 	JS    Kind = "js"
 	Shell Kind = "shell"
 	HTTP  Kind = "http"
+	// FS is the filesystem toolset's kind: file operations confined to the
+	// workspace. No definition outside the toolset may name it.
+	FS Kind = "fs"
 )
 
 // Valid reports whether k is a known kind.
 func (k Kind) Valid() bool {
 	switch k {
-	case JS, Shell, HTTP:
+	case JS, Shell, HTTP, FS:
 		return true
 	}
 	return false
@@ -82,4 +85,37 @@ type HTTPCall struct {
 type Egress struct {
 	Addr  string `json:"addr"`  // host:port on the loopback interface
 	Token string `json:"token"` // the call's grant; worthless after the call
+}
+
+// The file operations of FSCall.Op.
+const (
+	FSReadFile   = "read_file"
+	FSWriteFile  = "write_file"
+	FSEditFile   = "edit_file"
+	FSListFiles  = "list_files"
+	FSGlob       = "glob"
+	FSSearch     = "search"
+	FSDeleteFile = "delete_file"
+	FSFileInfo   = "file_info"
+)
+
+// FSCall is one file operation, confined to Root (the workspace as the
+// sandbox sees it): every path is relative to it and opened beneath it.
+type FSCall struct {
+	Op       string `json:"op"`
+	Root     string `json:"root"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Content  string `json:"content,omitempty"`
+	Find     string `json:"find,omitempty"`
+	Replace  string `json:"replace,omitempty"`
+	Pattern  string `json:"pattern,omitempty"`
+	// StartLine and EndLine select lines of read_file, from 1; 0 is open.
+	StartLine int64 `json:"start_line,omitempty"`
+	EndLine   int64 `json:"end_line,omitempty"`
+	// Caps: the bytes one read may return, one write may leave in a file,
+	// and the matches (or entries) one search, glob or list may return.
+	MaxReadBytes  int64 `json:"max_read_bytes"`
+	MaxWriteBytes int64 `json:"max_write_bytes"`
+	MaxMatches    int   `json:"max_matches"`
 }

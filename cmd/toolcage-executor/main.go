@@ -1,4 +1,4 @@
-// Command toolcage-executor runs one kind of tool (js, shell or http) as a
+// Command toolcage-executor runs one kind of tool (js, shell, http or fs) as a
 // go-plugin executor. The daemon starts it; run by hand it explains itself.
 package main
 
@@ -10,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/executors/fs"
 	httpexec "github.com/toolcage/toolcage/executors/http"
 	"github.com/toolcage/toolcage/executors/js"
 	"github.com/toolcage/toolcage/executors/sandbox"
@@ -28,7 +29,7 @@ func run(args []string) error {
 	// never returns); otherwise it returns at once.
 	sandbox.Init()
 	fs := flag.NewFlagSet("toolcage-executor", flag.ContinueOnError)
-	kind := fs.String("kind", os.Getenv("TOOLCAGE_EXECUTOR_KIND"), "executor kind to serve: js, shell or http")
+	kind := fs.String("kind", os.Getenv("TOOLCAGE_EXECUTOR_KIND"), "executor kind to serve: js, shell, http or fs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,8 +57,10 @@ func newExecutor(kind executors.Kind) (executors.Executor, error) {
 		return shell.New(shell.Config{}), nil
 	case executors.KindHTTP:
 		return httpexec.New(httpexec.Config{}), nil
+	case executors.KindFS:
+		return fs.New(), nil
 	case "":
-		return nil, errors.New("--kind is required (js, shell or http)")
+		return nil, errors.New("--kind is required (js, shell, http or fs)")
 	}
 	return nil, fmt.Errorf("executor kind %q is not available in this build", kind)
 }

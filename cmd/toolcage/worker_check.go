@@ -83,7 +83,7 @@ func runWorkerCheck(_ context.Context, a *app, opts workerCheckOptions) error {
 	if opts.json {
 		return writeValueJSON(a.out, workerCheckResult{Valid: true, Worker: w})
 	}
-	_, err = fmt.Fprintf(a.out, "%s: %s\n", shownPath(opts.file, w.Path), workerSummary(w))
+	_, err = fmt.Fprintf(a.out, "%s: %s\n", shownPath(opts.file, w.Path), workerSummary(w, func(p string) string { return shownPath(opts.file, p) }))
 	return err
 }
 
@@ -126,8 +126,9 @@ func shownPath(given, abs string) string {
 	return abs
 }
 
-// workerSummary is the one line worker check prints for a valid file.
-func workerSummary(w *worker.Worker) string {
+// workerSummary is the one line worker check prints for a valid file;
+// shown shows a path as the file's was given.
+func workerSummary(w *worker.Worker, shown func(string) string) string {
 	names := append([]string{}, w.Tools...)
 	for _, t := range w.LocalTools {
 		names = append(names, t.Def.Name)
@@ -137,8 +138,26 @@ func workerSummary(w *worker.Worker) string {
 	if len(names) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(names, ", "))
 	}
-	if len(w.LocalTools) > 0 {
-		fmt.Fprintf(&b, ", %d from tool files", len(w.LocalTools))
+	fromFiles, fromToolsets := 0, 0
+	for _, t := range w.LocalTools {
+		if strings.HasPrefix(t.File, "toolset:") {
+			fromToolsets++
+		} else {
+			fromFiles++
+		}
+	}
+	if fromFiles > 0 {
+		fmt.Fprintf(&b, ", %d from tool files", fromFiles)
+	}
+	if fromToolsets > 0 {
+		fmt.Fprintf(&b, ", %d from toolsets", fromToolsets)
+	}
+	if w.Workspace != "" {
+		mode := "read-only"
+		if !w.ReadOnly {
+			mode = "writable"
+		}
+		fmt.Fprintf(&b, "; workspace %s (%s)", shown(w.Workspace), mode)
 	}
 	if w.Approval.Default != "" {
 		fmt.Fprintf(&b, "; approval %s by default", w.Approval.Default)

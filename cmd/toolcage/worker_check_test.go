@@ -12,9 +12,12 @@ func TestWorkerCheckExamples(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join("..", "..", "examples", "workers")
 	for file, want := range map[string]string{
-		"ops.yaml":  "worker ops is valid: 1 tool (dns_lookup); approval ask by default; 60 calls/min; timeout 30s; the agent may create tools\n",
-		"data.yaml": "worker data is valid: 3 tools (csv_analyzer, word_frequency, median), 1 from tool files; 120 calls/min; timeout 10s\n",
-		"web.yaml":  "worker web is valid: 1 tool (weather); approval ask by default; 30 calls/min; timeout 15s; the agent may create tools\n",
+		"ops.yaml": "worker ops is valid: 10 tools (dns_lookup, exec, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 9 from toolsets; " +
+			"workspace ../.. (read-only); approval ask by default; 60 calls/min; timeout 30s; the agent may create tools\n",
+		"data.yaml": "worker data is valid: 11 tools (csv_analyzer, word_frequency, median, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 1 from tool files, 8 from toolsets; " +
+			"workspace ../../examples/workers/data_files (read-only); 120 calls/min; timeout 10s\n",
+		"web.yaml": "worker web is valid: 9 tools (weather, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 8 from toolsets; " +
+			"workspace ../../examples/workers/web_notes (writable); approval ask by default; 30 calls/min; timeout 15s; the agent may create tools\n",
 	} {
 		path := filepath.Join(dir, file)
 		r := policyCLI(t, "", "worker", "check", path)

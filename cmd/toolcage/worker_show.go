@@ -44,6 +44,13 @@ func runWorkerShow(ctx context.Context, a *app, name string, jsonOut bool) error
 	if w.Profile != "" {
 		fmt.Fprintf(a.out, "Profile: %s\n", w.Profile)
 	}
+	if w.Workspace != "" {
+		mode := "writable"
+		if w.ReadOnly {
+			mode = "read-only"
+		}
+		fmt.Fprintf(a.out, "Workspace: %s (%s, at /workspace)\n", w.Workspace, mode)
+	}
 	if w.ReloadError != "" {
 		fmt.Fprintf(a.out, "Last edit refused (the last good version is in force): %s\n", w.ReloadError)
 	}

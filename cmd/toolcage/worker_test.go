@@ -45,6 +45,9 @@ func TestWorkerCommands(t *testing.T) {
 		regexp.MustCompile(`csv_analyzer\s+preApproved\s+catalog`),
 		regexp.MustCompile(`word_frequency\s+preApproved\s+catalog`),
 		regexp.MustCompile(`median\s+preApproved\s+\S+/examples/workers/data_tools/median.yaml`),
+		regexp.MustCompile(`read_file\s+preApproved\s+toolset:filesystem`),
+		regexp.MustCompile(`write_file\s+ask\s+toolset:filesystem`),
+		regexp.MustCompile(`Workspace: \S+/examples/workers/data_files \(read-only, at /workspace\)`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("worker show lacks %s:\n%s", want, out)
@@ -57,6 +60,12 @@ func TestWorkerCommands(t *testing.T) {
 	if !strings.Contains(r.out, `"median": 2`) && !strings.Contains(r.out, `"median":2`) {
 		t.Fatalf("median through the worker: %v", r)
 	}
+	// The filesystem toolset reads the worker's read-only workspace.
+	r = mustOK(t, sock, "call", "--worker", "data", "read_file", "--arg", "path=sales.csv", "--arg", "start_line=2", "--arg", "end_line=3")
+	if !strings.Contains(r.out, `north,Q1,1200\nnorth,Q2,1350\n`) {
+		t.Fatalf("read_file through the worker: %v", r)
+	}
+	wantExit(t, tc(t, sock, "call", "--worker", "data", "read_file", "--arg", "path=../data.yaml"), exitRefused, "leads out of the workspace")
 	wantExit(t, tc(t, sock, "call", "--worker", "data", "other"), exitFailure, `no tool named "other" (tool_not_found)`)
 	wantExit(t, tc(t, sock, "call", "median"), exitFailure, `no tool named "median" (tool_not_found)`)
 	wantExit(t, tc(t, sock, "call", "--worker", "ghost", "other"), exitFailure, `no worker named "ghost"`)

@@ -315,6 +315,10 @@ type Worker struct {
 	Path        string `json:"path"`
 	Description string `json:"description,omitempty"`
 	Profile     string `json:"profile,omitempty"`
+	// Workspace is the directory its tools holding filesystem see at
+	// /workspace ("" for none); ReadOnly whether they may only read it.
+	Workspace string `json:"workspace,omitempty"`
+	ReadOnly  bool   `json:"readonly,omitempty"`
 	// Tools are the worker's tools with their effective approvals (GET of
 	// one worker only).
 	Tools []WorkerTool `json:"tools,omitempty"`

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 	"github.com/toolcage/toolcage/toolspec"
@@ -79,6 +81,16 @@ type AgentRules struct {
 	// AlwaysPending makes every tool the agent creates or changes wait for
 	// a person, even bare JavaScript.
 	AlwaysPending bool
+	// Mounts are the host paths (resolved) the worker grants: its
+	// workspace and its mounts: list. An agent's tool may mount a path at
+	// or below one, writable only where the grant is. Empty grants none.
+	Mounts []MountGrant
+}
+
+// MountGrant is one host path an agent's tools may mount.
+type MountGrant struct {
+	Path     string
+	Writable bool
 }
 
 // RulesFunc finds the rules for an llm caller, usually from its worker
@@ -92,7 +104,13 @@ type Option func(*options)
 type options struct {
 	alwaysPending bool
 	rules         RulesFunc
+	mounts        func() mounts.Guard
 }
+
+// WithMountGuard sets where the catalog learns the daemon's own paths,
+// which no tool's mounts may reach (checked when a tool is created or
+// changed).
+func WithMountGuard(g func() mounts.Guard) Option { return func(o *options) { o.mounts = g } }
 
 // WithAlwaysPending makes every agent's tool start pending_approval
 // (agents.always_pending in the daemon's config).
@@ -141,11 +159,60 @@ func checkGrant(def *Definition, caller principal.Caller, r AgentRules) error {
 	return forbidden("tool %q names secrets %v that worker %q does not grant (secrets: in its worker file)", def.Name, outside, caller.Worker)
 }
 
+// checkMounts resolves each of def's mounts (it must exist) and refuses
+// one that reaches the daemon's own paths; it returns the resolved paths.
+func (c *Catalog) checkMounts(def *Definition) ([]string, error) {
+	out := make([]string, 0, len(def.Mounts))
+	for i, m := range def.Mounts {
+		src, err := mounts.Resolve(m.Path)
+		if err != nil {
+			return nil, invalid(fieldError(fmt.Sprintf("mounts[%d].path", i), err))
+		}
+		var g mounts.Guard
+		if c.opts.mounts != nil {
+			g = c.opts.mounts()
+		}
+		if err := g.Check(src, !m.ReadOnly); err != nil {
+			return nil, forbidden("tool %q: mounts[%d]: %v", def.Name, i, err)
+		}
+		out = append(out, src)
+	}
+	return out, nil
+}
+
+// checkMountGrant refuses mounts an agent's worker does not grant: each
+// resolved path must lie at or below a granted one, and a writable mount
+// needs a writable grant.
+func checkMountGrant(def *Definition, resolved []string, caller principal.Caller, r AgentRules) error {
+	for i, src := range resolved {
+		writable := !def.Mounts[i].ReadOnly
+		granted := slices.ContainsFunc(r.Mounts, func(g MountGrant) bool {
+			return (src == g.Path || strings.HasPrefix(src, g.Path+"/")) && (g.Writable || !writable)
+		})
+		if granted {
+			continue
+		}
+		what := "read-only"
+		if writable {
+			what = "writable"
+		}
+		if caller.Worker == "" {
+			return forbidden("tool %q mounts %s, but an llm caller with no worker is granted no mounts", def.Name, def.Mounts[i].Path)
+		}
+		return forbidden("tool %q mounts %s %s, which worker %q does not grant (its workspace and mounts: in its worker file)", def.Name, what, def.Mounts[i].Path, caller.Worker)
+	}
+	return nil
+}
+
 // agentChange applies the rules for a change by caller to a tool made by
 // createdBy: the secret grant, the creator's approval default, and whether
 // the result waits for a person.
 func (c *Catalog) agentChange(ctx context.Context, def *Definition, caller principal.Caller, createdBy string) (pending bool, err error) {
 	def.defaultApprovalFor(createdBy)
+	resolved, err := c.checkMounts(def)
+	if err != nil {
+		return false, err
+	}
 	by := creator(caller)
 	if by != CreatedByLLM {
 		return false, nil
@@ -155,6 +222,9 @@ func (c *Catalog) agentChange(ctx context.Context, def *Definition, caller princ
 		return false, err
 	}
 	if err := checkGrant(def, caller, r); err != nil {
+		return false, err
+	}
+	if err := checkMountGrant(def, resolved, caller, r); err != nil {
 		return false, err
 	}
 	return policy.StartsPending(string(def.Kind), def.Permissions, def.Secrets, by, c.opts.alwaysPending || r.AlwaysPending), nil
@@ -498,8 +568,15 @@ func toStore(t *Tool) (*store.Tool, error) {
 			return nil, err
 		}
 	}
+	var mounts json.RawMessage
+	if len(d.Mounts) > 0 {
+		if mounts, err = json.Marshal(d.Mounts); err != nil {
+			return nil, err
+		}
+	}
 	return &store.Tool{
-		Name: d.Name, Description: d.Description, Kind: string(d.Kind), Category: d.Category,
+		Mounts: mounts,
+		Name:   d.Name, Description: d.Description, Kind: string(d.Kind), Category: d.Category,
 		Parameters: d.Parameters, Permissions: d.Permissions, Secrets: d.Secrets,
 		Approval: d.WrittenApproval(), Isolation: d.Isolation, Limits: limits, Spec: specJSON,
 		Status: t.Status, CreatedBy: t.CreatedBy, Version: t.Version, ApprovedVersion: t.ApprovedVersion,
@@ -519,6 +596,11 @@ func fromStore(st *store.Tool) (*Tool, error) {
 		d.Limits = &Limits{}
 		if err := json.Unmarshal(st.Limits, d.Limits); err != nil {
 			return nil, fmt.Errorf("stored limits of %q: %w", st.Name, err)
+		}
+	}
+	if len(st.Mounts) > 0 && string(st.Mounts) != "null" {
+		if err := json.Unmarshal(st.Mounts, &d.Mounts); err != nil {
+			return nil, fmt.Errorf("stored mounts of %q: %w", st.Name, err)
 		}
 	}
 	if k, ok := builtin.Kinds().Get(d.Kind); ok && len(st.Spec) > 0 && string(st.Spec) != "null" {

@@ -17,6 +17,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -67,6 +68,12 @@ type Definition struct {
 	Approval        string           `json:"approval,omitempty"`
 	Isolation       string           `json:"isolation,omitempty"`
 	Limits          *Limits          `json:"limits,omitempty"`
+	// Mounts are host paths the tool sees at the same path in its sandbox
+	// (it must hold the filesystem permission): a person's approval of the
+	// tool covers them; an agent's tool may name only what its worker
+	// grants. The daemon's own paths are refused when the tool is stored
+	// and again at each call.
+	Mounts []Mount `json:"mounts,omitempty"`
 
 	// Spec is the kind's block, written under the kind's name (js:,
 	// shell:, http:) and decoded by the kind (daemon/kind).
@@ -74,6 +81,9 @@ type Definition struct {
 
 	// strayBlocks are blocks of other kinds the definition gave.
 	strayBlocks []string
+	// toolset says a built-in toolset wrote the definition
+	// (ParseToolsetJSON): only then may it name a toolset-only kind.
+	toolset bool
 	// approvalDefaulted says Approval was not written but filled in (by
 	// ApplyDefaults, or from the creator by the catalog): the store keeps
 	// "" for it, so the default can follow the creator and the worker.
@@ -107,6 +117,26 @@ func (k *RequiredAPIKey) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MaxMounts bounds a tool's mounts.
+const MaxMounts = 16
+
+// Mount is one host path a tool sees; read-only unless readonly: false.
+type Mount struct {
+	Path     string `json:"path"`
+	ReadOnly bool   `json:"readonly"`
+}
+
+// UnmarshalJSON reads {path, readonly}, readonly true when not written.
+func (m *Mount) UnmarshalJSON(b []byte) error {
+	type plain Mount
+	v := plain{ReadOnly: true}
+	if err := kind.DecodeStrict(b, &v); err != nil {
+		return fmt.Errorf("mounts: want {path, readonly}: %w", err)
+	}
+	*m = Mount(v)
+	return nil
+}
+
 // Limits as written in a definition: durations like "10s", sizes like "64MiB".
 type Limits struct {
 	Timeout  Duration `json:"timeout,omitempty"`
@@ -134,6 +164,16 @@ func Parse(data []byte) (*Definition, error) {
 
 // ParseJSON is Parse for input already known to be JSON.
 func ParseJSON(data []byte) (*Definition, error) {
+	return parseJSON(data, false)
+}
+
+// ParseToolsetJSON is ParseJSON for a built-in toolset's own definitions:
+// the only ones that may name a toolset-only kind (fs, exec).
+func ParseToolsetJSON(data []byte) (*Definition, error) {
+	return parseJSON(data, true)
+}
+
+func parseJSON(data []byte, toolset bool) (*Definition, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var d Definition
@@ -144,6 +184,7 @@ func ParseJSON(data []byte) (*Definition, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &ValidationError{Problems: []Problem{{Message: "bad definition: trailing data after the object"}}}
 	}
+	d.toolset = toolset
 	d.ApplyDefaults()
 	if err := d.Validate(); err != nil {
 		return nil, err
@@ -230,7 +271,12 @@ func (d *Definition) Validate() error {
 		add("description", "is required")
 	}
 	k, known := builtin.Kinds().Get(d.Kind)
-	if !known {
+	if known && !d.toolset && builtin.Kinds().ToolsetOnly(d.Kind) {
+		// Its guarantees live in the definitions its toolset writes;
+		// one written by hand could drop them.
+		add("kind", "kind %q belongs to a built-in toolset; turn the toolset on in a worker file (toolsets:) instead of writing its tools (want %s)", d.Kind, builtin.Kinds())
+		known = false
+	} else if !known {
 		if d.Kind == "" {
 			add("kind", "is required (%s)", builtin.Kinds())
 		} else {
@@ -266,6 +312,23 @@ func (d *Definition) Validate() error {
 		}
 		if l.Timeout > Duration(24*time.Hour) {
 			add("limits.timeout", "is longer than 24h")
+		}
+	}
+	if len(d.Mounts) > MaxMounts {
+		add("mounts", "more than %d", MaxMounts)
+	}
+	if len(d.Mounts) > 0 && !d.HasPermission("filesystem") {
+		add("mounts", "a tool with mounts must hold the filesystem permission")
+	}
+	for i, m := range d.Mounts {
+		field := fmt.Sprintf("mounts[%d].path", i)
+		if err := mounts.CheckTarget(m.Path); err != nil {
+			add(field, "%v", err)
+		}
+		for _, prev := range d.Mounts[:i] {
+			if prev.Path == m.Path {
+				add(field, "%s is mounted twice", m.Path)
+			}
 		}
 	}
 	for _, b := range d.strayBlocks {

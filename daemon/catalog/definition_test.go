@@ -358,3 +358,40 @@ func specOf[T kind.Spec](t *testing.T, d *Definition) T {
 	}
 	return s
 }
+
+func TestMountsInDefinitions(t *testing.T) {
+	def, err := Parse([]byte("name: m\ndescription: d\nkind: shell\npermissions: [filesystem]\nmounts: [{path: /srv/a}, {path: /srv/b, readonly: false}]\nshell: {command: ls}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(def.Mounts) != 2 || !def.Mounts[0].ReadOnly || def.Mounts[1].ReadOnly {
+		t.Fatalf("mounts %+v: read-only unless written false", def.Mounts)
+	}
+	b, _ := json.Marshal(def)
+	again, err := ParseJSON(b)
+	if err != nil || len(again.Mounts) != 2 || !again.Mounts[0].ReadOnly || again.Mounts[1].ReadOnly {
+		t.Fatalf("round trip %s: %+v %v", b, again, err)
+	}
+	for _, tt := range []struct{ yaml, want string }{
+		{"mounts: [{path: /srv/a}]\nshell: {command: ls}\n", "filesystem permission"},
+		{"permissions: [filesystem]\nmounts: [{path: relative}]\nshell: {command: ls}\n", "mounts[0].path"},
+		{"permissions: [filesystem]\nmounts: [{path: /tmp/x}]\nshell: {command: ls}\n", "overlaps the sandbox's own /tmp"},
+		{"permissions: [filesystem]\nmounts: [{path: /workspace}]\nshell: {command: ls}\n", "/workspace"},
+		{"permissions: [filesystem]\nmounts: [{path: /srv/a}, {path: /srv/a}]\nshell: {command: ls}\n", "mounted twice"},
+		{"permissions: [filesystem]\nmounts: [{path: /srv/a, mode: rw}]\nshell: {command: ls}\n", "unknown field"},
+		{"permissions: [filesystem]\nmounts: [" + strings.Repeat("{path: /srv/a},", MaxMounts+1) + "]\nshell: {command: ls}\n", "more than 16"},
+	} {
+		_, err := Parse([]byte("name: m\ndescription: d\nkind: shell\n" + tt.yaml))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.yaml, err, tt.want)
+		}
+	}
+	// The toolset-only kinds are refused by hand, accepted from a toolset.
+	fsDef := []byte(`{"name":"rf","description":"d","kind":"fs","permissions":["filesystem"],"fs":{"op":"read_file"}}`)
+	if _, err := ParseJSON(fsDef); err == nil || !strings.Contains(err.Error(), "belongs to a built-in toolset") {
+		t.Errorf("kind fs by hand: %v", err)
+	}
+	if _, err := ParseToolsetJSON(fsDef); err != nil {
+		t.Errorf("kind fs from a toolset: %v", err)
+	}
+}

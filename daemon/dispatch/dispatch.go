@@ -25,6 +25,7 @@ import (
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/policy/shellguard"
@@ -81,6 +82,9 @@ type Config struct {
 	// Workers finds a registered worker (workers.go); nil means no call
 	// goes through one.
 	Workers WorkerLookup
+	// Mounts gives the daemon's own paths, which no mount may reach;
+	// each call's mounts are resolved and checked again (mounts.go).
+	Mounts func() mounts.Guard
 	// Metrics, when set, counts each recorded call.
 	Metrics Metrics
 	Logger  *slog.Logger
@@ -241,6 +245,9 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 	if !policy.StatusCallable(t.Status) {
 		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.ToolNotActive, "tool %q is %s; only active tools run", r.Tool, t.Status))
 	}
+	if err := d.callApproval(ctx, c, res); err != nil {
+		return nil, err
+	}
 	switch policy.Approval(c.approval, false) {
 	case policy.ApprovalRefuse:
 		return nil, d.refuse(ctx, c, nil, errdefs.Errorf(errdefs.PolicyDenied, "tool %q is blocked by its approval setting", r.Tool))
@@ -248,6 +255,26 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 		return d.callAsk(ctx, c, res) // approvals.go
 	}
 	return d.run(ctx, c, res)
+}
+
+// callApproval holds a call of a kind that decides per call (the exec
+// toolset's rules, kind.CallApprover) to the stricter of that decision and
+// the tool's effective approval. The arguments are validated first; a
+// refusal is recorded.
+func (d *Dispatcher) callApproval(ctx context.Context, c *call, res *catalog.Resolved) error {
+	ca, ok := res.Compiled.(kind.CallApprover)
+	if !ok || policy.Approval(c.approval, false) == policy.ApprovalRefuse {
+		return nil
+	}
+	if err := d.validArgs(ctx, c, res); err != nil {
+		return err
+	}
+	a, err := ca.CallApproval(&kind.Call{Env: &d.env, Tool: res.Tool.Def.KindTool(), Args: c.args, AllowDash: res.Schema.AllowDash})
+	if err != nil {
+		return d.refuse(ctx, c, nil, err)
+	}
+	c.approval = policy.Stricter(c.approval, a)
+	return nil
 }
 
 // DryRun runs an unsaved definition once. It is audited under

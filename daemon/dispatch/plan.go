@@ -42,9 +42,11 @@ func (p *plan) scrubber(d *Dispatcher) *scrub.Scrubber {
 // returned plan (possibly nil) still carries the scrubber for the refusal.
 func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (*plan, error) {
 	def := res.Tool.Def
+	// A kind may run on another kind's executor (exec on shell's).
+	execKind := d.cfg.Kinds.ExecutorKind(def.Kind)
 	req := &executors.Request{
 		CallID: c.id, Tool: c.tool, Version: c.version, Caller: c.caller,
-		Kind: def.Kind, Args: c.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
+		Kind: execKind, Args: c.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
 	}
 	p := &plan{req: req}
 	k, ok := d.cfg.Kinds.Get(def.Kind)
@@ -67,9 +69,9 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	if err != nil {
 		return p, err
 	}
-	req.Permissions, req.JS, req.Shell, req.HTTP = body.Permissions, body.JS, body.Shell, body.HTTP
+	req.Permissions, req.JS, req.Shell, req.HTTP, req.FS = body.Permissions, body.JS, body.Shell, body.HTTP, body.FS
 	p.standIn = built.StandIn
-	fillLimits(&req.Limits, d.cfg.Limits[def.Kind])
+	fillLimits(&req.Limits, d.cfg.Limits[execKind])
 	capLimits(&req.Limits, c.worker)
 	if h := req.HTTP; h != nil && h.MaxResponseBytes <= 0 {
 		h.MaxResponseBytes = req.Limits.OutputBytes
@@ -89,7 +91,11 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		// the daemon's loopback, which a container does not share.
 		return p, errdefs.Errorf(errdefs.Unavailable, "an http tool that uses secrets cannot run with isolation: docker yet (the egress proxy is on the daemon's loopback); use isolation: process")
 	}
-	p.key = host.NewKey(def.Kind, iso, req.Permissions)
+	ms, err := d.callMounts(c.worker, def, req.Permissions)
+	if err != nil {
+		return p, err
+	}
+	p.key = host.NewKey(execKind, iso, req.Permissions).WithMounts(ms)
 	p.key.Reset = k.ResetAfterCall()
 	return p, nil
 }

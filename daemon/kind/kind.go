@@ -37,6 +37,33 @@ type Kind interface {
 	ResetAfterCall() bool
 }
 
+// ToolsetOnly is a Kind that exists only for a built-in toolset (its
+// guarantees live in the definitions the toolset writes): a definition
+// stored in the catalog, read from a tool file or sent by an agent may not
+// name it.
+type ToolsetOnly interface {
+	Kind
+	ToolsetOnly()
+}
+
+// RunsOn is a Kind whose calls another kind's executor runs (exec runs on
+// the shell executor): the pool key, default limits and request use that
+// kind.
+type RunsOn interface {
+	Kind
+	ExecutorKind() toolspec.Kind
+}
+
+// CallApprover is a Compiled whose approval depends on the call (the exec
+// toolset's per-command rules): the dispatcher holds a call to the
+// stricter of this and the tool's effective approval.
+type CallApprover interface {
+	Compiled
+	// CallApproval decides one call with validated arguments:
+	// preApproved, ask or blocked, or an error refusing it.
+	CallApproval(c *Call) (string, error)
+}
+
 // Tool is what a block is told of the definition around it.
 type Tool struct {
 	Name        string
@@ -134,6 +161,7 @@ type Request struct {
 	JS          *toolspec.JSCall
 	Shell       *toolspec.ShellCall
 	HTTP        *toolspec.HTTPCall
+	FS          *toolspec.FSCall
 }
 
 // Built is what a build leaves besides the request body.
@@ -184,14 +212,32 @@ func (r *Registry) Get(n toolspec.Kind) (Kind, bool) {
 	return k, ok
 }
 
+// ToolsetOnly reports whether the kind named n exists only for a
+// built-in toolset.
+func (r *Registry) ToolsetOnly(n toolspec.Kind) bool {
+	_, only := r.kinds[n].(ToolsetOnly)
+	return only
+}
+
+// ExecutorKind is the executor kind that runs calls of the kind named n.
+func (r *Registry) ExecutorKind(n toolspec.Kind) toolspec.Kind {
+	if ro, ok := r.kinds[n].(RunsOn); ok {
+		return ro.ExecutorKind()
+	}
+	return n
+}
+
 // Names lists the kinds in the order they were registered.
 func (r *Registry) Names() []toolspec.Kind { return slices.Clone(r.names) }
 
-// String lists the names for messages: "js, shell or http".
+// String lists the names a definition may give, for messages: "js,
+// shell or http" (toolset-only kinds are left out).
 func (r *Registry) String() string {
-	s := make([]string, len(r.names))
-	for i, n := range r.names {
-		s[i] = string(n)
+	s := make([]string, 0, len(r.names))
+	for _, n := range r.names {
+		if !r.ToolsetOnly(n) {
+			s = append(s, string(n))
+		}
 	}
 	if len(s) < 2 {
 		return strings.Join(s, "")

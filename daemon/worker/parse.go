@@ -132,7 +132,7 @@ func (p *parser) parse(data []byte) *Worker {
 		return nil
 	}
 	w := &Worker{Path: p.file}
-	var nameNode, approvalTools *yaml.Node
+	var nameNode, approvalTools, workspaceNode, readonlyNode *yaml.Node
 	p.mapping(root, "", map[string]func(*yaml.Node){
 		"name": func(n *yaml.Node) {
 			nameNode = n
@@ -172,7 +172,22 @@ func (p *parser) parse(data []byte) *Worker {
 			})
 		},
 		"toolsets": func(n *yaml.Node) { w.Toolsets = p.toolsetSettings(n) },
+		"workspace": func(n *yaml.Node) {
+			workspaceNode = n
+			w.Workspace = p.workspace(n)
+		},
+		"readonly": func(n *yaml.Node) {
+			readonlyNode = n
+			w.ReadOnly = p.boolean(n, "readonly")
+		},
+		"mounts": func(n *yaml.Node) { w.Mounts = p.mountGrants(n) },
 	})
+	if readonlyNode == nil && workspaceNode != nil {
+		w.ReadOnly = true // a workspace is read-only unless the file says otherwise
+	} else if readonlyNode != nil && workspaceNode == nil {
+		p.errorAt(readonlyNode, "readonly: says how tools may use the workspace, but there is no workspace:")
+	}
+	p.checkWorkspace(w, workspaceNode)
 	if nameNode == nil {
 		p.errorAt(root, "name: is required")
 	}

@@ -33,7 +33,7 @@ func (p *parser) toolsetTools(w *Worker, root *yaml.Node) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	info := toolset.Worker{Name: w.Name}
+	info := toolset.Worker{Name: w.Name, Workspace: w.Workspace, ReadOnly: w.ReadOnly}
 	for _, name := range names {
 		i := slices.IndexFunc(p.toolsets, func(t Toolset) bool { return t.Name == name })
 		ts := p.toolsets[i]

@@ -45,9 +45,22 @@ type Worker struct {
 	// Toolsets are the built-in toolsets the worker turns on, each with its
 	// settings as JSON ({} when none); see toolsets.go.
 	Toolsets map[string]json.RawMessage `json:"toolsets,omitempty"`
-	// Seam: workspace and readonly (a directory the agent's tools may use,
-	// and whether they may write it) come with the built-in toolsets. Add
-	// them as fields here and as keys in parse.go's top-level table.
+	// Workspace is the directory the worker's tools holding the
+	// filesystem permission see at /workspace: absolute, symlinks
+	// resolved; "" for none. ReadOnly (readonly:, default true) keeps
+	// them from writing it. See workspace.go.
+	Workspace string `json:"workspace,omitempty"`
+	ReadOnly  bool   `json:"readonly"`
+	// Mounts are the host paths tools made by this worker's agent may
+	// name under mounts: (besides the workspace), as secrets are.
+	Mounts []MountGrant `json:"mounts,omitempty"`
+}
+
+// MountGrant is one host path (absolute, symlinks resolved) an agent's
+// tools may mount, at or below it; writable only when the grant is.
+type MountGrant struct {
+	Path     string `json:"path"`
+	ReadOnly bool   `json:"readonly"`
 }
 
 // LocalTool is a tool defined by a file next to the worker (tool_files):

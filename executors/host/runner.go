@@ -5,6 +5,9 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -24,6 +27,58 @@ type Key struct {
 	// the call left killed, scratch emptied): the daemon sets it for kinds
 	// whose calls can leave something behind.
 	Reset bool
+	// Mounts are the host paths the executor sees (a worker's workspace, a
+	// tool's own mounts), canonical; set with WithMounts, read with
+	// MountList. An executor with a mount is never reused for a call
+	// without it.
+	Mounts string
+}
+
+// Mount is one host path an executor sees. Every runner takes this list
+// (MountList): the process sandbox binds each, a container runner mounts
+// each the same way.
+type Mount struct {
+	// Source is the host path, absolute with its symlinks resolved (a
+	// runner refuses a source that has become a symlink since).
+	Source string `json:"source"`
+	// Target is the path inside; "" means Source.
+	Target string `json:"target,omitempty"`
+	// Writable makes the mount read-write; mounts are read-only otherwise.
+	Writable bool `json:"writable,omitempty"`
+}
+
+// WithMounts returns k holding ms, in canonical order.
+func (k Key) WithMounts(ms []Mount) Key {
+	if len(ms) == 0 {
+		k.Mounts = ""
+		return k
+	}
+	sorted := append([]Mount(nil), ms...)
+	sort.Slice(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.Target != b.Target {
+			return a.Target < b.Target
+		}
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		return !a.Writable && b.Writable
+	})
+	b, _ := json.Marshal(sorted) // plain strings and bools: cannot fail
+	k.Mounts = string(b)
+	return k
+}
+
+// MountList is the list WithMounts put in k.
+func (k Key) MountList() []Mount {
+	if k.Mounts == "" {
+		return nil
+	}
+	var ms []Mount
+	if err := json.Unmarshal([]byte(k.Mounts), &ms); err != nil {
+		return nil // only WithMounts writes it
+	}
+	return ms
 }
 
 // NewKey builds a Key with permissions in canonical order and no reset.
@@ -33,8 +88,15 @@ func NewKey(kind executors.Kind, isolation string, permissions []string) Key {
 	return Key{Kind: kind, Isolation: isolation, Permissions: strings.Join(p, ",")}
 }
 
+// String names the key for logs and metric labels: mounts show as a
+// short hash, so labels stay bounded and paths stay out of them.
 func (k Key) String() string {
-	return string(k.Kind) + "/" + k.Isolation + "[" + k.Permissions + "]"
+	s := string(k.Kind) + "/" + k.Isolation + "[" + k.Permissions + "]"
+	if k.Mounts != "" {
+		sum := sha256.Sum256([]byte(k.Mounts))
+		s += "+mounts:" + hex.EncodeToString(sum[:4])
+	}
+	return s
 }
 
 // Runner knows how to start one executor process for a key. It returns a

@@ -52,13 +52,6 @@ const (
 	containerControl   = containerSocketDir + "/control.sock"
 )
 
-// Mount is a host directory bound into containers: the seam for the
-// workspace mounts of the built-in toolsets.
-type Mount struct {
-	Source, Target string
-	ReadOnly       bool
-}
-
 // ContainerLimits cap every container, like the process sandbox's cgroup.
 type ContainerLimits struct {
 	MemoryBytes int64
@@ -96,9 +89,6 @@ type DockerRunner struct {
 	// Env is added to the executor's environment.
 	Env    []string
 	Limits ContainerLimits
-	// FilesystemMounts are bound into containers of keys holding the
-	// filesystem permission.
-	FilesystemMounts []Mount
 	// Runtime is the OCI runtime ("" = the engine's default; runsc for gVisor).
 	Runtime string
 
@@ -222,11 +212,16 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 		// network guard still checks every address it dials.
 		hc.NetworkMode = ""
 	}
-	if r.hasPerm(key, "filesystem") {
-		for _, m := range r.FilesystemMounts {
-			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly,
-				BindOptions: &mount.BindOptions{Propagation: mount.PropagationPrivate}})
+	// The key's mounts (a worker's workspace, a tool's own), bound as the
+	// process sandbox binds them: read-only unless writable, never
+	// propagating. The daemon checked each source when it built the key.
+	for _, m := range key.MountList() {
+		target := m.Target
+		if target == "" {
+			target = m.Source
 		}
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: target, ReadOnly: !m.Writable,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationPrivate}})
 	}
 	cc := &container.Config{
 		Image:        r.Image,

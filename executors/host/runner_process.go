@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // ExecutorBinary is the file name of the executor next to the daemon.
@@ -35,6 +37,11 @@ func (r *ProcessRunner) Name() string { return "process" }
 
 // ClientConfig implements Runner.
 func (r *ProcessRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientConfig, error) {
+	if key.Mounts != "" {
+		// A plain process sees the whole host; there is nothing to mount
+		// into, and /workspace would not exist.
+		return nil, errdefs.Errorf(errdefs.Unavailable, "this tool sees a workspace or mounts, which need the process sandbox (sandbox.enabled: true)")
+	}
 	cmd := exec.Command(r.Path, "--kind", string(key.Kind))
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, r.Env...)
 	cmd.Dir = r.Dir

@@ -81,6 +81,9 @@ func (r *SandboxRunner) configFor(key Key) sandbox.Config {
 	if has("filesystem") {
 		cfg.Binds = append(cfg.Binds, r.FilesystemBinds...)
 	}
+	for _, m := range key.MountList() {
+		cfg.Binds = append(cfg.Binds, sandbox.Bind{Source: m.Source, Target: m.Target, Writable: m.Writable, NoSymlinks: true})
+	}
 	return cfg
 }
 

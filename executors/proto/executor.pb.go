@@ -498,6 +498,147 @@ func (x *HTTPCall) GetEgressToken() string {
 	return ""
 }
 
+// One file operation of the filesystem toolset, confined to root.
+type FSCall struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Op            string                 `protobuf:"bytes,1,opt,name=op,proto3" json:"op,omitempty"`
+	Root          string                 `protobuf:"bytes,2,opt,name=root,proto3" json:"root,omitempty"`
+	ReadOnly      bool                   `protobuf:"varint,3,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
+	Path          string                 `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	Content       string                 `protobuf:"bytes,5,opt,name=content,proto3" json:"content,omitempty"`
+	Find          string                 `protobuf:"bytes,6,opt,name=find,proto3" json:"find,omitempty"`
+	Replace       string                 `protobuf:"bytes,7,opt,name=replace,proto3" json:"replace,omitempty"`
+	Pattern       string                 `protobuf:"bytes,8,opt,name=pattern,proto3" json:"pattern,omitempty"`
+	StartLine     int64                  `protobuf:"varint,9,opt,name=start_line,json=startLine,proto3" json:"start_line,omitempty"`
+	EndLine       int64                  `protobuf:"varint,10,opt,name=end_line,json=endLine,proto3" json:"end_line,omitempty"`
+	MaxReadBytes  int64                  `protobuf:"varint,11,opt,name=max_read_bytes,json=maxReadBytes,proto3" json:"max_read_bytes,omitempty"`
+	MaxWriteBytes int64                  `protobuf:"varint,12,opt,name=max_write_bytes,json=maxWriteBytes,proto3" json:"max_write_bytes,omitempty"`
+	MaxMatches    int32                  `protobuf:"varint,13,opt,name=max_matches,json=maxMatches,proto3" json:"max_matches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FSCall) Reset() {
+	*x = FSCall{}
+	mi := &file_executor_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FSCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FSCall) ProtoMessage() {}
+
+func (x *FSCall) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FSCall.ProtoReflect.Descriptor instead.
+func (*FSCall) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *FSCall) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *FSCall) GetRoot() string {
+	if x != nil {
+		return x.Root
+	}
+	return ""
+}
+
+func (x *FSCall) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+func (x *FSCall) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FSCall) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *FSCall) GetFind() string {
+	if x != nil {
+		return x.Find
+	}
+	return ""
+}
+
+func (x *FSCall) GetReplace() string {
+	if x != nil {
+		return x.Replace
+	}
+	return ""
+}
+
+func (x *FSCall) GetPattern() string {
+	if x != nil {
+		return x.Pattern
+	}
+	return ""
+}
+
+func (x *FSCall) GetStartLine() int64 {
+	if x != nil {
+		return x.StartLine
+	}
+	return 0
+}
+
+func (x *FSCall) GetEndLine() int64 {
+	if x != nil {
+		return x.EndLine
+	}
+	return 0
+}
+
+func (x *FSCall) GetMaxReadBytes() int64 {
+	if x != nil {
+		return x.MaxReadBytes
+	}
+	return 0
+}
+
+func (x *FSCall) GetMaxWriteBytes() int64 {
+	if x != nil {
+		return x.MaxWriteBytes
+	}
+	return 0
+}
+
+func (x *FSCall) GetMaxMatches() int32 {
+	if x != nil {
+		return x.MaxMatches
+	}
+	return 0
+}
+
 type ExecuteRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CallId        string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
@@ -511,13 +652,14 @@ type ExecuteRequest struct {
 	Js            *JSCall                `protobuf:"bytes,9,opt,name=js,proto3" json:"js,omitempty"`
 	Shell         *ShellCall             `protobuf:"bytes,10,opt,name=shell,proto3" json:"shell,omitempty"`
 	Http          *HTTPCall              `protobuf:"bytes,11,opt,name=http,proto3" json:"http,omitempty"`
+	Fs            *FSCall                `protobuf:"bytes,12,opt,name=fs,proto3" json:"fs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +671,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +684,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExecuteRequest) GetCallId() string {
@@ -622,6 +764,13 @@ func (x *ExecuteRequest) GetHttp() *HTTPCall {
 	return nil
 }
 
+func (x *ExecuteRequest) GetFs() *FSCall {
+	if x != nil {
+		return x.Fs
+	}
+	return nil
+}
+
 type LogLine struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Level         string                 `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
@@ -632,7 +781,7 @@ type LogLine struct {
 
 func (x *LogLine) Reset() {
 	*x = LogLine{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +793,7 @@ func (x *LogLine) String() string {
 func (*LogLine) ProtoMessage() {}
 
 func (x *LogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +806,7 @@ func (x *LogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLine.ProtoReflect.Descriptor instead.
 func (*LogLine) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LogLine) GetLevel() string {
@@ -687,7 +836,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +848,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +861,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Error) GetCode() ErrorCode {
@@ -760,7 +909,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +921,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +934,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExecuteResponse) GetValue() []byte {
@@ -888,7 +1037,24 @@ const file_executor_proto_rawDesc = "" +
 	"\fegress_token\x18\t \x01(\tR\vegressToken\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa6\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe8\x02\n" +
+	"\x06FSCall\x12\x0e\n" +
+	"\x02op\x18\x01 \x01(\tR\x02op\x12\x12\n" +
+	"\x04root\x18\x02 \x01(\tR\x04root\x12\x1b\n" +
+	"\tread_only\x18\x03 \x01(\bR\breadOnly\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12\x18\n" +
+	"\acontent\x18\x05 \x01(\tR\acontent\x12\x12\n" +
+	"\x04find\x18\x06 \x01(\tR\x04find\x12\x18\n" +
+	"\areplace\x18\a \x01(\tR\areplace\x12\x18\n" +
+	"\apattern\x18\b \x01(\tR\apattern\x12\x1d\n" +
+	"\n" +
+	"start_line\x18\t \x01(\x03R\tstartLine\x12\x19\n" +
+	"\bend_line\x18\n" +
+	" \x01(\x03R\aendLine\x12$\n" +
+	"\x0emax_read_bytes\x18\v \x01(\x03R\fmaxReadBytes\x12&\n" +
+	"\x0fmax_write_bytes\x18\f \x01(\x03R\rmaxWriteBytes\x12\x1f\n" +
+	"\vmax_matches\x18\r \x01(\x05R\n" +
+	"maxMatches\"\xd4\x03\n" +
 	"\x0eExecuteRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x18\n" +
@@ -901,7 +1067,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x02js\x18\t \x01(\v2\x1c.toolcage.executor.v1.JSCallR\x02js\x125\n" +
 	"\x05shell\x18\n" +
 	" \x01(\v2\x1f.toolcage.executor.v1.ShellCallR\x05shell\x122\n" +
-	"\x04http\x18\v \x01(\v2\x1e.toolcage.executor.v1.HTTPCallR\x04http\"9\n" +
+	"\x04http\x18\v \x01(\v2\x1e.toolcage.executor.v1.HTTPCallR\x04http\x12,\n" +
+	"\x02fs\x18\f \x01(\v2\x1c.toolcage.executor.v1.FSCallR\x02fs\"9\n" +
 	"\aLogLine\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"|\n" +
@@ -957,7 +1124,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_executor_proto_goTypes = []any{
 	(ErrorCode)(0),          // 0: toolcage.executor.v1.ErrorCode
 	(*Caller)(nil),          // 1: toolcage.executor.v1.Caller
@@ -965,33 +1132,35 @@ var file_executor_proto_goTypes = []any{
 	(*JSCall)(nil),          // 3: toolcage.executor.v1.JSCall
 	(*ShellCall)(nil),       // 4: toolcage.executor.v1.ShellCall
 	(*HTTPCall)(nil),        // 5: toolcage.executor.v1.HTTPCall
-	(*ExecuteRequest)(nil),  // 6: toolcage.executor.v1.ExecuteRequest
-	(*LogLine)(nil),         // 7: toolcage.executor.v1.LogLine
-	(*Error)(nil),           // 8: toolcage.executor.v1.Error
-	(*ExecuteResponse)(nil), // 9: toolcage.executor.v1.ExecuteResponse
-	nil,                     // 10: toolcage.executor.v1.JSCall.SecretsEntry
-	nil,                     // 11: toolcage.executor.v1.ShellCall.EnvEntry
-	nil,                     // 12: toolcage.executor.v1.HTTPCall.HeadersEntry
+	(*FSCall)(nil),          // 6: toolcage.executor.v1.FSCall
+	(*ExecuteRequest)(nil),  // 7: toolcage.executor.v1.ExecuteRequest
+	(*LogLine)(nil),         // 8: toolcage.executor.v1.LogLine
+	(*Error)(nil),           // 9: toolcage.executor.v1.Error
+	(*ExecuteResponse)(nil), // 10: toolcage.executor.v1.ExecuteResponse
+	nil,                     // 11: toolcage.executor.v1.JSCall.SecretsEntry
+	nil,                     // 12: toolcage.executor.v1.ShellCall.EnvEntry
+	nil,                     // 13: toolcage.executor.v1.HTTPCall.HeadersEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	10, // 0: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
-	11, // 1: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
-	12, // 2: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
+	11, // 0: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
+	12, // 1: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
+	13, // 2: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
 	1,  // 3: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
 	2,  // 4: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
 	3,  // 5: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
 	4,  // 6: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
 	5,  // 7: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
-	0,  // 8: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
-	7,  // 9: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
-	8,  // 10: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
-	6,  // 11: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
-	9,  // 12: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
-	12, // [12:13] is the sub-list for method output_type
-	11, // [11:12] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	6,  // 8: toolcage.executor.v1.ExecuteRequest.fs:type_name -> toolcage.executor.v1.FSCall
+	0,  // 9: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
+	8,  // 10: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
+	9,  // 11: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
+	7,  // 12: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
+	10, // 13: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
+	13, // [13:14] is the sub-list for method output_type
+	12, // [12:13] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1005,7 +1174,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

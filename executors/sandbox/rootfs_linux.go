@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -156,7 +157,22 @@ func buildRoot(lc *launchConfig) error {
 		if b.Writable {
 			flags = bindNoDev | bindNoExec
 		}
-		if err := bind(b.Source, in(t), flags); err != nil {
+		src := b.Source
+		if b.NoSymlinks {
+			fd, err := openNoSymlinks(b.Source)
+			if err != nil {
+				return err
+			}
+			// The descriptor's magic link names exactly what was opened.
+			src = "/proc/self/fd/" + strconv.Itoa(fd)
+			err = bind(src, in(t), flags)
+			unix.Close(fd)
+			if err != nil {
+				return fmt.Errorf("bind %s: %w", b.Source, err)
+			}
+			continue
+		}
+		if err := bind(src, in(t), flags); err != nil {
 			return err
 		}
 	}
@@ -293,4 +309,43 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// openNoSymlinks opens p (O_PATH) refusing a symlink in any of its
+// components: a bind source resolved when it was checked that has since
+// become a symlink is refused, never followed.
+func openNoSymlinks(p string) (int, error) {
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, p, &how)
+	if err == nil {
+		return fd, nil
+	}
+	if !errors.Is(err, unix.ENOSYS) {
+		if errors.Is(err, unix.ELOOP) {
+			return -1, fmt.Errorf("bind %s: a component of the path has become a symlink since it was checked", p)
+		}
+		return -1, fmt.Errorf("bind %s: %w", p, err)
+	}
+	// Before Linux 5.6: walk the components, each opened O_NOFOLLOW.
+	fd, err = unix.Open("/", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, c := range strings.Split(strings.Trim(filepath.Clean(p), "/"), "/") {
+		if c == "" {
+			continue
+		}
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, fmt.Errorf("bind %s: %w", p, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(next)
+			return -1, fmt.Errorf("bind %s: a component of the path has become a symlink since it was checked", p)
+		}
+		fd = next
+	}
+	return fd, nil
 }

@@ -65,7 +65,13 @@ type Bind struct {
 	// Target is the path inside the sandbox; empty means Source.
 	Target string `json:"target,omitempty"`
 	// Writable makes the bind read-write; binds are read-only by default.
+	// A writable bind is also noexec.
 	Writable bool `json:"writable,omitempty"`
+	// NoSymlinks says Source was resolved when it was checked: the
+	// launcher opens it refusing a symlink in any component and binds what
+	// it opened, so a path swapped for a symlink since is refused, not
+	// followed.
+	NoSymlinks bool `json:"no_symlinks,omitempty"`
 }
 
 // Requirements are protections a sandbox must have; a sandbox that cannot

@@ -388,3 +388,65 @@ func TestVerifyListenerRefusesAForeignSocket(t *testing.T) {
 		t.Fatalf("VerifyListener on the daemon's own socket: %v", err)
 	}
 }
+
+// TestBindNoSymlinks: a bind whose source was resolved when it was checked
+// is bound as opened with no symlink followed; a source that has become a
+// symlink since (or holds one on its path) is refused, not followed.
+func TestBindNoSymlinks(t *testing.T) {
+	needSandbox(t)
+	base, err := os.MkdirTemp("/var/tmp", "tc-bind-")
+	if err != nil {
+		t.Skip("no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(base, "real")
+	secret := filepath.Join(base, "secret")
+	for _, d := range []string{real, secret} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(real, "f"), []byte("workspace file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secret, "f"), []byte("secret file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := sh(t, Config{Binds: []Bind{{Source: real, Target: "/workspace", NoSymlinks: true}}}, "cat /workspace/f; touch /workspace/g")
+	if code != 1 || !strings.Contains(out, "workspace file") || !strings.Contains(out, "Read-only") {
+		t.Fatalf("read-only bind: exit %d, %q", code, out)
+	}
+	out, code = sh(t, Config{Binds: []Bind{{Source: real, Target: "/workspace", Writable: true, NoSymlinks: true}}}, "touch /workspace/g && ls /workspace")
+	if code != 0 || !strings.Contains(out, "g") {
+		t.Fatalf("writable bind: exit %d, %q", code, out)
+	}
+	// The checked path swapped for a symlink to somewhere else.
+	swapped := filepath.Join(base, "swapped")
+	if err := os.Symlink(secret, swapped); err != nil {
+		t.Fatal(err)
+	}
+	viaDir := filepath.Join(base, "via")
+	if err := os.Symlink(base, viaDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{swapped, filepath.Join(viaDir, "secret")} {
+		c := Command(Config{Binds: []Bind{{Source: src, Target: "/workspace", NoSymlinks: true}}}, "/proc/self/exe")
+		c.Env = []string{envShell + "=cat /workspace/f", "PATH=/usr/bin:/bin"}
+		var buf bytes.Buffer
+		c.Stdout, c.Stderr = &buf, &buf
+		err := c.Start()
+		if err == nil {
+			err = c.Wait()
+		}
+		if err == nil || strings.Contains(buf.String(), "secret file") {
+			t.Fatalf("bind of %s through a symlink: err %v, output %q; want a refusal", src, err, buf.String())
+		}
+		t.Logf("%s refused: %v %s", src, err, buf.String())
+	}
+}

@@ -411,6 +411,9 @@ func (w *walker) runWrapper(seg *segment, ws *shellsyntax.Grammar, sc *scope, st
 	var res stageResult
 	for li, args := range lists {
 		u := unwrap(args, ws)
+		if li == 0 && (len(u.inner) > 0 || u.payload != nil) {
+			seg.unwrapped = true
+		}
 		if u.payload != nil {
 			scope := &scope{depth: sc.depth + 1, pos0: arg{e: "sh", p: "sh"}}
 			w.runShellData(u.payload, scope, seg)
@@ -651,6 +654,7 @@ func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 			scope.pos0 = operands[1]
 			scope.pos = operands[2:]
 		}
+		seg.unwrapped = !operands[0].dyn
 		w.runShellData(argData(operands[0]), scope, seg)
 	case stdinMode || len(operands) == 0:
 		w.runShellData(stdin, &scope{depth: sc.depth + 1, posKnown: true, pos: operands, pos0: args[0]}, seg)

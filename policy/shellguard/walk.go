@@ -43,6 +43,9 @@ type segment struct {
 	origins originSet
 	cwd     string // working directory when it ran ("" the tool's, "?" unknown)
 	ops     *[]operand
+	// unwrapped: a wrapper or shell whose command (or -c text) is known
+	// and was walked as segments of its own (see Commands).
+	unwrapped bool
 }
 
 type assign struct {

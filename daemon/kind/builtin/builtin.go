@@ -4,6 +4,8 @@ package builtin
 
 import (
 	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/daemon/kind/exec"
+	"github.com/toolcage/toolcage/daemon/kind/fs"
 	"github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/daemon/kind/js"
 	"github.com/toolcage/toolcage/daemon/kind/shell"
@@ -14,6 +16,9 @@ var kinds = kind.NewRegistry(
 	js.Kind{},
 	shell.Kind{},
 	http.Kind{},
+	// Toolset only: the filesystem and exec toolsets write these.
+	fs.Kind{},
+	exec.Kind{},
 )
 
 // Kinds returns the registry of the built-in kinds.

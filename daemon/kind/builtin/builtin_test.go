@@ -13,8 +13,19 @@ import (
 // Every registered kind meets the same contract.
 func TestKindsConformance(t *testing.T) {
 	names := Kinds().Names()
-	if len(names) != 3 {
-		t.Fatalf("kinds %v, want js, shell and http", names)
+	if len(names) != 5 {
+		t.Fatalf("kinds %v, want js, shell, http, fs and exec", names)
+	}
+	if got := Kinds().String(); got != "js, shell or http" {
+		t.Errorf("String() = %q: toolset-only kinds are not offered", got)
+	}
+	for _, n := range names {
+		if only := Kinds().ToolsetOnly(n); only != (n == "fs" || n == "exec") {
+			t.Errorf("ToolsetOnly(%s) = %v", n, only)
+		}
+	}
+	if Kinds().ExecutorKind("exec") != toolspec.Shell || Kinds().ExecutorKind("fs") != toolspec.FS {
+		t.Error("exec runs on the shell executor, fs on its own")
 	}
 	for _, n := range names {
 		k, ok := Kinds().Get(n)
@@ -22,8 +33,8 @@ func TestKindsConformance(t *testing.T) {
 			t.Fatalf("Get(%q) = %v, %v", n, k, ok)
 		}
 		t.Run(string(n), func(t *testing.T) {
-			if !n.Valid() {
-				t.Errorf("kind %q is not an executor kind", n)
+			if !Kinds().ExecutorKind(n).Valid() {
+				t.Errorf("kind %q runs on no executor kind", n)
 			}
 			if p := k.Required(); p.Message == "" || !strings.HasPrefix(p.Field, string(n)) {
 				t.Errorf("Required() = %+v: want a problem on the %s block", p, n)
@@ -43,7 +54,7 @@ func TestKindsConformance(t *testing.T) {
 			}
 			empty.Normalize()
 			ps := empty.Validate(kind.Tool{Name: "x"})
-			if len(ps) == 0 {
+			if len(ps) == 0 && !optionalBlock[n] {
 				t.Fatal("an empty block passes Validate")
 			}
 			for _, p := range ps {
@@ -83,7 +94,12 @@ func TestKindsConformance(t *testing.T) {
 	}
 }
 
+// optionalBlock are kinds whose every field may be left out.
+var optionalBlock = map[toolspec.Kind]bool{"exec": true}
+
 var goodBlocks = map[toolspec.Kind]string{
+	"fs":    `{"op": "read_file", "readonly": true, "max_read_bytes": 100}`,
+	"exec":  `{"rules": [{"pattern": "git status", "approval": "preApproved"}], "dir": "/workspace"}`,
 	"js":    `{"code": "return 1", "allowed_domains": ["api.example.com"]}`,
 	"shell": `{"command": "echo {{.x}}", "env": {"A": "{{.x}}"}, "dir": "/tmp"}`,
 	"http":  `{"method": "get", "url": "https://api.example.com/{{x}}", "allowed_domains": ["api.example.com"], "max_response_bytes": "1KiB"}`,

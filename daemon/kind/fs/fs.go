@@ -1,0 +1,128 @@
+// Package fs is the daemon's side of the filesystem toolset's tools: the
+// fs: block (which file operation, the workspace's read-only flag, the
+// caps) and the request of one call, built from the fixed arguments
+// (path, content, find, replace, pattern, start_line, end_line). The
+// operation runs in the fs executor, confined to the workspace
+// (executors/fs). The kind is toolset only: no definition outside the
+// filesystem toolset may name it.
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy/mounts"
+	"github.com/toolcage/toolcage/toolspec"
+)
+
+// Kind is the fs kind.
+type Kind struct{}
+
+// Name is "fs".
+func (Kind) Name() toolspec.Kind { return toolspec.FS }
+
+// ToolsetOnly: only the filesystem toolset writes fs tools.
+func (Kind) ToolsetOnly() {}
+
+// Decode reads an fs: block.
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
+	s := &Spec{}
+	if err := kind.DecodeStrict(raw, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Required is the problem of an fs tool with no block.
+func (Kind) Required() kind.Problem { return kind.Problem{Field: "fs.op", Message: "is required"} }
+
+// ResetAfterCall is false: an operation starts no process and leaves
+// nothing in the sandbox (what it writes is in the workspace, on purpose).
+func (Kind) ResetAfterCall() bool { return false }
+
+// Ops lists the operations, in the order the toolset lists its tools.
+var Ops = []string{
+	toolspec.FSReadFile, toolspec.FSWriteFile, toolspec.FSEditFile, toolspec.FSListFiles,
+	toolspec.FSGlob, toolspec.FSSearch, toolspec.FSDeleteFile, toolspec.FSFileInfo,
+}
+
+// Spec is the body of an fs tool.
+type Spec struct {
+	Op       string `json:"op"`
+	ReadOnly bool   `json:"readonly,omitempty"`
+	// Caps, 0 for the executor's defaults.
+	MaxReadBytes  int64 `json:"max_read_bytes,omitempty"`
+	MaxWriteBytes int64 `json:"max_write_bytes,omitempty"`
+	MaxMatches    int   `json:"max_matches,omitempty"`
+}
+
+// Normalize does nothing: the block has no defaults to fill.
+func (s *Spec) Normalize() {}
+
+// Validate checks the operation and the caps.
+func (s *Spec) Validate(kind.Tool) []kind.Problem {
+	var ps []kind.Problem
+	if !slices.Contains(Ops, s.Op) {
+		ps = append(ps, kind.Problem{Field: "fs.op", Message: fmt.Sprintf("unknown operation %q", s.Op)})
+	}
+	if s.MaxReadBytes < 0 || s.MaxWriteBytes < 0 || s.MaxMatches < 0 {
+		ps = append(ps, kind.Problem{Field: "fs", Message: "caps must not be negative"})
+	}
+	return ps
+}
+
+// Check has nothing to add to Validate.
+func (s *Spec) Check(kind.Tool) error { return nil }
+
+// Compile has nothing to compile.
+func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) { return &Compiled{spec: s}, nil }
+
+// Compiled is an fs block ready for calls.
+type Compiled struct{ spec *Spec }
+
+// Secrets: an fs tool uses none.
+func (c *Compiled) Secrets(kind.Tool) ([]string, bool) { return nil, false }
+
+// args are the fixed argument names of the filesystem tools.
+type args struct {
+	Path      string `json:"path"`
+	Content   string `json:"content"`
+	Find      string `json:"find"`
+	Replace   string `json:"replace"`
+	Pattern   string `json:"pattern"`
+	StartLine int64  `json:"start_line"`
+	EndLine   int64  `json:"end_line"`
+}
+
+// Build makes the operation's request; the executor opens every path
+// beneath the workspace.
+func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) (*kind.Built, error) {
+	var a args
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: errors.New("arguments: " + err.Error())}
+	}
+	s := c.spec
+	// The workspace is only bound for the filesystem permission.
+	if !slices.Contains(req.Permissions, "filesystem") {
+		req.Permissions = append(slices.Clone(req.Permissions), "filesystem")
+	}
+	req.FS = &toolspec.FSCall{
+		Op: s.Op, Root: mounts.Workspace, ReadOnly: s.ReadOnly,
+		Path: a.Path, Content: a.Content, Find: a.Find, Replace: a.Replace, Pattern: a.Pattern,
+		StartLine: a.StartLine, EndLine: a.EndLine,
+		MaxReadBytes: s.MaxReadBytes, MaxWriteBytes: s.MaxWriteBytes, MaxMatches: s.MaxMatches,
+	}
+	return &kind.Built{}, nil
+}
+
+// Interface guards.
+var (
+	_ kind.ToolsetOnly = Kind{}
+	_ kind.Spec        = (*Spec)(nil)
+	_ kind.Compiled    = (*Compiled)(nil)
+)

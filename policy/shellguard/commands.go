@@ -1,0 +1,97 @@
+package shellguard
+
+// Commands exposes what the deny rules see of a command line, for rules
+// of another kind that must see the same (the exec toolset's per-worker
+// approval rules): every simple command it may run, after the same
+// parsing, normalising and following of what it runs.
+
+// Command is one simple command a command line may run.
+type Command struct {
+	// Name is the base name of the command, lower case ("git" for
+	// /usr/bin/git); "" for a segment with only redirections.
+	Name string
+	// Args are the words after the name, normalised as the rules compare
+	// them (an unknown value's parts are empty).
+	Args []string
+	// Dynamic marks, per word of Args, one only known when it runs.
+	Dynamic []bool
+	// Writes is set when the command redirects output into a file other
+	// than /dev/null or a descriptor.
+	Writes bool
+	// Text is the command as the messages show it.
+	Text string
+}
+
+// benignWrappers run their command with nothing added that changes what
+// it may do; Commands lists what they run instead of them. Every other
+// wrapper (sudo, chroot, nsenter, strace...) stays a command of its own
+// beside the one it runs, so a rule must speak for it too.
+var benignWrappers = map[string]bool{
+	"env": true, "nice": true, "nohup": true, "timeout": true, "stdbuf": true, "ionice": true,
+	"time": true, "command": true, "builtin": true, "exec": true, "setsid": true,
+	// Shells: only with -c TEXT whose text is known (see runShell).
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
+}
+
+// Commands parses cmd as CheckCommand does and lists every simple command
+// it may run, in the order found: pipeline stages, list members,
+// subshells, substitutions, function bodies, and what wrappers, shells
+// (sh -c TEXT), eval and interpreters run in turn. A benign wrapper whose
+// command is known (env, nice, timeout, nohup, sh -c TEXT...) is replaced
+// by what it runs. Segments made only of assignments are left out unless
+// they redirect. Text the rules cannot analyse is a *DeniedError of group
+// "parse", as CheckCommand reports it.
+func Commands(cmd string) ([]Command, error) {
+	if err := checkInput(cmd); err != nil {
+		return nil, err
+	}
+	w := newShWalker()
+	w.walkScript(cmd, &scope{pos0: arg{e: "sh", p: "sh"}, posKnown: true}, nil)
+	if w.err != nil {
+		if w.err.Segment == "" {
+			w.err.Segment = truncate(cmd)
+		}
+		return nil, w.err
+	}
+	var out []Command
+	for _, seg := range w.segs {
+		switch seg.kind {
+		case segFinding:
+			return nil, &DeniedError{Group: GroupParse, Rule: seg.rule, Description: seg.desc, Segment: truncate(seg.text)}
+		case segCmd:
+			if seg.unwrapped && benignWrappers[seg.name] {
+				continue
+			}
+		case segAssign:
+			if len(seg.redirs) == 0 {
+				continue
+			}
+		default: // interpreter code and detector hits: the deny rules' matter
+			continue
+		}
+		c := Command{Name: seg.name, Text: seg.text, Writes: writesFile(seg.redirs)}
+		for i, a := range nonDropped(seg.args) {
+			if i == 0 {
+				continue
+			}
+			c.Args = append(c.Args, a.e)
+			c.Dynamic = append(c.Dynamic, a.dyn)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// writesFile reports a redirection that writes a file.
+func writesFile(rs []redirTarget) bool {
+	for _, r := range rs {
+		if r.write && r.target != "/dev/null" && !isFD(r.target) {
+			return true
+		}
+	}
+	return false
+}
+
+// NormaliseWord folds a word the way Commands' words are folded, for
+// patterns compared with them.
+func NormaliseWord(s string) string { return normalise(s) }
