@@ -50,6 +50,7 @@ Examples:
 			toolsHistoryCommand(),
 			toolsRollbackCommand(),
 			toolsStatsCommand(),
+			toolsExportCommand(),
 		},
 	}
 }

@@ -82,6 +82,17 @@ type ToolList struct {
 	Total int    `json:"total"`
 }
 
+// ToolDefinitions is GET /v1/tools/definitions: the active tools a caller
+// (or a worker's agent) may call, as function-calling definitions in
+// Format (openai, anthropic or mcp), ready for an agent framework's tool
+// list.
+type ToolDefinitions struct {
+	Format string `json:"format"`
+	// Worker is the worker whose tools these are; "" for the catalog's.
+	Worker string            `json:"worker,omitempty"`
+	Tools  []json.RawMessage `json:"tools"`
+}
+
 // ToolVersion is one entry of GET /v1/tools/{name}/history.
 type ToolVersion struct {
 	Version    int             `json:"version"`

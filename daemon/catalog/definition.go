@@ -46,6 +46,12 @@ var dangerousPermissions = []string{"shell", "filesystem", "email"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+// ReservedNames are names no tool may take: "definitions" is the route
+// GET /v1/tools/definitions, and the rest are the meta-tools a worker may
+// offer its agent (daemon/meta), which must not be shadowed.
+var ReservedNames = []string{"definitions",
+	"create_tool", "list_custom_tools", "search_tools", "get_tool", "update_tool", "delete_custom_tool", "toggle_custom_tool"}
+
 // MaxNameLen bounds tool names; longer names are refused.
 const MaxNameLen = 64
 
@@ -228,6 +234,8 @@ func (d *Definition) Validate() error {
 		add("name", "is longer than %d characters", MaxNameLen)
 	case !nameRE.MatchString(d.Name):
 		add("name", "%q must match ^[a-z][a-z0-9_]*$", d.Name)
+	case slices.Contains(ReservedNames, d.Name):
+		add("name", "%q is reserved (a route of the socket API or an agent meta-tool)", d.Name)
 	}
 	if strings.TrimSpace(d.Description) == "" {
 		add("description", "is required")

@@ -69,6 +69,17 @@ type Parameterizer interface {
 	Parameters() (json.RawMessage, error)
 }
 
+// Effects is a Spec that knows more of what its calls do than the tool's
+// permissions tell (an http tool's method): function-calling hints (MCP's
+// readOnlyHint, destructiveHint) follow from it.
+type Effects interface {
+	// ReadOnly reports whether a call only reads.
+	ReadOnly() bool
+	// Destructive reports whether a call may overwrite or delete, not
+	// only add.
+	Destructive() bool
+}
+
 // Compiled is a block ready for calls.
 type Compiled interface {
 	// Secrets lists the secrets a call uses, each once, in order.
