@@ -604,7 +604,7 @@ func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.ExecutionFilter{Tool: r.URL.Query().Get("tool"), Limit: limit, Offset: offset}
+	f := store.ExecutionFilter{Tool: r.URL.Query().Get("tool"), Parent: r.URL.Query().Get("parent"), Limit: limit, Offset: offset}
 	if c.TokenID != "" {
 		// An agent reads its own worker's calls only.
 		f.Worker = c.Worker
@@ -617,7 +617,7 @@ func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range es {
 		out.Executions = append(out.Executions, api.Execution{
 			ID: e.ID, Tool: e.Tool, Version: e.Version, CallerID: e.CallerID, CallerType: e.CallerType,
-			Worker: e.Worker, TokenID: e.TokenID, Session: e.Session, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
+			Worker: e.Worker, TokenID: e.TokenID, Session: e.Session, ParentCallID: e.ParentCallID, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
 			Limit: e.Limit, Error: e.Error, DurationMS: float64(e.Duration) / float64(time.Millisecond),
 			OutputBytes: e.OutputBytes, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
 		})

@@ -148,6 +148,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
 		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
 		ApprovalTimeout: cfg.Approvals.Timeout,
+		MaxCallDepth:    cfg.JS.MaxCallDepth,
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
@@ -255,7 +256,11 @@ func fileExists(p string) bool {
 // Prewarm starts the configured executor kinds so the first call is warm.
 func (d *Daemon) Prewarm(ctx context.Context) {
 	for _, k := range d.cfg.Executor.Prewarm {
-		key := host.NewKey(executors.Kind(k), catalog.IsolationProcess, nil)
+		key, ok := d.disp.KindKey(executors.Kind(k), catalog.IsolationProcess, nil)
+		if !ok {
+			d.log.Warn("prewarm: unknown kind", "kind", k)
+			continue
+		}
 		if err := d.pool.Warm(ctx, key, max(1, d.cfg.Executor.MinIdle)); err != nil {
 			d.log.Warn("prewarm failed", "kind", k, "err", err)
 		}

@@ -166,6 +166,12 @@ CREATE TABLE worker_tools (
 	PRIMARY KEY (worker, tool)
 ) STRICT, WITHOUT ROWID;
 `,
+	// 7: nested calls (a tool's code calling other tools): the call that
+	// made each, so a nested call's record points at its parent's.
+	`
+ALTER TABLE executions ADD COLUMN parent_call_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX executions_parent ON executions (parent_call_id) WHERE parent_call_id != '';
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -166,23 +166,25 @@ type JSRequest struct {
 
 // Execution is one audit record.
 type Execution struct {
-	ID          string          `json:"id"`
-	Tool        string          `json:"tool"`
-	Version     int             `json:"version"`
-	CallerID    string          `json:"caller_id"`
-	CallerType  string          `json:"caller_type"`
-	Worker      string          `json:"worker,omitempty"`
-	TokenID     string          `json:"token_id,omitempty"`
-	Session     string          `json:"session,omitempty"`
-	Arguments   json.RawMessage `json:"arguments"`
-	Outcome     string          `json:"outcome"`
-	ErrorCode   string          `json:"error_code,omitempty"`
-	Limit       string          `json:"limit,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	DurationMS  float64         `json:"duration_ms"`
-	OutputBytes int64           `json:"output_bytes"`
-	StartedAt   time.Time       `json:"started_at"`
-	FinishedAt  time.Time       `json:"finished_at"`
+	ID         string `json:"id"`
+	Tool       string `json:"tool"`
+	Version    int    `json:"version"`
+	CallerID   string `json:"caller_id"`
+	CallerType string `json:"caller_type"`
+	Worker     string `json:"worker,omitempty"`
+	TokenID    string `json:"token_id,omitempty"`
+	Session    string `json:"session,omitempty"`
+	// ParentCallID is the call whose code made this one (utils.callTool).
+	ParentCallID string          `json:"parent_call_id,omitempty"`
+	Arguments    json.RawMessage `json:"arguments"`
+	Outcome      string          `json:"outcome"`
+	ErrorCode    string          `json:"error_code,omitempty"`
+	Limit        string          `json:"limit,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	DurationMS   float64         `json:"duration_ms"`
+	OutputBytes  int64           `json:"output_bytes"`
+	StartedAt    time.Time       `json:"started_at"`
+	FinishedAt   time.Time       `json:"finished_at"`
 }
 
 // ExecutionList is GET /v1/executions.

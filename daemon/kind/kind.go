@@ -37,6 +37,19 @@ type Kind interface {
 	ResetAfterCall() bool
 }
 
+// HostCaller is a Kind whose calls may call back into the daemon while
+// they run (JavaScript's utils.callTool): its executors are started with
+// the callback channel (host.Key.Host).
+type HostCaller interface {
+	CallsHost() bool
+}
+
+// CallsHost reports whether k's calls may call back into the daemon.
+func CallsHost(k Kind) bool {
+	h, ok := k.(HostCaller)
+	return ok && h.CallsHost()
+}
+
 // Tool is what a block is told of the definition around it.
 type Tool struct {
 	Name        string

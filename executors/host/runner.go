@@ -24,6 +24,10 @@ type Key struct {
 	// the call left killed, scratch emptied): the daemon sets it for kinds
 	// whose calls can leave something behind.
 	Reset bool
+	// Host asks for executors that can call back into the daemon during a
+	// call (executors.Host): the daemon opens each one's Host stream. The
+	// daemon sets it for kinds whose calls may call other tools.
+	Host bool
 }
 
 // NewKey builds a Key with permissions in canonical order and no reset.
@@ -34,7 +38,11 @@ func NewKey(kind executors.Kind, isolation string, permissions []string) Key {
 }
 
 func (k Key) String() string {
-	return string(k.Kind) + "/" + k.Isolation + "[" + k.Permissions + "]"
+	s := string(k.Kind) + "/" + k.Isolation + "[" + k.Permissions + "]"
+	if k.Host {
+		s += "+host"
+	}
+	return s
 }
 
 // Runner knows how to start one executor process for a key. It returns a
