@@ -46,11 +46,14 @@ var dangerousPermissions = []string{"shell", "filesystem", "email"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+// MetaToolNames are the meta-tools a worker may offer its agent
+// (daemon/dispatch meta.go).
+var MetaToolNames = []string{"list_custom_tools", "search_tools", "get_tool",
+	"create_tool", "update_tool", "delete_custom_tool", "toggle_custom_tool"}
+
 // ReservedNames are names no tool may take: "definitions" is the route
-// GET /v1/tools/definitions, and the rest are the meta-tools a worker may
-// offer its agent (daemon/meta), which must not be shadowed.
-var ReservedNames = []string{"definitions",
-	"create_tool", "list_custom_tools", "search_tools", "get_tool", "update_tool", "delete_custom_tool", "toggle_custom_tool"}
+// GET /v1/tools/definitions, and the meta-tools must not be shadowed.
+var ReservedNames = append([]string{"definitions"}, MetaToolNames...)
 
 // MaxNameLen bounds tool names; longer names are refused.
 const MaxNameLen = 64

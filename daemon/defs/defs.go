@@ -89,6 +89,10 @@ func AnnotationsOf(def *catalog.Definition) Annotations {
 		others := slices.DeleteFunc(slices.Clone(perms), func(p string) bool { return p == "network" })
 		a.ReadOnlyHint = eff != nil && eff.ReadOnly() && !slices.ContainsFunc(others, func(p string) bool { return slices.Contains(effectful, p) })
 		a.DestructiveHint = !a.ReadOnlyHint && (eff == nil || eff.Destructive() || has(overwriting))
+	case eff != nil:
+		// A tool that runs in the daemon says what it does itself.
+		a.ReadOnlyHint = eff.ReadOnly() && !has(effectful)
+		a.DestructiveHint = !a.ReadOnlyHint && (eff.Destructive() || has(overwriting) || slices.Contains(perms, "network"))
 	default:
 		a.ReadOnlyHint = !has(effectful)
 		a.DestructiveHint = !a.ReadOnlyHint && (has(overwriting) || slices.Contains(perms, "network"))

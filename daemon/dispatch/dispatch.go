@@ -218,6 +218,9 @@ func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outco
 	if err != nil {
 		return nil, err
 	}
+	if m := metaFor(w, r.Tool); m != nil && n.parent == "" {
+		return d.callMeta(ctx, r, w, m) // meta.go; out of nested calls' reach
+	}
 	var res *catalog.Resolved
 	if w != nil {
 		res, err = d.resolveFor(ctx, w, r.Tool)

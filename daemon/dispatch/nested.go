@@ -75,8 +75,9 @@ func (h *callHost) ListTools(ctx context.Context) ([]executors.HostTool, error) 
 	return out, nil
 }
 
-// CallableTools lists the active tools caller may call (through w when
-// not nil), as its profiles and w's allow.
+// CallableTools lists the active tools caller may call from a tool's code
+// (through w when not nil), as its profiles and w's allow; meta-tools are
+// not among them.
 func (d *Dispatcher) CallableTools(ctx context.Context, caller principal.Caller, w *worker.Worker) ([]*catalog.Tool, error) {
 	var list []*catalog.Tool
 	var err error
@@ -89,7 +90,7 @@ func (d *Dispatcher) CallableTools(ctx context.Context, caller principal.Caller,
 		return nil, err
 	}
 	return slices.DeleteFunc(list, func(t *catalog.Tool) bool {
-		return t.Status != catalog.StatusActive || !d.ProfilesAllow(t.Def, caller, w)
+		return t.Status != catalog.StatusActive || IsMeta(t.Def) || !d.ProfilesAllow(t.Def, caller, w)
 	}), nil
 }
 
