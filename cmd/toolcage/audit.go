@@ -15,6 +15,7 @@ import (
 
 type auditOptions struct {
 	tool          string
+	parent        string // only the nested calls this call made
 	admin         bool
 	limit, offset int // -1: not given
 	json          bool
@@ -24,13 +25,14 @@ func auditCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "audit",
 		Usage: "list recorded calls, newest first",
-		UsageText: `toolcage audit [--tool NAME] [--limit N] [--offset N]
+		UsageText: `toolcage audit [--tool NAME] [--parent CALL_ID] [--limit N] [--offset N]
    toolcage audit --admin [--limit N] [--offset N]
 
 Examples:
    toolcage audit
    toolcage audit --tool dns_lookup --limit 10
    toolcage audit --admin
+   toolcage audit --parent c80db369f8bf623d     # the calls its code made (utils.callTool)
    toolcage audit --json | jq '.executions[] | select(.outcome != "ok")'`,
 		Description: `Lists the audit log: every call with its caller, outcome, error code, time
 taken and start time. Arguments are recorded scrubbed of credentials; see
@@ -39,6 +41,7 @@ approvals decided, tools approved or rejected, secrets, workers and tokens
 changed, each with its principal, and every refused attempt by an agent.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tool", Usage: "only calls of tool `NAME`"},
+			&cli.StringFlag{Name: "parent", Usage: "only the nested calls call `CALL_ID`'s code made (utils.callTool)"},
 			&cli.BoolFlag{Name: "admin", Usage: "list administrative acts instead of calls"},
 			&cli.IntFlag{Name: "limit", Usage: "show at most `N` calls", DefaultText: "50"},
 			&cli.IntFlag{Name: "offset", Usage: "skip the newest `N` calls"},
@@ -49,9 +52,12 @@ changed, each with its principal, and every refused attempt by an agent.`,
 				return err
 			}
 			a := appOf(cCtx)
-			opts := auditOptions{tool: cCtx.String("tool"), admin: cCtx.Bool("admin"), json: a.jsonOut(cCtx)}
+			opts := auditOptions{tool: cCtx.String("tool"), parent: cCtx.String("parent"), admin: cCtx.Bool("admin"), json: a.jsonOut(cCtx)}
 			if opts.admin && opts.tool != "" {
 				return usageErrorf(cCtx, "--tool and --admin do not go together")
+			}
+			if opts.admin && opts.parent != "" {
+				return usageErrorf(cCtx, "--parent and --admin do not go together")
 			}
 			var err error
 			if opts.limit, err = nonNegative(cCtx, "limit"); err != nil {
@@ -69,6 +75,9 @@ func runAudit(ctx context.Context, a *app, opts auditOptions) error {
 	q := url.Values{}
 	if opts.tool != "" {
 		q.Set("tool", opts.tool)
+	}
+	if opts.parent != "" {
+		q.Set("parent", opts.parent)
 	}
 	if opts.limit >= 0 {
 		q.Set("limit", strconv.Itoa(opts.limit))
