@@ -12,6 +12,16 @@ func TestToolsExport(t *testing.T) {
 	sock := startDaemon(t)
 	createTool(t, sock, addYAML)
 	createTool(t, sock, lookupYAML)
+	createTool(t, sock, "name: add_one\ndescription: d\nkind: js\njs: {code: 'return await utils.callTool(\"add_numbers\", {a: args.a, b: 1})'}\n")
+
+	// audit --parent lists the calls a call's code made.
+	r := mustOK(t, sock, "call", "add_one", "--args-json", `{"a": 1}`, "--json")
+	parent := decodeStrict[api.CallResponse](t, r.out)
+	r = mustOK(t, sock, "audit", "--parent", parent.CallID, "--json")
+	if nested := decodeStrict[api.ExecutionList](t, r.out); len(nested.Executions) != 1 || nested.Executions[0].Tool != "add_numbers" || nested.Executions[0].ParentCallID != parent.CallID {
+		t.Fatalf("audit --parent: %s", r.out)
+	}
+	mustOK(t, sock, "tools", "disable", "add_one") // out of the export below
 
 	// Each format: a bare JSON array, one definition per active tool.
 	shapes := map[string]func(m map[string]any) (name string, ok bool){
@@ -54,13 +64,14 @@ func TestToolsExport(t *testing.T) {
 
 	// A disabled tool is not exported; --wrap prints the whole answer.
 	mustOK(t, sock, "tools", "disable", "lookup")
-	r := mustOK(t, sock, "tools", "export", "--format", "mcp", "--wrap")
+	r = mustOK(t, sock, "tools", "export", "--format", "mcp", "--wrap")
 	got := decodeStrict[api.ToolDefinitions](t, r.out)
 	if got.Format != "mcp" || len(got.Tools) != 1 {
 		t.Errorf("wrapped: %+v", got)
 	}
 
 	wantExit(t, tc(t, sock, "tools", "export", "--format", "gemini"), exitUsage, "--format must be openai, anthropic or mcp")
+	wantExit(t, tc(t, sock, "audit", "--admin", "--parent", "c1"), exitUsage, "--parent and --admin")
 	wantExit(t, tc(t, sock, "tools", "export"), exitUsage, "format")
 	wantExit(t, tc(t, sock, "tools", "export", "--format", "mcp", "--worker", "ghost"), exitFailure, "(not_found)")
 }
