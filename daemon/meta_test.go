@@ -89,6 +89,21 @@ func TestMetaTools(t *testing.T) {
 		t.Errorf("meta-tool hints: %v", hints)
 	}
 
+	// worker show lists them, and blocked ones as blocked.
+	var shown api.Worker
+	if err := c.Do(ctx, "GET", "/v1/workers/maker", nil, &shown); err != nil {
+		t.Fatal(err)
+	}
+	var metas []string
+	for _, wt := range shown.Tools {
+		if wt.Source == "meta" {
+			metas = append(metas, wt.Name)
+		}
+	}
+	if !slices.Equal(metas, catalog.MetaToolNames) {
+		t.Errorf("worker show's meta-tools: %v", metas)
+	}
+
 	// create_tool: bare JavaScript is active at once and runs.
 	got := mustMeta(t, a, "create_tool", map[string]any{"name": "doubler", "description": "Double a number", "category": "Math",
 		"parameters": `{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`, "code": "return args.n * 2"})

@@ -316,7 +316,8 @@ type Worker struct {
 // WorkerTool is one of a worker's tools.
 type WorkerTool struct {
 	Name string `json:"name"`
-	// Source is "catalog" or the tool file defining it.
+	// Source is "catalog", the tool file defining it, "agent" for a tool
+	// its agent made, or "meta" for a meta-tool it offers.
 	Source   string `json:"source"`
 	Approval string `json:"approval,omitempty"`
 	// Missing: a catalog tool the catalog does not hold.

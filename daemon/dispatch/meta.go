@@ -141,6 +141,15 @@ func metaFor(w *worker.Worker, name string) *metaTool {
 	return nil
 }
 
+// MetaToolNames lists the meta-tools w offers, in order.
+func (d *Dispatcher) MetaToolNames(w *worker.Worker) []string {
+	var out []string
+	for _, m := range metaToolsFor(w) {
+		out = append(out, m.name)
+	}
+	return out
+}
+
 // IsMeta reports whether def is a meta-tool's.
 func IsMeta(def *catalog.Definition) bool { return def.Kind == MetaKind }
 
