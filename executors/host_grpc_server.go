@@ -19,6 +19,16 @@ type hostServer struct {
 
 	sendMu sync.Mutex
 	stream proto.Executor_HostClient
+	// inflight bounds the asks answered at once: the JS executor sends one
+	// at a time, so more only come from an executor that misbehaves.
+	inflight chan struct{}
+}
+
+// maxHostAsks is how many asks of one executor are answered at once.
+const maxHostAsks = 4
+
+func newHostServer(stream proto.Executor_HostClient) *hostServer {
+	return &hostServer{stream: stream, inflight: make(chan struct{}, maxHostAsks)}
 }
 
 // hostRun is the call running on the executor.
@@ -63,8 +73,35 @@ func (s *hostServer) serve() {
 		if err != nil {
 			return
 		}
-		go s.answer(ask)
+		select {
+		case s.inflight <- struct{}{}:
+			go func() {
+				defer func() { <-s.inflight }()
+				s.answer(ask)
+			}()
+		default:
+			s.refuse(ask, errdefs.Errorf(errdefs.RateLimited, "more than %d callbacks of one executor at once", maxHostAsks))
+		}
 	}
+}
+
+// refuse answers ask with err.
+func (s *hostServer) refuse(ask *proto.HostAsk, err error) {
+	reply := &proto.HostReply{Id: ask.GetId()}
+	if _, ok := ask.GetAsk().(*proto.HostAsk_ListTools); ok {
+		reply.Reply = &proto.HostReply_ListTools{ListTools: &proto.ListToolsResponse{Failure: errorToProto(err)}}
+	} else {
+		reply.Reply = &proto.HostReply_CallTool{CallTool: &proto.CallToolResponse{Failure: errorToProto(err)}}
+	}
+	s.send(reply)
+}
+
+func (s *hostServer) send(reply *proto.HostReply) {
+	// A reply that cannot be sent has no one left to read it: the
+	// executor is gone, and its call with it.
+	s.sendMu.Lock()
+	_ = s.stream.Send(reply)
+	s.sendMu.Unlock()
 }
 
 func (s *hostServer) answer(ask *proto.HostAsk) {
@@ -78,11 +115,7 @@ func (s *hostServer) answer(ask *proto.HostAsk) {
 		reply.Reply = &proto.HostReply_CallTool{CallTool: &proto.CallToolResponse{
 			Failure: errorToProto(errdefs.Errorf(errdefs.InvalidRequest, "unknown host ask %T", a))}}
 	}
-	// A reply that cannot be sent has no one left to read it: the
-	// executor is gone, and its call with it.
-	s.sendMu.Lock()
-	_ = s.stream.Send(reply)
-	s.sendMu.Unlock()
+	s.send(reply)
 }
 
 // callCtx is the context of a callback: the running call's.

@@ -3,6 +3,7 @@ package executors_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -102,5 +103,45 @@ func TestHostOverGRPC(t *testing.T) {
 	}}
 	if got := call("c4", `1`, refusing); got != `"policy_denied"` {
 		t.Fatalf("refusal: %s", got)
+	}
+}
+
+// TestHostBoundsAsks: an executor that sends more callbacks at once than
+// the daemon answers gets the rest refused (rate_limited).
+func TestHostBoundsAsks(t *testing.T) {
+	release := make(chan struct{})
+	host := &fakeHost{callTool: func(ctx context.Context, _ string, _ json.RawMessage) (*executors.HostCallResult, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &executors.HostCallResult{Value: json.RawMessage(`1`)}, nil
+	}}
+	flood := executors.ExecutorFunc(func(ctx context.Context, req *executors.Request) (*executors.Result, error) {
+		codes := make(chan errdefs.Code, 10)
+		for range 10 {
+			go func() {
+				_, err := req.Host.CallTool(ctx, "t", nil)
+				codes <- errdefs.CodeOf(err)
+			}()
+		}
+		limited := 0
+		for i := range 10 {
+			if c := <-codes; c == errdefs.RateLimited {
+				limited++
+			}
+			if i == 5 {
+				close(release) // the refused ones are in; let the rest finish
+			}
+		}
+		return &executors.Result{Value: json.RawMessage(strconv.Itoa(limited))}, nil
+	})
+	e := hostPair(t, flood)
+	res, err := e.Execute(context.Background(), &executors.Request{CallID: "c1", Kind: executors.KindJS, JS: &executors.JSCall{Code: "x"}, Host: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Value) != "6" {
+		t.Errorf("%s of 10 asks refused, want 6 (4 answered at once)", res.Value)
 	}
 }

@@ -62,7 +62,7 @@ func (p *Plugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, conn *grp
 	if err != nil {
 		return nil, err
 	}
-	c.host = &hostServer{stream: stream}
+	c.host = newHostServer(stream)
 	go c.host.serve()
 	return c, nil
 }
