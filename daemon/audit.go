@@ -31,12 +31,12 @@ const minRetention = time.Hour
 // outcomes are the values the outcome filter takes.
 var outcomes = map[string]bool{store.OutcomeOK: true, store.OutcomeError: true, store.OutcomeFailed: true, store.OutcomeRefused: true}
 
-// executionFilter reads the audit filters of r: tool, caller, worker,
+// executionFilter reads the audit filters of r: tool, caller, worker, parent,
 // outcome, since and until (RFC 3339, or a duration before now). An agent
 // sees its own worker's calls only, whatever it asks for.
 func executionFilter(r *http.Request, c principal.Caller, now time.Time) (store.ExecutionFilter, error) {
 	q := r.URL.Query()
-	f := store.ExecutionFilter{Tool: q.Get("tool"), CallerID: q.Get("caller"), Worker: q.Get("worker"), Outcome: q.Get("outcome")}
+	f := store.ExecutionFilter{Tool: q.Get("tool"), CallerID: q.Get("caller"), Worker: q.Get("worker"), Outcome: q.Get("outcome"), Parent: q.Get("parent")}
 	if f.Outcome != "" && !outcomes[f.Outcome] {
 		return f, badRequest("outcome must be ok, error, failed or refused, not %q", f.Outcome)
 	}
@@ -64,7 +64,7 @@ func executionFilter(r *http.Request, c principal.Caller, now time.Time) (store.
 func executionView(e *store.Execution) api.Execution {
 	return api.Execution{
 		ID: e.ID, Tool: e.Tool, Version: e.Version, CallerID: e.CallerID, CallerType: e.CallerType,
-		Worker: e.Worker, TokenID: e.TokenID, Session: e.Session, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
+		Worker: e.Worker, TokenID: e.TokenID, Session: e.Session, ParentCallID: e.ParentCallID, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
 		Limit: e.Limit, Error: e.Error, DurationMS: float64(e.Duration) / float64(time.Millisecond),
 		OutputBytes: e.OutputBytes, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
 	}

@@ -142,9 +142,12 @@ func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, cl c
 	case cl.worker != "" && cl.worker != name:
 		return c, errdefs.Errorf(errdefs.Forbidden, "the token is worker %q's; %s may not name another worker", name, api.HeaderWorker)
 	}
-	c.Type, c.ID, c.Worker, c.TokenID = principal.TypeLLM, "worker:"+name, name, tokenID
+	c.Type, c.ID, c.Worker, c.TokenID = principal.TypeLLM, workerCallerID(name), name, tokenID
 	return c, nil
 }
+
+// workerCallerID is the caller id of a worker's agent.
+func workerCallerID(worker string) string { return "worker:" + worker }
 
 // callerOf is the request's authenticated caller.
 func callerOf(r *http.Request) (principal.Caller, error) {

@@ -220,7 +220,14 @@ type JSConfig struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 	Memory  string        `mapstructure:"memory"`
 	Output  string        `mapstructure:"output"`
+	// MaxCallDepth bounds nested calls (utils.callTool): how many calls
+	// deep a chain may go below the call a client made.
+	MaxCallDepth int `mapstructure:"max_call_depth"`
 }
+
+// maxCallDepth bounds js.max_call_depth: each level of a chain holds an
+// executor while it waits.
+const maxCallDepth = 16
 
 // LoadConfig reads the embedded defaults, then file (if not empty), then
 // TOOLCAGE_* environment variables, then overrides (flag values keyed like
@@ -312,6 +319,9 @@ func (c *Config) finish(where string) error {
 	}
 	if c.JS.Timeout <= 0 {
 		errs = append(errs, errors.New("js.timeout must be positive"))
+	}
+	if c.JS.MaxCallDepth < 1 || c.JS.MaxCallDepth > maxCallDepth {
+		errs = append(errs, fmt.Errorf("js.max_call_depth must be between 1 and %d, got %d", maxCallDepth, c.JS.MaxCallDepth))
 	}
 	if c.Shell.Timeout <= 0 {
 		errs = append(errs, errors.New("shell.timeout must be positive"))

@@ -43,6 +43,7 @@ func (d *Daemon) routeTable() []route {
 		{"GET /v1/tools", d.listTools},
 		{"POST /v1/tools", d.makesTools(d.createTool)},
 		{"POST /v1/tools/test", d.makesTools(d.testTool)},
+		{"GET /v1/tools/definitions", d.toolDefinitions},
 		{"GET /v1/tools/{name}", d.getTool},
 		{"PUT /v1/tools/{name}", d.makesTools(d.seesTool(d.putTool))},
 		{"PATCH /v1/tools/{name}", d.makesTools(d.seesTool(d.patchTool))},

@@ -174,6 +174,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
 		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
 		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events,
+		MaxCallDepth: cfg.JS.MaxCallDepth,
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
@@ -299,7 +300,11 @@ func (d *Daemon) Prewarm(ctx context.Context) {
 		iso = catalog.IsolationProcess
 	}
 	for _, k := range d.cfg.Executor.Prewarm {
-		key := host.NewKey(executors.Kind(k), iso, nil)
+		key, ok := d.disp.KindKey(executors.Kind(k), iso, nil)
+		if !ok {
+			d.log.Warn("prewarm: unknown kind", "kind", k)
+			continue
+		}
 		if err := d.pool.Warm(ctx, key, max(1, d.cfg.Executor.MinIdle)); err != nil {
 			d.log.Warn("prewarm failed", "kind", k, "err", err)
 		}

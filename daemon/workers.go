@@ -234,6 +234,10 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 		v.Tools = append(v.Tools, api.WorkerTool{Name: name, Source: "agent",
 			Approval: w.ToolApproval(name, t.Def.WrittenApproval(), t.CreatedBy)})
 	}
+	for _, name := range d.disp.MetaToolNames(w) {
+		v.Tools = append(v.Tools, api.WorkerTool{Name: name, Source: "meta",
+			Approval: w.ToolApproval(name, catalog.ApprovalPreApproved, catalog.CreatedByUser)})
+	}
 	return v, lookupErr
 }
 

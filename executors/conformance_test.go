@@ -139,6 +139,28 @@ var transports = map[string]func(t *testing.T, impl executors.Executor) executor
 		}
 		return e
 	},
+	// grpc+host: the Host stream open, as for the kinds that call back
+	// (host.Key.Host).
+	"grpc+host": func(t *testing.T, impl executors.Executor) executors.Executor {
+		return hostPair(t, impl)
+	},
+}
+
+// hostPair is an in-process go-plugin pair whose host answers Host
+// callbacks.
+func hostPair(t *testing.T, impl executors.Executor) executors.Executor {
+	t.Helper()
+	client, _ := plugin.TestPluginGRPCConn(t, false, plugin.PluginSet{executors.PluginName: &executors.Plugin{Impl: impl, ServeHost: true}})
+	t.Cleanup(func() { client.Close() })
+	raw, err := client.Dispense(executors.PluginName)
+	if err != nil {
+		t.Fatalf("dispense: %v", err)
+	}
+	e, ok := raw.(executors.Executor)
+	if !ok {
+		t.Fatalf("dispensed %T, not an executors.Executor", raw)
+	}
+	return e
 }
 
 func TestConformance(t *testing.T) {

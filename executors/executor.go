@@ -45,6 +45,11 @@ type Request struct {
 	Shell *ShellCall `json:"shell,omitempty"`
 	HTTP  *HTTPCall  `json:"http,omitempty"`
 	FS    *FSCall    `json:"fs,omitempty"`
+
+	// Host, when set, lets the call call back into the daemon (host.go);
+	// nil means it may not. It never travels as data: over gRPC it is a
+	// broker endpoint.
+	Host Host `json:"-"`
 }
 
 // The call bodies are toolspec's: the daemon's tool kinds build them

@@ -16,6 +16,9 @@ type grpcClient struct {
 	client proto.ExecutorClient
 	// doneCtx ends when the plugin process is gone.
 	doneCtx context.Context
+	// host answers the executor's callbacks; nil: this executor gets
+	// none.
+	host *hostServer
 }
 
 func (c *grpcClient) Execute(ctx context.Context, req *Request) (*Result, error) {
@@ -24,7 +27,13 @@ func (c *grpcClient) Execute(ctx context.Context, req *Request) (*Result, error)
 	stop := context.AfterFunc(c.doneCtx, cancel)
 	defer stop()
 
-	out, err := c.client.Execute(ctx, requestToProto(req))
+	pr := requestToProto(req)
+	if req.Host != nil && c.host != nil {
+		end := c.host.begin(ctx, req.CallID, req.Host)
+		defer end()
+		pr.Host = true
+	}
+	out, err := c.client.Execute(ctx, pr)
 	if err != nil {
 		return nil, c.wireError(ctx, err)
 	}

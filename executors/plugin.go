@@ -25,21 +25,46 @@ func PluginMap(impl Executor) plugin.PluginSet {
 	return plugin.PluginSet{PluginName: &Plugin{Impl: impl}}
 }
 
+// HostPluginMap is the host's plugin set. serveHost opens each executor's
+// Host stream and answers its calls' callbacks (host.go).
+func HostPluginMap(serveHost bool) plugin.PluginSet {
+	return plugin.PluginSet{PluginName: &Plugin{ServeHost: serveHost}}
+}
+
 // Plugin is the go-plugin glue for an Executor over gRPC.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl Executor
+	// ServeHost (host side) answers the executor's callbacks over its
+	// Host stream.
+	ServeHost bool
 }
 
 // GRPCServer registers the executor's gRPC service.
 func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	proto.RegisterExecutorServer(s, &grpcServer{impl: p.Impl})
+	proto.RegisterExecutorServer(s, newGRPCServer(p.Impl))
 	return nil
 }
 
-// GRPCClient returns an Executor that calls over conn.
+// GRPCClient returns an Executor that calls over conn; with ServeHost it
+// also opens the executor's Host stream and answers its callbacks until
+// the executor is gone. The stream rides the executor's own connection:
+// go-plugin's broker would open another socket, which a sandbox cannot
+// reach (its socket dir is unbound after the handshake), or multiplex the
+// connection, whose first accepted connection the sandbox's listener
+// check would take.
 func (p *Plugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return &grpcClient{client: proto.NewExecutorClient(conn), doneCtx: ctx}, nil
+	c := &grpcClient{client: proto.NewExecutorClient(conn), doneCtx: ctx}
+	if !p.ServeHost {
+		return c, nil
+	}
+	stream, err := c.client.Host(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.host = newHostServer(stream)
+	go c.host.serve()
+	return c, nil
 }
 
 // MaxMessageBytes bounds one gRPC message between daemon and executor. A

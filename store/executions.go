@@ -23,19 +23,22 @@ const (
 
 // Execution is one call of a tool, as kept in the audit log.
 type Execution struct {
-	ID         string          `json:"id"` // RecordExecution sets one when empty
-	Tool       string          `json:"tool"`
-	Version    int             `json:"version"`
-	CallerID   string          `json:"caller_id,omitempty"`
-	CallerType string          `json:"caller_type,omitempty"`
-	Worker     string          `json:"worker,omitempty"`
-	TokenID    string          `json:"token_id,omitempty"`  // the worker token the call came with
-	Session    string          `json:"session,omitempty"`   // the client's session label
-	Arguments  json.RawMessage `json:"arguments,omitempty"` // already scrubbed by the caller
-	Outcome    string          `json:"outcome"`             // ok | error | failed | refused
-	ErrorCode  string          `json:"error_code,omitempty"`
-	Limit      string          `json:"limit,omitempty"` // the limit that was hit, if any
-	Error      string          `json:"error,omitempty"`
+	ID         string `json:"id"` // RecordExecution sets one when empty
+	Tool       string `json:"tool"`
+	Version    int    `json:"version"`
+	CallerID   string `json:"caller_id,omitempty"`
+	CallerType string `json:"caller_type,omitempty"`
+	Worker     string `json:"worker,omitempty"`
+	TokenID    string `json:"token_id,omitempty"` // the worker token the call came with
+	Session    string `json:"session,omitempty"`  // the client's session label
+	// ParentCallID is the call whose code made this one (utils.callTool);
+	// "" for a call a client made.
+	ParentCallID string          `json:"parent_call_id,omitempty"`
+	Arguments    json.RawMessage `json:"arguments,omitempty"` // already scrubbed by the caller
+	Outcome      string          `json:"outcome"`             // ok | error | failed | refused
+	ErrorCode    string          `json:"error_code,omitempty"`
+	Limit        string          `json:"limit,omitempty"` // the limit that was hit, if any
+	Error        string          `json:"error,omitempty"`
 
 	Duration    time.Duration `json:"duration"`
 	OutputBytes int64         `json:"output_bytes"`
@@ -58,7 +61,9 @@ type ExecutionFilter struct {
 	Outcome string
 	// Since and Until keep calls started at or after Since and before
 	// Until.
-	Since, Until  time.Time
+	Since, Until time.Time
+	// Parent, when set, keeps only the calls that call made (nested).
+	Parent        string
 	Limit, Offset int
 }
 
@@ -85,6 +90,9 @@ func (f ExecutionFilter) where() (string, []any) {
 	if f.Outcome != "" {
 		add(`outcome = ?`, f.Outcome)
 	}
+	if f.Parent != "" {
+		add(`parent_call_id = ?`, f.Parent)
+	}
 	if !f.Since.IsZero() {
 		add(`started_at >= ?`, f.Since.UnixNano())
 	}
@@ -106,6 +114,7 @@ func (f ExecutionFilter) Match(e *Execution) bool {
 		f.CallerID != "" && e.CallerID != f.CallerID,
 		f.CallerType != "" && e.CallerType != f.CallerType,
 		f.Outcome != "" && e.Outcome != f.Outcome,
+		f.Parent != "" && e.ParentCallID != f.Parent,
 		!f.Since.IsZero() && (e.StartedAt.IsZero() || e.StartedAt.Before(f.Since)),
 		!f.Until.IsZero() && (e.StartedAt.IsZero() || !e.StartedAt.Before(f.Until)):
 		return false
@@ -118,7 +127,7 @@ const defaultExecutionLimit = 100
 
 const insertExecution = `INSERT INTO executions (id, tool, version, caller_id, caller_type,
 	worker, arguments, outcome, error_code, limit_name, error, duration_ns, output_bytes,
-	started_at, finished_at, token_id, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	started_at, finished_at, token_id, session, parent_call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // bumpUsage adds to a tool's usage count and moves its last use forward
 // (never back: batches may carry calls out of order).
@@ -127,12 +136,12 @@ const bumpUsage = `UPDATE tools SET usage_count = usage_count + ?,
 
 const selectExecution = `SELECT id, tool, version, caller_id, caller_type, worker, arguments,
 	outcome, error_code, limit_name, error, duration_ns, output_bytes, started_at, finished_at,
-	token_id, session FROM executions`
+	token_id, session, parent_call_id FROM executions`
 
 // pendingExec is an execution record waiting for the writer, in the form it
 // is written.
 type pendingExec struct {
-	args   [17]any    // the parameters of insertExecution
+	args   [18]any    // the parameters of insertExecution
 	tool   string     // the tool whose usage this counts; "" for none
 	usedAt int64      // Unix ns of the call, for last_used_at
 	done   chan error // receives the commit result; buffered
@@ -207,9 +216,9 @@ func (s *Store) pending(e *Execution) (*pendingExec, error) {
 		args = string(e.Arguments)
 	}
 	p := &pendingExec{
-		args: [17]any{e.ID, e.Tool, e.Version, e.CallerID, e.CallerType, e.Worker, args,
+		args: [18]any{e.ID, e.Tool, e.Version, e.CallerID, e.CallerType, e.Worker, args,
 			e.Outcome, e.ErrorCode, e.Limit, e.Error, int64(e.Duration), e.OutputBytes,
-			started, finished, e.TokenID, e.Session},
+			started, finished, e.TokenID, e.Session, e.ParentCallID},
 		done: make(chan error, 1),
 	}
 	if e.Outcome != OutcomeRefused {
@@ -455,7 +464,7 @@ func scanExecution(sc rowScanner) (*Execution, error) {
 	var started, finished sql.NullInt64
 	err := sc.Scan(&e.ID, &e.Tool, &e.Version, &e.CallerID, &e.CallerType, &e.Worker, &args,
 		&e.Outcome, &e.ErrorCode, &e.Limit, &e.Error, &dur, &e.OutputBytes, &started, &finished,
-		&e.TokenID, &e.Session)
+		&e.TokenID, &e.Session, &e.ParentCallID)
 	if err != nil {
 		return nil, err
 	}

@@ -184,6 +184,12 @@ CREATE INDEX executions_outcome_started ON executions (outcome, started_at);
 `,
 	// 8: the host paths a tool mounts (a JSON array, opaque to the store).
 	`ALTER TABLE tools ADD COLUMN mounts TEXT;`,
+	// 9: nested calls (a tool's code calling other tools): the call that
+	// made each, so a nested call's record points at its parent's.
+	`
+ALTER TABLE executions ADD COLUMN parent_call_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX executions_parent ON executions (parent_call_id) WHERE parent_call_id != '';
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -15,6 +15,7 @@ import (
 
 type auditOptions struct {
 	tool          string
+	parent        string // only the nested calls this call made
 	admin         bool
 	limit, offset int // -1: not given
 	json          bool
@@ -30,7 +31,7 @@ func auditCommand() *cli.Command {
 		Name:  "audit",
 		Usage: "list recorded calls, newest first; filter, follow or export them",
 		UsageText: `toolcage audit [--tool NAME] [--caller ID] [--worker NAME] [--outcome OUTCOME]
-                 [--since TIME] [--until TIME] [--limit N] [--offset N]
+                 [--parent CALL_ID] [--since TIME] [--until TIME] [--limit N] [--offset N]
    toolcage audit --follow [filters]
    toolcage audit --export jsonl [filters] > audit.jsonl
    toolcage audit --admin [--limit N] [--offset N]
@@ -43,6 +44,7 @@ Examples:
    toolcage audit --follow --worker ops
    toolcage audit -o jsonl --since 720h | gzip > audit.jsonl.gz
    toolcage audit --admin
+   toolcage audit --parent c80db369f8bf623d     # the calls its code made (utils.callTool)
    toolcage audit --json | jq '.executions[] | select(.outcome != "ok")'`,
 		Description: `Lists the audit log: every call with its caller, outcome, error code, time
 taken and start time. Arguments are recorded scrubbed of credentials; see
@@ -68,6 +70,7 @@ streamed: any size. Old records go by audit.retention in the daemon config.`,
 			&cli.StringFlag{Name: "until", Usage: "only calls started before `TIME` (RFC 3339, or a duration before now)"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing calls as they are recorded, until Ctrl-C"},
 			&cli.StringFlag{Name: "export", Usage: "write every matching call as `FORMAT` to stdout: jsonl"},
+			&cli.StringFlag{Name: "parent", Usage: "only the nested calls call `CALL_ID`'s code made (utils.callTool)"},
 			&cli.BoolFlag{Name: "admin", Usage: "list administrative acts instead of calls"},
 			&cli.IntFlag{Name: "limit", Usage: "show at most `N` calls", DefaultText: "50; --follow: 10; --export: all"},
 			&cli.IntFlag{Name: "offset", Usage: "skip the newest `N` calls"},
@@ -78,7 +81,7 @@ streamed: any size. Old records go by audit.retention in the daemon config.`,
 				return err
 			}
 			a := appOf(cCtx)
-			opts := auditOptions{tool: cCtx.String("tool"), admin: cCtx.Bool("admin"), json: a.jsonOut(cCtx),
+			opts := auditOptions{tool: cCtx.String("tool"), parent: cCtx.String("parent"), admin: cCtx.Bool("admin"), json: a.jsonOut(cCtx),
 				caller: cCtx.String("caller"), worker: cCtx.String("worker"), outcome: cCtx.String("outcome"),
 				since: cCtx.String("since"), until: cCtx.String("until"), follow: cCtx.Bool("follow"), jsonl: a.outputJSONL}
 			switch e := cCtx.String("export"); e {
@@ -89,7 +92,7 @@ streamed: any size. Old records go by audit.retention in the daemon config.`,
 				return usageErrorf(cCtx, "--export must be jsonl, not %q", e)
 			}
 			if opts.admin {
-				for _, f := range []string{"tool", "caller", "worker", "outcome", "since", "until", "follow", "export"} {
+				for _, f := range []string{"tool", "caller", "worker", "outcome", "parent", "since", "until", "follow", "export"} {
 					if cCtx.IsSet(f) || (f == "export" && opts.jsonl) {
 						return usageErrorf(cCtx, "--%s and --admin do not go together: --admin takes only --limit and --offset", f)
 					}
@@ -143,6 +146,9 @@ func (opts auditOptions) query() url.Values {
 		if v != "" {
 			q.Set(k, v)
 		}
+	}
+	if opts.parent != "" {
+		q.Set("parent", opts.parent)
 	}
 	if opts.limit >= 0 {
 		q.Set("limit", strconv.Itoa(opts.limit))

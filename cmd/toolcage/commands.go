@@ -52,6 +52,7 @@ Examples:
 			toolsHistoryCommand(),
 			toolsRollbackCommand(),
 			toolsStatsCommand(),
+			toolsExportCommand(),
 		},
 	}
 }

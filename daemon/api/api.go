@@ -83,6 +83,17 @@ type ToolList struct {
 	Total int    `json:"total"`
 }
 
+// ToolDefinitions is GET /v1/tools/definitions: the active tools a caller
+// (or a worker's agent) may call, as function-calling definitions in
+// Format (openai, anthropic or mcp), ready for an agent framework's tool
+// list.
+type ToolDefinitions struct {
+	Format string `json:"format"`
+	// Worker is the worker whose tools these are; "" for the catalog's.
+	Worker string            `json:"worker,omitempty"`
+	Tools  []json.RawMessage `json:"tools"`
+}
+
 // ToolVersion is one entry of GET /v1/tools/{name}/history.
 type ToolVersion struct {
 	Version    int             `json:"version"`
@@ -156,23 +167,25 @@ type JSRequest struct {
 
 // Execution is one audit record.
 type Execution struct {
-	ID          string          `json:"id"`
-	Tool        string          `json:"tool"`
-	Version     int             `json:"version"`
-	CallerID    string          `json:"caller_id"`
-	CallerType  string          `json:"caller_type"`
-	Worker      string          `json:"worker,omitempty"`
-	TokenID     string          `json:"token_id,omitempty"`
-	Session     string          `json:"session,omitempty"`
-	Arguments   json.RawMessage `json:"arguments"`
-	Outcome     string          `json:"outcome"`
-	ErrorCode   string          `json:"error_code,omitempty"`
-	Limit       string          `json:"limit,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	DurationMS  float64         `json:"duration_ms"`
-	OutputBytes int64           `json:"output_bytes"`
-	StartedAt   time.Time       `json:"started_at"`
-	FinishedAt  time.Time       `json:"finished_at"`
+	ID         string `json:"id"`
+	Tool       string `json:"tool"`
+	Version    int    `json:"version"`
+	CallerID   string `json:"caller_id"`
+	CallerType string `json:"caller_type"`
+	Worker     string `json:"worker,omitempty"`
+	TokenID    string `json:"token_id,omitempty"`
+	Session    string `json:"session,omitempty"`
+	// ParentCallID is the call whose code made this one (utils.callTool).
+	ParentCallID string          `json:"parent_call_id,omitempty"`
+	Arguments    json.RawMessage `json:"arguments"`
+	Outcome      string          `json:"outcome"`
+	ErrorCode    string          `json:"error_code,omitempty"`
+	Limit        string          `json:"limit,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	DurationMS   float64         `json:"duration_ms"`
+	OutputBytes  int64           `json:"output_bytes"`
+	StartedAt    time.Time       `json:"started_at"`
+	FinishedAt   time.Time       `json:"finished_at"`
 }
 
 // ExecutionList is GET /v1/executions.
@@ -332,7 +345,8 @@ type Worker struct {
 // WorkerTool is one of a worker's tools.
 type WorkerTool struct {
 	Name string `json:"name"`
-	// Source is "catalog" or the tool file defining it.
+	// Source is "catalog", the tool file defining it, "agent" for a tool
+	// its agent made, or "meta" for a meta-tool it offers.
 	Source   string `json:"source"`
 	Approval string `json:"approval,omitempty"`
 	// Missing: a catalog tool the catalog does not hold.

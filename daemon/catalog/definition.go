@@ -47,6 +47,15 @@ var dangerousPermissions = []string{"shell", "filesystem", "email"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+// MetaToolNames are the meta-tools a worker may offer its agent
+// (daemon/dispatch meta.go).
+var MetaToolNames = []string{"list_custom_tools", "search_tools", "get_tool",
+	"create_tool", "update_tool", "delete_custom_tool", "toggle_custom_tool"}
+
+// ReservedNames are names no tool may take: "definitions" is the route
+// GET /v1/tools/definitions, and the meta-tools must not be shadowed.
+var ReservedNames = append([]string{"definitions"}, MetaToolNames...)
+
 // MaxNameLen bounds tool names; longer names are refused.
 const MaxNameLen = 64
 
@@ -266,6 +275,8 @@ func (d *Definition) Validate() error {
 		add("name", "is longer than %d characters", MaxNameLen)
 	case !nameRE.MatchString(d.Name):
 		add("name", "%q must match ^[a-z][a-z0-9_]*$", d.Name)
+	case slices.Contains(ReservedNames, d.Name):
+		add("name", "%q is reserved (a route of the socket API or an agent meta-tool)", d.Name)
 	}
 	if strings.TrimSpace(d.Description) == "" {
 		add("description", "is required")

@@ -85,6 +85,10 @@ type Config struct {
 	// Mounts gives the daemon's own paths, which no mount may reach;
 	// each call's mounts are resolved and checked again (mounts.go).
 	Mounts func() mounts.Guard
+	// MaxCallDepth bounds nested calls (a tool's code calling tools): a
+	// call at this depth may not call another (DefaultMaxCallDepth when
+	// zero; the call a client makes is at depth 0).
+	MaxCallDepth int
 	// Metrics, when set, counts each recorded call.
 	Metrics Metrics
 	Logger  *slog.Logger
@@ -148,6 +152,9 @@ func New(cfg Config) *Dispatcher {
 	}
 	if d.cfg.Kinds == nil {
 		d.cfg.Kinds = builtin.Kinds()
+	}
+	if d.cfg.MaxCallDepth <= 0 {
+		d.cfg.MaxCallDepth = DefaultMaxCallDepth
 	}
 	d.env = kind.Env{ShellRules: cfg.ShellRules, Guards: d.cfg.Guards, AllowPrivateHosts: cfg.AllowPrivateHosts,
 		NetworkShellTools: cfg.NetworkShellTools, StandIns: cfg.Egress != nil, NewToken: egress.NewToken}
@@ -219,13 +226,24 @@ type call struct {
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
 	approval string
+	// nest places a nested call in its chain (nested.go); zero for a
+	// call a client made.
+	nest nesting
 }
 
 // Call runs a stored tool.
 func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) {
+	return d.call(ctx, r, nesting{})
+}
+
+// call runs a stored tool, nested as n says.
+func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outcome, error) {
 	w, err := d.workerOf(r.Caller)
 	if err != nil {
 		return nil, err
+	}
+	if m := metaFor(w, r.Tool); m != nil && n.parent == "" {
+		return d.callMeta(ctx, r, w, m) // meta.go; out of nested calls' reach
 	}
 	var res *catalog.Resolved
 	if w != nil {
@@ -238,7 +256,7 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 	}
 	t := res.Tool
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
-		worker: w, approval: approvalFor(w, res)}
+		worker: w, approval: approvalFor(w, res), nest: n}
 	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -408,7 +426,7 @@ func (d *Dispatcher) finish(ctx context.Context, c *call, scr *scrub.Scrubber, o
 	e := &store.Execution{
 		ID: c.id, Tool: c.tool, Version: c.version,
 		CallerID: c.caller.ID, CallerType: c.caller.Type, Worker: c.caller.Worker,
-		TokenID: c.caller.TokenID, Session: c.caller.Session,
+		TokenID: c.caller.TokenID, Session: c.caller.Session, ParentCallID: c.nest.parent,
 		Arguments: scrubJSON(scr, c.args), Outcome: outcome, Duration: now.Sub(c.started),
 		StartedAt: c.started, FinishedAt: now,
 	}

@@ -95,9 +95,30 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	if err != nil {
 		return p, err
 	}
-	p.key = host.NewKey(execKind, iso, req.Permissions).WithMounts(ms)
-	p.key.Reset = k.ResetAfterCall()
+	p.key = d.Key(k, iso, req.Permissions).WithMounts(ms)
+	if p.key.Host {
+		req.Host = &callHost{d: d, parent: c}
+	}
 	return p, nil
+}
+
+// Key is the pool key calls of kind k run under: reset after each call
+// when the kind leaves things behind, with the callback channel when its
+// calls may call back.
+func (d *Dispatcher) Key(k kind.Kind, isolation string, permissions []string) host.Key {
+	key := host.NewKey(d.cfg.Kinds.ExecutorKind(k.Name()), isolation, permissions)
+	key.Reset = k.ResetAfterCall()
+	key.Host = kind.CallsHost(k)
+	return key
+}
+
+// KindKey is Key for a kind by name; ok is false for a kind not registered.
+func (d *Dispatcher) KindKey(name executors.Kind, isolation string, permissions []string) (host.Key, bool) {
+	k, ok := d.cfg.Kinds.Get(name)
+	if !ok {
+		return host.Key{}, false
+	}
+	return d.Key(k, isolation, permissions), true
 }
 
 func fillLimits(l *executors.Limits, def executors.Limits) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/principal"
@@ -31,6 +32,13 @@ func (d *Dispatcher) KnownProfile(name string) error {
 func (d *Dispatcher) ProfileAllows(def *catalog.Definition, profile string) bool {
 	ok, _, _ := d.cfg.Profiles.Check(def.Name, def.Category, strings.ToLower(profile))
 	return ok
+}
+
+// ProfilesAllow reports whether the caller's profiles and its worker's
+// (w, nil for none) let it call def: the definitions export lists only
+// what would not be refused by profile.
+func (d *Dispatcher) ProfilesAllow(def *catalog.Definition, caller principal.Caller, w *worker.Worker) bool {
+	return d.profileAllows(def, caller, workerProfile(w)) == nil
 }
 
 // profileAllows refuses a call of a tool outside the caller's profiles

@@ -126,8 +126,8 @@ func workerProfile(w *worker.Worker) string {
 }
 
 // ToolsFor lists the tools w's agent sees: its catalog tools (that
-// exist), the ones its agent made, then its tool files' tools, each
-// allowed by its profile.
+// exist), the ones its agent made, its tool files' tools, then the
+// meta-tools it offers (meta.go), each allowed by its profile.
 func (d *Dispatcher) ToolsFor(ctx context.Context, w *worker.Worker) ([]*catalog.Tool, error) {
 	var out []*catalog.Tool
 	made, err := d.AgentTools(ctx, w)
@@ -152,6 +152,9 @@ func (d *Dispatcher) ToolsFor(ctx context.Context, w *worker.Worker) ([]*catalog
 	}
 	for _, lt := range w.LocalTools {
 		out = append(out, &catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
+	}
+	for _, m := range metaToolsFor(w) {
+		out = append(out, &catalog.Tool{Def: m.definition(), Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
 	}
 	if p := workerProfile(w); p != "" {
 		out = slices.DeleteFunc(out, func(t *catalog.Tool) bool { return !d.ProfileAllows(t.Def, p) })

@@ -64,6 +64,19 @@ type CallApprover interface {
 	CallApproval(c *Call) (string, error)
 }
 
+// HostCaller is a Kind whose calls may call back into the daemon while
+// they run (JavaScript's utils.callTool): its executors are started with
+// the callback channel (host.Key.Host).
+type HostCaller interface {
+	CallsHost() bool
+}
+
+// CallsHost reports whether k's calls may call back into the daemon.
+func CallsHost(k Kind) bool {
+	h, ok := k.(HostCaller)
+	return ok && h.CallsHost()
+}
+
 // Tool is what a block is told of the definition around it.
 type Tool struct {
 	Name        string
@@ -94,6 +107,17 @@ type Spec interface {
 // definition that gives none (an http tool's follow from its {{vars}}).
 type Parameterizer interface {
 	Parameters() (json.RawMessage, error)
+}
+
+// Effects is a Spec that knows more of what its calls do than the tool's
+// permissions tell (an http tool's method): function-calling hints (MCP's
+// readOnlyHint, destructiveHint) follow from it.
+type Effects interface {
+	// ReadOnly reports whether a call only reads.
+	ReadOnly() bool
+	// Destructive reports whether a call may overwrite or delete, not
+	// only add.
+	Destructive() bool
 }
 
 // Compiled is a block ready for calls.

@@ -168,7 +168,8 @@ func (p *parser) parse(data []byte) *Worker {
 		"rate_limit": func(n *yaml.Node) { w.RateLimit = p.rateLimit(n) },
 		"agent_tools": func(n *yaml.Node) {
 			p.mapping(n, "agent_tools", map[string]func(*yaml.Node){
-				"create": func(n *yaml.Node) { w.AgentTools.Create = p.boolean(n, "agent_tools.create") },
+				"create":     func(n *yaml.Node) { w.AgentTools.Create = p.boolean(n, "agent_tools.create") },
+				"meta_tools": func(n *yaml.Node) { w.AgentTools.MetaTools = p.boolean(n, "agent_tools.meta_tools") },
 			})
 		},
 		"toolsets": func(n *yaml.Node) { w.Toolsets = p.toolsetSettings(n) },
@@ -213,6 +214,9 @@ func (p *parser) crossCheck(w *Worker, root, approvalTools *yaml.Node) {
 	}
 	for i := 0; i+1 < len(approvalTools.Content); i += 2 {
 		k := approvalTools.Content[i]
+		if w.AgentTools.MetaTools && slices.Contains(catalog.MetaToolNames, k.Value) {
+			continue // a meta-tool the worker offers
+		}
 		if _, valid := w.Approval.Tools[k.Value]; valid && !w.HasTool(k.Value) {
 			p.errorAt(k, "approval.tools: %q is not one of this worker's tools (tools, tool_files), and agent_tools.create is off", k.Value)
 		}

@@ -210,6 +210,8 @@ func TestParseErrors(t *testing.T) {
 		{"filesystem without a workspace", "name: ops\ntoolsets: {filesystem: {}}\n", []string{`2:11: toolsets.filesystem: the filesystem toolset works on the worker's workspace; add workspace: to the worker file`}},
 		{"filesystem bad setting", "name: ops\ntoolsets: {filesystem: {max_matches: -1}}\n", []string{`2:24: toolsets.filesystem: max_matches: want 1 to 10000`}},
 		{"exec bad rule", "name: ops\ntoolsets: {exec: {rules: [{pattern: 'git status', approval: always}]}}\n", []string{`2:18: toolsets.exec: rules[0].approval: "always" is not preApproved, ask or blocked`}},
+		{"meta_tools not bool", "name: ops\nagent_tools: {meta_tools: 1}\n", []string{`2:27: agent_tools.meta_tools: want true or false`}},
+		{"approval for a meta-tool the worker does not offer", "name: ops\napproval: {tools: {get_tool: blocked}}\n", []string{`2:20: approval.tools: "get_tool" is not one of this worker's tools`}},
 		{"toolsets list", "name: ops\ntoolsets: [filesystem]\n", []string{"2:11: toolsets: want a mapping"}},
 		{"profile empty", "name: ops\nprofile: ''\n", []string{"2:10: profile: is empty"}},
 		{"tool_files absolute", "name: ops\ntool_files: [/etc/*.yaml]\n", []string{`2:14: tool_files: "/etc/*.yaml" is absolute`}},

@@ -381,7 +381,7 @@ func (p *Pool) start(ctx context.Context, key Key) (*instance, error) {
 		return nil, &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "start executor", Err: err}
 	}
 	cfg.HandshakeConfig = executors.Handshake
-	cfg.Plugins = executors.PluginMap(nil)
+	cfg.Plugins = executors.HostPluginMap(key.Host)
 	cfg.AllowedProtocols = []plugin.Protocol{plugin.ProtocolGRPC}
 	cfg.GRPCDialOptions = append(cfg.GRPCDialOptions, executors.GRPCDialOptions()...)
 	cfg.Logger = p.hclogw.logger()

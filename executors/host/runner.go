@@ -32,6 +32,10 @@ type Key struct {
 	// MountList. An executor with a mount is never reused for a call
 	// without it.
 	Mounts string
+	// Host asks for executors that can call back into the daemon during a
+	// call (executors.Host): the daemon opens each one's Host stream. The
+	// daemon sets it for kinds whose calls may call other tools.
+	Host bool
 }
 
 // Mount is one host path an executor sees. Every runner takes this list
@@ -95,6 +99,9 @@ func (k Key) String() string {
 	if k.Mounts != "" {
 		sum := sha256.Sum256([]byte(k.Mounts))
 		s += "+mounts:" + hex.EncodeToString(sum[:4])
+	}
+	if k.Host {
+		s += "+host"
 	}
 	return s
 }

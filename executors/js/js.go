@@ -293,6 +293,7 @@ func (c *call) run(ctx context.Context, cache *programCache) outcome {
 	if err != nil {
 		return outcome{err: errdefs.Errorf(errdefs.Internal, "js: set up realm: %w", err)}
 	}
+	r.ctx = ctx
 	if err := r.installFetch(ctx); err != nil {
 		return outcome{err: errdefs.Errorf(errdefs.Internal, "js: set up fetch: %w", err)}
 	}

@@ -1,6 +1,7 @@
 package js
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -47,6 +48,11 @@ type realm struct {
 	// fetch is the realm's fetch, nil without the network permission
 	// (fetch.go).
 	fetch *fetcher
+	// ctx bounds what the realm asks of others (fetches, nested calls):
+	// cancelled once the call is stopped.
+	ctx context.Context
+	// nestedCalls counts utils.callTool calls (calltool.go).
+	nestedCalls int
 }
 
 // newRealm makes a fresh runtime for c and locks it down:

@@ -123,6 +123,473 @@ func (ErrorCode) EnumDescriptor() ([]byte, []int) {
 	return file_executor_proto_rawDescGZIP(), []int{0}
 }
 
+type HostAsk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// call_id is the running call's (ExecuteRequest.call_id).
+	CallId string `protobuf:"bytes,2,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// Types that are valid to be assigned to Ask:
+	//
+	//	*HostAsk_CallTool
+	//	*HostAsk_ListTools
+	Ask           isHostAsk_Ask `protobuf_oneof:"ask"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostAsk) Reset() {
+	*x = HostAsk{}
+	mi := &file_executor_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostAsk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostAsk) ProtoMessage() {}
+
+func (x *HostAsk) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostAsk.ProtoReflect.Descriptor instead.
+func (*HostAsk) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *HostAsk) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HostAsk) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *HostAsk) GetAsk() isHostAsk_Ask {
+	if x != nil {
+		return x.Ask
+	}
+	return nil
+}
+
+func (x *HostAsk) GetCallTool() *CallToolRequest {
+	if x != nil {
+		if x, ok := x.Ask.(*HostAsk_CallTool); ok {
+			return x.CallTool
+		}
+	}
+	return nil
+}
+
+func (x *HostAsk) GetListTools() *ListToolsRequest {
+	if x != nil {
+		if x, ok := x.Ask.(*HostAsk_ListTools); ok {
+			return x.ListTools
+		}
+	}
+	return nil
+}
+
+type isHostAsk_Ask interface {
+	isHostAsk_Ask()
+}
+
+type HostAsk_CallTool struct {
+	CallTool *CallToolRequest `protobuf:"bytes,3,opt,name=call_tool,json=callTool,proto3,oneof"`
+}
+
+type HostAsk_ListTools struct {
+	ListTools *ListToolsRequest `protobuf:"bytes,4,opt,name=list_tools,json=listTools,proto3,oneof"`
+}
+
+func (*HostAsk_CallTool) isHostAsk_Ask() {}
+
+func (*HostAsk_ListTools) isHostAsk_Ask() {}
+
+type HostReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Types that are valid to be assigned to Reply:
+	//
+	//	*HostReply_CallTool
+	//	*HostReply_ListTools
+	Reply         isHostReply_Reply `protobuf_oneof:"reply"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostReply) Reset() {
+	*x = HostReply{}
+	mi := &file_executor_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostReply) ProtoMessage() {}
+
+func (x *HostReply) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostReply.ProtoReflect.Descriptor instead.
+func (*HostReply) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *HostReply) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HostReply) GetReply() isHostReply_Reply {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+func (x *HostReply) GetCallTool() *CallToolResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*HostReply_CallTool); ok {
+			return x.CallTool
+		}
+	}
+	return nil
+}
+
+func (x *HostReply) GetListTools() *ListToolsResponse {
+	if x != nil {
+		if x, ok := x.Reply.(*HostReply_ListTools); ok {
+			return x.ListTools
+		}
+	}
+	return nil
+}
+
+type isHostReply_Reply interface {
+	isHostReply_Reply()
+}
+
+type HostReply_CallTool struct {
+	CallTool *CallToolResponse `protobuf:"bytes,2,opt,name=call_tool,json=callTool,proto3,oneof"`
+}
+
+type HostReply_ListTools struct {
+	ListTools *ListToolsResponse `protobuf:"bytes,3,opt,name=list_tools,json=listTools,proto3,oneof"`
+}
+
+func (*HostReply_CallTool) isHostReply_Reply() {}
+
+func (*HostReply_ListTools) isHostReply_Reply() {}
+
+type CallToolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Args          []byte                 `protobuf:"bytes,2,opt,name=args,proto3" json:"args,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallToolRequest) Reset() {
+	*x = CallToolRequest{}
+	mi := &file_executor_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallToolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallToolRequest) ProtoMessage() {}
+
+func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
+func (*CallToolRequest) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CallToolRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetArgs() []byte {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+type CallToolResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id is the nested call's own id.
+	CallId  string `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Value   []byte `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	IsError bool   `protobuf:"varint,3,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	Error   string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// failure is set when the nested call was refused or stopped.
+	Failure       *Error `protobuf:"bytes,5,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallToolResponse) Reset() {
+	*x = CallToolResponse{}
+	mi := &file_executor_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallToolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallToolResponse) ProtoMessage() {}
+
+func (x *CallToolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallToolResponse.ProtoReflect.Descriptor instead.
+func (*CallToolResponse) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CallToolResponse) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
+func (x *CallToolResponse) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *CallToolResponse) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
+func (x *CallToolResponse) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *CallToolResponse) GetFailure() *Error {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
+type ListToolsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListToolsRequest) Reset() {
+	*x = ListToolsRequest{}
+	mi := &file_executor_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListToolsRequest) ProtoMessage() {}
+
+func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
+func (*ListToolsRequest) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{4}
+}
+
+type HostTool struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	Parameters    []byte                 `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostTool) Reset() {
+	*x = HostTool{}
+	mi := &file_executor_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostTool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostTool) ProtoMessage() {}
+
+func (x *HostTool) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostTool.ProtoReflect.Descriptor instead.
+func (*HostTool) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *HostTool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *HostTool) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *HostTool) GetParameters() []byte {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+type ListToolsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tools         []*HostTool            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	Failure       *Error                 `protobuf:"bytes,2,opt,name=failure,proto3" json:"failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListToolsResponse) Reset() {
+	*x = ListToolsResponse{}
+	mi := &file_executor_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListToolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListToolsResponse) ProtoMessage() {}
+
+func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
+func (*ListToolsResponse) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListToolsResponse) GetTools() []*HostTool {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ListToolsResponse) GetFailure() *Error {
+	if x != nil {
+		return x.Failure
+	}
+	return nil
+}
+
 type Caller struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -134,7 +601,7 @@ type Caller struct {
 
 func (x *Caller) Reset() {
 	*x = Caller{}
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -146,7 +613,7 @@ func (x *Caller) String() string {
 func (*Caller) ProtoMessage() {}
 
 func (x *Caller) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -159,7 +626,7 @@ func (x *Caller) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Caller.ProtoReflect.Descriptor instead.
 func (*Caller) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{0}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Caller) GetId() string {
@@ -195,7 +662,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -207,7 +674,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -220,7 +687,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{1}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Limits) GetTimeoutNs() int64 {
@@ -266,7 +733,7 @@ type JSCall struct {
 
 func (x *JSCall) Reset() {
 	*x = JSCall{}
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +745,7 @@ func (x *JSCall) String() string {
 func (*JSCall) ProtoMessage() {}
 
 func (x *JSCall) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +758,7 @@ func (x *JSCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JSCall.ProtoReflect.Descriptor instead.
 func (*JSCall) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{2}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *JSCall) GetCode() string {
@@ -334,7 +801,7 @@ type ShellCall struct {
 
 func (x *ShellCall) Reset() {
 	*x = ShellCall{}
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +813,7 @@ func (x *ShellCall) String() string {
 func (*ShellCall) ProtoMessage() {}
 
 func (x *ShellCall) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +826,7 @@ func (x *ShellCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShellCall.ProtoReflect.Descriptor instead.
 func (*ShellCall) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{3}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ShellCall) GetArgv() []string {
@@ -407,7 +874,7 @@ type HTTPCall struct {
 
 func (x *HTTPCall) Reset() {
 	*x = HTTPCall{}
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -419,7 +886,7 @@ func (x *HTTPCall) String() string {
 func (*HTTPCall) ProtoMessage() {}
 
 func (x *HTTPCall) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -432,7 +899,7 @@ func (x *HTTPCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HTTPCall.ProtoReflect.Descriptor instead.
 func (*HTTPCall) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{4}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HTTPCall) GetMethod() string {
@@ -520,7 +987,7 @@ type FSCall struct {
 
 func (x *FSCall) Reset() {
 	*x = FSCall{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +999,7 @@ func (x *FSCall) String() string {
 func (*FSCall) ProtoMessage() {}
 
 func (x *FSCall) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +1012,7 @@ func (x *FSCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FSCall.ProtoReflect.Descriptor instead.
 func (*FSCall) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FSCall) GetOp() string {
@@ -640,26 +1107,28 @@ func (x *FSCall) GetMaxMatches() int32 {
 }
 
 type ExecuteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CallId        string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	Tool          string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
-	Version       int32                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
-	Caller        *Caller                `protobuf:"bytes,4,opt,name=caller,proto3" json:"caller,omitempty"`
-	Kind          string                 `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
-	Args          []byte                 `protobuf:"bytes,6,opt,name=args,proto3" json:"args,omitempty"`
-	Permissions   []string               `protobuf:"bytes,7,rep,name=permissions,proto3" json:"permissions,omitempty"`
-	Limits        *Limits                `protobuf:"bytes,8,opt,name=limits,proto3" json:"limits,omitempty"`
-	Js            *JSCall                `protobuf:"bytes,9,opt,name=js,proto3" json:"js,omitempty"`
-	Shell         *ShellCall             `protobuf:"bytes,10,opt,name=shell,proto3" json:"shell,omitempty"`
-	Http          *HTTPCall              `protobuf:"bytes,11,opt,name=http,proto3" json:"http,omitempty"`
-	Fs            *FSCall                `protobuf:"bytes,12,opt,name=fs,proto3" json:"fs,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	CallId      string                 `protobuf:"bytes,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Tool        string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	Version     int32                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	Caller      *Caller                `protobuf:"bytes,4,opt,name=caller,proto3" json:"caller,omitempty"`
+	Kind        string                 `protobuf:"bytes,5,opt,name=kind,proto3" json:"kind,omitempty"`
+	Args        []byte                 `protobuf:"bytes,6,opt,name=args,proto3" json:"args,omitempty"`
+	Permissions []string               `protobuf:"bytes,7,rep,name=permissions,proto3" json:"permissions,omitempty"`
+	Limits      *Limits                `protobuf:"bytes,8,opt,name=limits,proto3" json:"limits,omitempty"`
+	Js          *JSCall                `protobuf:"bytes,9,opt,name=js,proto3" json:"js,omitempty"`
+	Shell       *ShellCall             `protobuf:"bytes,10,opt,name=shell,proto3" json:"shell,omitempty"`
+	Http        *HTTPCall              `protobuf:"bytes,11,opt,name=http,proto3" json:"http,omitempty"`
+	Fs          *FSCall                `protobuf:"bytes,12,opt,name=fs,proto3" json:"fs,omitempty"`
+	// host says the call may call back over the executor's Host stream.
+	Host          bool `protobuf:"varint,13,opt,name=host,proto3" json:"host,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -671,7 +1140,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -684,7 +1153,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecuteRequest) GetCallId() string {
@@ -771,6 +1240,13 @@ func (x *ExecuteRequest) GetFs() *FSCall {
 	return nil
 }
 
+func (x *ExecuteRequest) GetHost() bool {
+	if x != nil {
+		return x.Host
+	}
+	return false
+}
+
 type LogLine struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Level         string                 `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
@@ -781,7 +1257,7 @@ type LogLine struct {
 
 func (x *LogLine) Reset() {
 	*x = LogLine{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +1269,7 @@ func (x *LogLine) String() string {
 func (*LogLine) ProtoMessage() {}
 
 func (x *LogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +1282,7 @@ func (x *LogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLine.ProtoReflect.Descriptor instead.
 func (*LogLine) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LogLine) GetLevel() string {
@@ -836,7 +1312,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +1324,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +1337,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Error) GetCode() ErrorCode {
@@ -909,7 +1385,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -921,7 +1397,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -934,7 +1410,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ExecuteResponse) GetValue() []byte {
@@ -997,7 +1473,39 @@ var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x0eexecutor.proto\x12\x14toolcage.executor.v1\"D\n" +
+	"\x0eexecutor.proto\x12\x14toolcage.executor.v1\"\xc8\x01\n" +
+	"\aHostAsk\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x17\n" +
+	"\acall_id\x18\x02 \x01(\tR\x06callId\x12D\n" +
+	"\tcall_tool\x18\x03 \x01(\v2%.toolcage.executor.v1.CallToolRequestH\x00R\bcallTool\x12G\n" +
+	"\n" +
+	"list_tools\x18\x04 \x01(\v2&.toolcage.executor.v1.ListToolsRequestH\x00R\tlistToolsB\x05\n" +
+	"\x03ask\"\xb5\x01\n" +
+	"\tHostReply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12E\n" +
+	"\tcall_tool\x18\x02 \x01(\v2&.toolcage.executor.v1.CallToolResponseH\x00R\bcallTool\x12H\n" +
+	"\n" +
+	"list_tools\x18\x03 \x01(\v2'.toolcage.executor.v1.ListToolsResponseH\x00R\tlistToolsB\a\n" +
+	"\x05reply\"9\n" +
+	"\x0fCallToolRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04args\x18\x02 \x01(\fR\x04args\"\xa9\x01\n" +
+	"\x10CallToolResponse\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\x12\x19\n" +
+	"\bis_error\x18\x03 \x01(\bR\aisError\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x125\n" +
+	"\afailure\x18\x05 \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure\"\x12\n" +
+	"\x10ListToolsRequest\"`\n" +
+	"\bHostTool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1e\n" +
+	"\n" +
+	"parameters\x18\x03 \x01(\fR\n" +
+	"parameters\"\x80\x01\n" +
+	"\x11ListToolsResponse\x124\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1e.toolcage.executor.v1.HostToolR\x05tools\x125\n" +
+	"\afailure\x18\x02 \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure\"D\n" +
 	"\x06Caller\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x16\n" +
@@ -1054,7 +1562,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x0emax_read_bytes\x18\v \x01(\x03R\fmaxReadBytes\x12&\n" +
 	"\x0fmax_write_bytes\x18\f \x01(\x03R\rmaxWriteBytes\x12\x1f\n" +
 	"\vmax_matches\x18\r \x01(\x05R\n" +
-	"maxMatches\"\xd4\x03\n" +
+	"maxMatches\"\xe8\x03\n" +
 	"\x0eExecuteRequest\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x18\n" +
@@ -1068,7 +1576,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x05shell\x18\n" +
 	" \x01(\v2\x1f.toolcage.executor.v1.ShellCallR\x05shell\x122\n" +
 	"\x04http\x18\v \x01(\v2\x1e.toolcage.executor.v1.HTTPCallR\x04http\x12,\n" +
-	"\x02fs\x18\f \x01(\v2\x1c.toolcage.executor.v1.FSCallR\x02fs\"9\n" +
+	"\x02fs\x18\f \x01(\v2\x1c.toolcage.executor.v1.FSCallR\x02fs\x12\x12\n" +
+	"\x04host\x18\r \x01(\bR\x04host\"9\n" +
 	"\aLogLine\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"|\n" +
@@ -1107,9 +1616,10 @@ const file_executor_proto_rawDesc = "" +
 	"\x17ERROR_CODE_RATE_LIMITED\x10\x0f\x12 \n" +
 	"\x1cERROR_CODE_APPROVAL_REQUIRED\x10\x10\x12\x1e\n" +
 	"\x1aERROR_CODE_APPROVAL_DENIED\x10\x11\x12\x1b\n" +
-	"\x17ERROR_CODE_UNAUTHORIZED\x10\x122b\n" +
+	"\x17ERROR_CODE_UNAUTHORIZED\x10\x122\xae\x01\n" +
 	"\bExecutor\x12V\n" +
-	"\aExecute\x12$.toolcage.executor.v1.ExecuteRequest\x1a%.toolcage.executor.v1.ExecuteResponseB.Z,github.com/toolcage/toolcage/executors/protob\x06proto3"
+	"\aExecute\x12$.toolcage.executor.v1.ExecuteRequest\x1a%.toolcage.executor.v1.ExecuteResponse\x12J\n" +
+	"\x04Host\x12\x1f.toolcage.executor.v1.HostReply\x1a\x1d.toolcage.executor.v1.HostAsk(\x010\x01B.Z,github.com/toolcage/toolcage/executors/protob\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -1124,43 +1634,59 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_executor_proto_goTypes = []any{
-	(ErrorCode)(0),          // 0: toolcage.executor.v1.ErrorCode
-	(*Caller)(nil),          // 1: toolcage.executor.v1.Caller
-	(*Limits)(nil),          // 2: toolcage.executor.v1.Limits
-	(*JSCall)(nil),          // 3: toolcage.executor.v1.JSCall
-	(*ShellCall)(nil),       // 4: toolcage.executor.v1.ShellCall
-	(*HTTPCall)(nil),        // 5: toolcage.executor.v1.HTTPCall
-	(*FSCall)(nil),          // 6: toolcage.executor.v1.FSCall
-	(*ExecuteRequest)(nil),  // 7: toolcage.executor.v1.ExecuteRequest
-	(*LogLine)(nil),         // 8: toolcage.executor.v1.LogLine
-	(*Error)(nil),           // 9: toolcage.executor.v1.Error
-	(*ExecuteResponse)(nil), // 10: toolcage.executor.v1.ExecuteResponse
-	nil,                     // 11: toolcage.executor.v1.JSCall.SecretsEntry
-	nil,                     // 12: toolcage.executor.v1.ShellCall.EnvEntry
-	nil,                     // 13: toolcage.executor.v1.HTTPCall.HeadersEntry
+	(ErrorCode)(0),            // 0: toolcage.executor.v1.ErrorCode
+	(*HostAsk)(nil),           // 1: toolcage.executor.v1.HostAsk
+	(*HostReply)(nil),         // 2: toolcage.executor.v1.HostReply
+	(*CallToolRequest)(nil),   // 3: toolcage.executor.v1.CallToolRequest
+	(*CallToolResponse)(nil),  // 4: toolcage.executor.v1.CallToolResponse
+	(*ListToolsRequest)(nil),  // 5: toolcage.executor.v1.ListToolsRequest
+	(*HostTool)(nil),          // 6: toolcage.executor.v1.HostTool
+	(*ListToolsResponse)(nil), // 7: toolcage.executor.v1.ListToolsResponse
+	(*Caller)(nil),            // 8: toolcage.executor.v1.Caller
+	(*Limits)(nil),            // 9: toolcage.executor.v1.Limits
+	(*JSCall)(nil),            // 10: toolcage.executor.v1.JSCall
+	(*ShellCall)(nil),         // 11: toolcage.executor.v1.ShellCall
+	(*HTTPCall)(nil),          // 12: toolcage.executor.v1.HTTPCall
+	(*FSCall)(nil),            // 13: toolcage.executor.v1.FSCall
+	(*ExecuteRequest)(nil),    // 14: toolcage.executor.v1.ExecuteRequest
+	(*LogLine)(nil),           // 15: toolcage.executor.v1.LogLine
+	(*Error)(nil),             // 16: toolcage.executor.v1.Error
+	(*ExecuteResponse)(nil),   // 17: toolcage.executor.v1.ExecuteResponse
+	nil,                       // 18: toolcage.executor.v1.JSCall.SecretsEntry
+	nil,                       // 19: toolcage.executor.v1.ShellCall.EnvEntry
+	nil,                       // 20: toolcage.executor.v1.HTTPCall.HeadersEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	11, // 0: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
-	12, // 1: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
-	13, // 2: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
-	1,  // 3: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
-	2,  // 4: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
-	3,  // 5: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
-	4,  // 6: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
-	5,  // 7: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
-	6,  // 8: toolcage.executor.v1.ExecuteRequest.fs:type_name -> toolcage.executor.v1.FSCall
-	0,  // 9: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
-	8,  // 10: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
-	9,  // 11: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
-	7,  // 12: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
-	10, // 13: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
-	13, // [13:14] is the sub-list for method output_type
-	12, // [12:13] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	3,  // 0: toolcage.executor.v1.HostAsk.call_tool:type_name -> toolcage.executor.v1.CallToolRequest
+	5,  // 1: toolcage.executor.v1.HostAsk.list_tools:type_name -> toolcage.executor.v1.ListToolsRequest
+	4,  // 2: toolcage.executor.v1.HostReply.call_tool:type_name -> toolcage.executor.v1.CallToolResponse
+	7,  // 3: toolcage.executor.v1.HostReply.list_tools:type_name -> toolcage.executor.v1.ListToolsResponse
+	16, // 4: toolcage.executor.v1.CallToolResponse.failure:type_name -> toolcage.executor.v1.Error
+	6,  // 5: toolcage.executor.v1.ListToolsResponse.tools:type_name -> toolcage.executor.v1.HostTool
+	16, // 6: toolcage.executor.v1.ListToolsResponse.failure:type_name -> toolcage.executor.v1.Error
+	18, // 7: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
+	19, // 8: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
+	20, // 9: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
+	8,  // 10: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
+	9,  // 11: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
+	10, // 12: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
+	11, // 13: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
+	12, // 14: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
+	13, // 15: toolcage.executor.v1.ExecuteRequest.fs:type_name -> toolcage.executor.v1.FSCall
+	0,  // 16: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
+	15, // 17: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
+	16, // 18: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
+	14, // 19: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
+	2,  // 20: toolcage.executor.v1.Executor.Host:input_type -> toolcage.executor.v1.HostReply
+	17, // 21: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
+	1,  // 22: toolcage.executor.v1.Executor.Host:output_type -> toolcage.executor.v1.HostAsk
+	21, // [21:23] is the sub-list for method output_type
+	19, // [19:21] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1168,13 +1694,21 @@ func file_executor_proto_init() {
 	if File_executor_proto != nil {
 		return
 	}
+	file_executor_proto_msgTypes[0].OneofWrappers = []any{
+		(*HostAsk_CallTool)(nil),
+		(*HostAsk_ListTools)(nil),
+	}
+	file_executor_proto_msgTypes[1].OneofWrappers = []any{
+		(*HostReply_CallTool)(nil),
+		(*HostReply_ListTools)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	Executor_Execute_FullMethodName = "/toolcage.executor.v1.Executor/Execute"
+	Executor_Host_FullMethodName    = "/toolcage.executor.v1.Executor/Host"
 )
 
 // ExecutorClient is the client API for Executor service.
@@ -30,6 +31,15 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type ExecutorClient interface {
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
+	// Host carries the callbacks of the calls an executor runs (JavaScript's
+	// utils.callTool and utils.listTools) the other way: the daemon opens it
+	// once per executor that may call back, the executor sends a HostAsk
+	// for each callback and the daemon answers it with the HostReply of the
+	// same id. It rides the executor's own connection, the only socket a
+	// sandbox reaches. Every ask names the call it is made for, and the
+	// daemon answers only for the call running on that executor, under that
+	// call's caller: nothing here carries an identity.
+	Host(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostReply, HostAsk], error)
 }
 
 type executorClient struct {
@@ -50,11 +60,33 @@ func (c *executorClient) Execute(ctx context.Context, in *ExecuteRequest, opts .
 	return out, nil
 }
 
+func (c *executorClient) Host(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostReply, HostAsk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Executor_ServiceDesc.Streams[0], Executor_Host_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[HostReply, HostAsk]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Executor_HostClient = grpc.BidiStreamingClient[HostReply, HostAsk]
+
 // ExecutorServer is the server API for Executor service.
 // All implementations must embed UnimplementedExecutorServer
 // for forward compatibility.
 type ExecutorServer interface {
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
+	// Host carries the callbacks of the calls an executor runs (JavaScript's
+	// utils.callTool and utils.listTools) the other way: the daemon opens it
+	// once per executor that may call back, the executor sends a HostAsk
+	// for each callback and the daemon answers it with the HostReply of the
+	// same id. It rides the executor's own connection, the only socket a
+	// sandbox reaches. Every ask names the call it is made for, and the
+	// daemon answers only for the call running on that executor, under that
+	// call's caller: nothing here carries an identity.
+	Host(grpc.BidiStreamingServer[HostReply, HostAsk]) error
 	mustEmbedUnimplementedExecutorServer()
 }
 
@@ -67,6 +99,9 @@ type UnimplementedExecutorServer struct{}
 
 func (UnimplementedExecutorServer) Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedExecutorServer) Host(grpc.BidiStreamingServer[HostReply, HostAsk]) error {
+	return status.Error(codes.Unimplemented, "method Host not implemented")
 }
 func (UnimplementedExecutorServer) mustEmbedUnimplementedExecutorServer() {}
 func (UnimplementedExecutorServer) testEmbeddedByValue()                  {}
@@ -107,6 +142,13 @@ func _Executor_Execute_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Executor_Host_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ExecutorServer).Host(&grpc.GenericServerStream[HostReply, HostAsk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Executor_HostServer = grpc.BidiStreamingServer[HostReply, HostAsk]
+
 // Executor_ServiceDesc is the grpc.ServiceDesc for Executor service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -119,6 +161,13 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Executor_Execute_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Host",
+			Handler:       _Executor_Host_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "executor.proto",
 }

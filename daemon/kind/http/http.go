@@ -60,6 +60,14 @@ func (s *Spec) Template() template.HTTPSpec {
 // Normalize upper-cases the method.
 func (s *Spec) Normalize() { s.Method = strings.ToUpper(s.Method) }
 
+// ReadOnly is true for GET and HEAD.
+func (s *Spec) ReadOnly() bool { return s.Method == "GET" || s.Method == "HEAD" }
+
+// Destructive is true for PUT, PATCH and DELETE: they replace or remove.
+func (s *Spec) Destructive() bool {
+	return s.Method == "PUT" || s.Method == "PATCH" || s.Method == "DELETE"
+}
+
 // Parameters follow from the block's {{vars}}.
 func (s *Spec) Parameters() (json.RawMessage, error) {
 	return template.GenerateParameters(s.Template())
@@ -203,5 +211,6 @@ var (
 	_ kind.Kind          = Kind{}
 	_ kind.Spec          = (*Spec)(nil)
 	_ kind.Parameterizer = (*Spec)(nil)
+	_ kind.Effects       = (*Spec)(nil)
 	_ kind.Templated     = (*Compiled)(nil)
 )

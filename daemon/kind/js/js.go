@@ -37,6 +37,9 @@ func (Kind) Required() kind.Problem { return kind.Problem{Field: "js.code", Mess
 // behind, and the reset's half millisecond is saved.
 func (Kind) ResetAfterCall() bool { return false }
 
+// CallsHost is true: a tool's code may call other tools (utils.callTool).
+func (Kind) CallsHost() bool { return true }
+
 // Spec is the body of a js tool.
 type Spec struct {
 	Code string `json:"code"`
@@ -100,7 +103,8 @@ func (c compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) (
 
 // Interface guards.
 var (
-	_ kind.Kind     = Kind{}
-	_ kind.Spec     = (*Spec)(nil)
-	_ kind.Compiled = compiled{}
+	_ kind.Kind       = Kind{}
+	_ kind.Spec       = (*Spec)(nil)
+	_ kind.Compiled   = compiled{}
+	_ kind.HostCaller = Kind{}
 )
