@@ -69,6 +69,21 @@ type Parameterizer interface {
 	Parameters() (json.RawMessage, error)
 }
 
+// ArgNeeder is a Spec whose templates cannot render without some
+// arguments (a shell command's words, an http tool's path and headers):
+// the catalog refuses such a definition unless each of them is required
+// by its schema or has a default there, so no call meets a missing
+// argument the author never chose a value for.
+type ArgNeeder interface {
+	NeededArgs() []NeededArg
+}
+
+// NeededArg is one argument a template cannot do without.
+type NeededArg struct {
+	// Name is the argument; Field the block's field whose template uses it.
+	Name, Field string
+}
+
 // Compiled is a block ready for calls.
 type Compiled interface {
 	// Secrets lists the secrets a call uses, each once, in order.
@@ -120,6 +135,10 @@ type Call struct {
 	// AllowDash names the parameters whose values may start with "-"
 	// (the schema's say).
 	AllowDash map[string]bool
+	// Defaults are the schema's default values of its top-level
+	// properties: DecodeArgs fills in each argument that is absent or
+	// null.
+	Defaults map[string]json.RawMessage
 	// Secret returns a secret's value for {{secret.NAME}}.
 	Secret func(name string) (string, error)
 	// Envelopes are the stored envelopes of the secrets, by name, when

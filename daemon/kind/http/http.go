@@ -108,6 +108,20 @@ func (s *Spec) Check(kind.Tool) error {
 	return nil
 }
 
+// NeededArgs are those of the URL's path and of the headers; the query's,
+// the params' and the body's may be absent (left out, or null).
+func (s *Spec) NeededArgs() []kind.NeededArg {
+	c, err := template.CompileHTTP(s.Template())
+	if err != nil {
+		return nil // Check reports it
+	}
+	var out []kind.NeededArg
+	for _, v := range c.Required() {
+		out = append(out, kind.NeededArg{Name: v, Field: "http"})
+	}
+	return out
+}
+
 // Compile compiles the request templates.
 func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
 	r, err := template.CompileHTTP(s.Template())
@@ -203,5 +217,6 @@ var (
 	_ kind.Kind          = Kind{}
 	_ kind.Spec          = (*Spec)(nil)
 	_ kind.Parameterizer = (*Spec)(nil)
+	_ kind.ArgNeeder     = (*Spec)(nil)
 	_ kind.Templated     = (*Compiled)(nil)
 )
