@@ -166,6 +166,17 @@ CREATE TABLE worker_tools (
 	PRIMARY KEY (worker, tool)
 ) STRICT, WITHOUT ROWID;
 `,
+	// 7: each worker's state (the state toolset and utils.getState):
+	// JSON values by key, gone with the worker (see state.go).
+	`
+CREATE TABLE worker_state (
+	worker     TEXT    NOT NULL REFERENCES workers (name) ON DELETE CASCADE ON UPDATE CASCADE,
+	key        TEXT    NOT NULL,
+	value      TEXT    NOT NULL, -- JSON, compacted
+	updated_at INTEGER NOT NULL, -- Unix ns
+	PRIMARY KEY (worker, key)
+) STRICT, WITHOUT ROWID;
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the
