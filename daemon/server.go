@@ -27,6 +27,7 @@ import (
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
+	"github.com/toolcage/toolcage/store/workerdb"
 )
 
 // Version is set at build time.
@@ -44,6 +45,8 @@ type Daemon struct {
 	metrics *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
 	egress *egress.Proxy
+	// workerDBs are the workers' own SQLite databases (the sql toolset).
+	workerDBs *workerdb.Set
 	// secretsKey decrypts stored secrets; a rotation swaps it (rotate.go).
 	// Never logged.
 	secretsKey *secretsKey
@@ -135,6 +138,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Logger:         log,
 	})
 	d.secretsKey = newSecretsKey(secretsKey)
+	// Each worker's own SQLite database (the sql toolset), beside the
+	// daemon's: data_dir/workers/<name>/db.sqlite.
+	d.workerDBs = workerdb.New(filepath.Join(cfg.DataDir, "workers"))
 	guards := netguard.NewCache(64)
 	if d.egress, err = egress.Listen(guards, log); err != nil {
 		d.pool.Close()
@@ -153,8 +159,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		},
 		Workers:    d.workers.get,
 		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
-		NetworkShellTools: cfg.Sandbox.NetworkShellTools,
-		Metrics:           d.metrics, Logger: log,
+		NetworkShellTools: cfg.Sandbox.NetworkShellTools, WorkerDBs: d.workerDBs,
+		Metrics: d.metrics, Logger: log,
 	})
 	d.workers.check = func(w *worker.Worker) error { return d.disp.KnownProfile(w.Profile) }
 	ln, err := listenSocket(cfg.Socket)
@@ -331,6 +337,7 @@ func (d *Daemon) Close() error {
 		}
 		d.pool.Close()
 		d.egress.Close()
+		d.workerDBs.Close()
 		d.closeErr = d.store.Close()
 		os.Remove(d.cfg.Socket)
 		if d.sandboxState != "" {

@@ -74,6 +74,9 @@ type Definition struct {
 
 	// strayBlocks are blocks of other kinds the definition gave.
 	strayBlocks []string
+	// toolset says a built-in toolset wrote the definition
+	// (ParseToolsetJSON): only then may it name a toolset-only kind.
+	toolset bool
 	// approvalDefaulted says Approval was not written but filled in (by
 	// ApplyDefaults, or from the creator by the catalog): the store keeps
 	// "" for it, so the default can follow the creator and the worker.
@@ -133,7 +136,15 @@ func Parse(data []byte) (*Definition, error) {
 }
 
 // ParseJSON is Parse for input already known to be JSON.
-func ParseJSON(data []byte) (*Definition, error) {
+func ParseJSON(data []byte) (*Definition, error) { return parseJSON(data, false) }
+
+// ParseToolsetJSON is ParseJSON for a built-in toolset's definitions
+// (daemon/toolset): the one way to a definition of a kind that exists
+// only for a toolset (kind.ToolsetOnly), whose guarantees would not hold
+// if a person or an agent wrote its block by hand.
+func ParseToolsetJSON(data []byte) (*Definition, error) { return parseJSON(data, true) }
+
+func parseJSON(data []byte, toolset bool) (*Definition, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var d Definition
@@ -144,6 +155,7 @@ func ParseJSON(data []byte) (*Definition, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &ValidationError{Problems: []Problem{{Message: "bad definition: trailing data after the object"}}}
 	}
+	d.toolset = toolset
 	d.ApplyDefaults()
 	if err := d.Validate(); err != nil {
 		return nil, err
@@ -233,11 +245,15 @@ func (d *Definition) Validate() error {
 		add("description", "is required")
 	}
 	k, known := builtin.Kinds().Get(d.Kind)
-	if !known {
+	if to, only := k.(kind.ToolsetOnly); only && !d.toolset {
+		add("kind", "kind %q exists only in the built-in %s toolset: turn it on in a worker file (toolsets: {%s: {}}) instead of writing its tools (want %s)",
+			d.Kind, to.Toolset(), to.Toolset(), authoredKinds())
+		known = false
+	} else if !known {
 		if d.Kind == "" {
-			add("kind", "is required (%s)", builtin.Kinds())
+			add("kind", "is required (%s)", authoredKinds())
 		} else {
-			add("kind", "unknown kind %q (want %s)", d.Kind, builtin.Kinds())
+			add("kind", "unknown kind %q (want %s)", d.Kind, authoredKinds())
 		}
 	}
 	if _, err := CompileSchema(d.Parameters); err != nil {
@@ -289,6 +305,22 @@ func (d *Definition) Validate() error {
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Field < ps[j].Field })
 	return &ValidationError{Problems: ps}
+}
+
+// authoredKinds lists the kinds a definition may name: "js, shell or http".
+func authoredKinds() string {
+	var names []string
+	for _, n := range builtin.Kinds().Names() {
+		if k, _ := builtin.Kinds().Get(n); k != nil {
+			if _, only := k.(kind.ToolsetOnly); !only {
+				names = append(names, string(n))
+			}
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // WrittenApproval is the approval the definition writes, "" when it

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
@@ -25,6 +26,11 @@ type plan struct {
 	// standIn is the HTTP request rendered with stand-in tokens; nil when
 	// the call uses no secret or the proxy cannot place one.
 	standIn *executors.HTTPCall
+	// local is set for a kind whose calls the daemon runs itself
+	// (kind.Local): no executor and no pool key.
+	local    kind.Local
+	tool     kind.Tool
+	defaults map[string]json.RawMessage
 }
 
 // scrubber returns the scrubber for the call's results, errors and record.
@@ -46,16 +52,18 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		CallID: c.id, Tool: c.tool, Version: c.version, Caller: c.caller,
 		Kind: def.Kind, Args: c.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
 	}
-	p := &plan{req: req}
+	p := &plan{req: req, defaults: res.Schema.Defaults}
 	k, ok := d.cfg.Kinds.Get(def.Kind)
 	if !ok || res.Compiled == nil {
 		return p, errdefs.Errorf(errdefs.InvalidDefinition, "unknown kind %q", def.Kind)
 	}
+	req.Kind = kind.ExecutorOf(k)
 	dryRunBy := ""
 	if c.dryRun {
 		dryRunBy = c.caller.Type
 	}
 	tool := def.KindTool()
+	p.tool = tool
 	s, err := d.callSecrets(ctx, res, tool, dryRunBy)
 	if err != nil {
 		return p, err
@@ -69,7 +77,13 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	}
 	req.Permissions, req.JS, req.Shell, req.HTTP = body.Permissions, body.JS, body.Shell, body.HTTP
 	p.standIn = built.StandIn
-	fillLimits(&req.Limits, d.cfg.Limits[def.Kind])
+	if l, ok := res.Compiled.(kind.Local); ok {
+		p.local = l
+		fillLimits(&req.Limits, d.localLimits(def.Kind))
+		capLimits(&req.Limits, c.worker)
+		return p, nil
+	}
+	fillLimits(&req.Limits, d.cfg.Limits[req.Kind])
 	capLimits(&req.Limits, c.worker)
 	if h := req.HTTP; h != nil && h.MaxResponseBytes <= 0 {
 		h.MaxResponseBytes = req.Limits.OutputBytes
@@ -77,7 +91,7 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 			p.standIn.MaxResponseBytes = h.MaxResponseBytes
 		}
 	}
-	p.key = host.NewKey(def.Kind, def.Isolation, req.Permissions)
+	p.key = host.NewKey(req.Kind, def.Isolation, req.Permissions)
 	p.key.Reset = k.ResetAfterCall()
 	return p, nil
 }

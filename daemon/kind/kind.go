@@ -18,6 +18,9 @@ import (
 
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/store"
+	"github.com/toolcage/toolcage/store/workerdb"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -35,6 +38,32 @@ type Kind interface {
 	// every call: true for a kind whose calls can leave processes or files
 	// behind.
 	ResetAfterCall() bool
+}
+
+// ToolsetOnly is a Kind that exists only for a built-in toolset
+// (daemon/toolset): the catalog refuses a definition of it that a person
+// or an agent wrote, so the toolset, which writes its definitions with
+// the guarantees it needs, is the only way to get one.
+type ToolsetOnly interface {
+	Kind
+	// Toolset names the toolset the kind belongs to.
+	Toolset() string
+}
+
+// RunsOn is a Kind whose calls run on another kind's executor (the fetch
+// kind's requests on the http executor): its Build fills that kind's
+// body, and the pool key and default limits are that kind's.
+type RunsOn interface {
+	Kind
+	Executor() toolspec.Kind
+}
+
+// ExecutorOf is the executor kind k's calls run on.
+func ExecutorOf(k Kind) toolspec.Kind {
+	if r, ok := k.(RunsOn); ok {
+		return r.Executor()
+	}
+	return k.Name()
 }
 
 // Tool is what a block is told of the definition around it.
@@ -96,6 +125,54 @@ type Compiled interface {
 	Build(ctx context.Context, c *Call, req *Request) (*Built, error)
 }
 
+// Local is a Compiled whose calls the daemon runs itself rather than on
+// a pooled executor: kinds whose whole work is the worker's own data in
+// the daemon (its state in the store, its SQLite file) and that need cgo,
+// which the static executor cannot link. The dispatcher gives a local
+// call what it gives an executor call: the same timeout and output cap,
+// rate limits, scrubbing and audit record. Build runs first, as for any
+// kind (its checks), and may leave the request's body empty.
+type Local interface {
+	Compiled
+	// Run runs one call; ctx ends at the call's timeout, and Run must
+	// return promptly when it does. A failure on the tool's own terms is
+	// a LocalResult with IsError; a refusal or a broken limit is a coded
+	// error.
+	Run(ctx context.Context, call *LocalCall) (*LocalResult, error)
+}
+
+// LocalCall is one call a Local runs.
+type LocalCall struct {
+	Env    *Env
+	Caller principal.Caller
+	// Worker names the worker the call came through; "" for none.
+	Worker string
+	Tool   Tool
+	// Args are the validated arguments (DecodeArgs fills defaults).
+	Args     json.RawMessage
+	Defaults map[string]json.RawMessage
+	Limits   toolspec.Limits
+}
+
+// DecodeArgs decodes the call's arguments as Call.DecodeArgs does.
+func (c *LocalCall) DecodeArgs() (map[string]any, error) {
+	return (&Call{Args: c.Args, Defaults: c.Defaults}).DecodeArgs()
+}
+
+// LocalResult is what a local call produced.
+type LocalResult struct {
+	// Value is the JSON result.
+	Value   json.RawMessage
+	IsError bool
+	Error   string
+	Logs    []LogLine
+}
+
+// LogLine is one log line of a local call.
+type LogLine struct {
+	Level, Message string
+}
+
 // Templated is a Compiled whose call can be shown without running it
 // (`toolcage tools render`): a rendered command or request.
 type Templated interface {
@@ -118,6 +195,11 @@ type Env struct {
 	StandIns bool
 	// NewToken makes one stand-in token.
 	NewToken func() string
+	// Store is the daemon's store: the state kind keeps each worker's
+	// state there. Nil where no local call runs (a preview).
+	Store *store.Store
+	// WorkerDBs opens each worker's own SQLite database (the sql kind).
+	WorkerDBs *workerdb.Set
 	// Preview says the call is only shown (`toolcage tools render`), not
 	// run: checks on how it would run (a shell tool's network grant) are
 	// left out, and so are stand-ins.

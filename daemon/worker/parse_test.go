@@ -206,7 +206,7 @@ func TestParseErrors(t *testing.T) {
 		{"rate limit negative", "name: ops\nrate_limit: {per_minute: -5}\n", []string{"2:26: rate_limit.per_minute: -5 is out of range"}},
 		{"rate limit huge", "name: ops\nrate_limit: {per_minute: 99999999999999999999}\n", []string{"2:26: rate_limit.per_minute: want a whole number, got the number 99999999999999999999"}},
 		{"agent_tools not bool", "name: ops\nagent_tools: {create: yes}\n", []string{`2:23: agent_tools.create: want true or false, got the string "yes"`}},
-		{"unknown toolset", "name: ops\ntoolsets: {filesystem: {}}\n", []string{`2:12: toolsets: unknown toolset "filesystem" (no toolsets are built in yet)`}},
+		{"unknown toolset", "name: ops\ntoolsets: {nope: {}}\n", []string{`2:12: toolsets: unknown toolset "nope" (known: `}},
 		{"toolsets list", "name: ops\ntoolsets: [filesystem]\n", []string{"2:11: toolsets: want a mapping"}},
 		{"profile empty", "name: ops\nprofile: ''\n", []string{"2:10: profile: is empty"}},
 		{"tool_files absolute", "name: ops\ntool_files: [/etc/*.yaml]\n", []string{`2:14: tool_files: "/etc/*.yaml" is absolute`}},

@@ -7,6 +7,8 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/daemon/kind/js"
 	"github.com/toolcage/toolcage/daemon/kind/shell"
+	"github.com/toolcage/toolcage/daemon/kind/sql"
+	"github.com/toolcage/toolcage/daemon/kind/state"
 )
 
 // kinds is built once and never changed.
@@ -14,6 +16,9 @@ var kinds = kind.NewRegistry(
 	js.Kind{},
 	shell.Kind{},
 	http.Kind{},
+	// Kinds that exist only for a built-in toolset (kind.ToolsetOnly).
+	sql.Kind{},
+	state.Kind{},
 )
 
 // Kinds returns the registry of the built-in kinds.

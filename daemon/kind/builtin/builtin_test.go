@@ -13,8 +13,10 @@ import (
 // Every registered kind meets the same contract.
 func TestKindsConformance(t *testing.T) {
 	names := Kinds().Names()
-	if len(names) != 3 {
-		t.Fatalf("kinds %v, want js, shell and http", names)
+	for _, want := range []toolspec.Kind{toolspec.JS, toolspec.Shell, toolspec.HTTP} {
+		if _, ok := Kinds().Get(want); !ok {
+			t.Fatalf("kinds %v lack %s", names, want)
+		}
 	}
 	for _, n := range names {
 		k, ok := Kinds().Get(n)
@@ -22,8 +24,9 @@ func TestKindsConformance(t *testing.T) {
 			t.Fatalf("Get(%q) = %v, %v", n, k, ok)
 		}
 		t.Run(string(n), func(t *testing.T) {
-			if !n.Valid() {
-				t.Errorf("kind %q is not an executor kind", n)
+			_, toolsetOnly := k.(kind.ToolsetOnly)
+			if !kind.ExecutorOf(k).Valid() && !toolsetOnly {
+				t.Errorf("kind %q runs on no executor kind and is not a toolset's", n)
 			}
 			if p := k.Required(); p.Message == "" || !strings.HasPrefix(p.Field, string(n)) {
 				t.Errorf("Required() = %+v: want a problem on the %s block", p, n)
@@ -87,6 +90,8 @@ var goodBlocks = map[toolspec.Kind]string{
 	"js":    `{"code": "return 1", "allowed_domains": ["api.example.com"]}`,
 	"shell": `{"command": "echo {{.x}}", "env": {"A": "{{.x}}"}, "dir": "/tmp"}`,
 	"http":  `{"method": "get", "url": "https://api.example.com/{{x}}", "allowed_domains": ["api.example.com"], "max_response_bytes": "1KiB"}`,
+	"sql":   `{"op": "query", "query_timeout": "2s", "max_bytes": "10MB"}`,
+	"state": `{"op": "set", "max_keys": 10, "max_value_bytes": "1KiB"}`,
 }
 
 // FuzzDecode: no kind's block decoder panics, and a block it accepts

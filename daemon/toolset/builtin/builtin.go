@@ -2,10 +2,17 @@
 // registered.
 package builtin
 
-import "github.com/toolcage/toolcage/daemon/toolset"
+import (
+	"github.com/toolcage/toolcage/daemon/toolset"
+	"github.com/toolcage/toolcage/daemon/toolset/sql"
+	"github.com/toolcage/toolcage/daemon/toolset/state"
+)
 
 // Toolsets lists the built-in toolsets, sorted by name. To add one, write
 // its package under daemon/toolset and list its Toolset here.
 func Toolsets() []toolset.Toolset {
-	return []toolset.Toolset{}
+	return []toolset.Toolset{
+		sql.Toolset(),
+		state.Toolset(),
+	}
 }

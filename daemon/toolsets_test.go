@@ -1,0 +1,176 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/errdefs"
+)
+
+// result decodes a call's JSON result into v.
+func result(t *testing.T, r api.CallResponse, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+}
+
+// TestStateToolset: a worker's agent keeps JSON values across calls and
+// daemon restarts, within the caps its file sets; another worker does
+// not see them; every call is audited.
+func TestStateToolset(t *testing.T) {
+	data := t.TempDir()
+	td := startDaemon(t, data, nil)
+	dir := t.TempDir()
+	pathA, pathB := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	writeFile(t, pathA, "name: sa\ntoolsets:\n  state: {max_keys: 3, max_value_bytes: 40}\n")
+	writeFile(t, pathB, "name: sb\ntoolsets: {state: {}}\n")
+	a, err := addWorker(td.client, pathA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := addWorker(td.client, pathB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentA, agentB := withToken(td.client, a.Token), withToken(td.client, b.Token)
+
+	call := func(c *api.Client, tool string, args map[string]any) api.CallResponse {
+		t.Helper()
+		r, err := callTool(c, tool, args)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tool, args, err)
+		}
+		return r
+	}
+	call(agentA, "set_state", map[string]any{"key": "todo:1", "value": map[string]any{"title": "write tests", "done": false}})
+	call(agentA, "set_state", map[string]any{"key": "todo:2", "value": []int{1, 2}})
+	var got struct {
+		Found bool            `json:"found"`
+		Value json.RawMessage `json:"value"`
+	}
+	result(t, call(agentA, "get_state", map[string]any{"key": "todo:1"}), &got)
+	if !got.Found || string(got.Value) != `{"done":false,"title":"write tests"}` {
+		t.Fatalf("get: %+v", got)
+	}
+	result(t, call(agentB, "get_state", map[string]any{"key": "todo:1"}), &got)
+	if got.Found {
+		t.Fatal("worker sb sees sa's state")
+	}
+	// The caps of the worker's file, at their edges.
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "big", "value": strings.Repeat("x", 38)}); err != nil {
+		t.Fatalf("40-byte value: %v", err)
+	}
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "big", "value": strings.Repeat("x", 39)}); codeOf(err) != errdefs.LimitExceeded {
+		t.Fatalf("41-byte value: %v", err)
+	}
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "fourth", "value": 4}); codeOf(err) != errdefs.LimitExceeded {
+		t.Fatalf("a fourth key: %v", err)
+	}
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "", "value": 1}); codeOf(err) != errdefs.InvalidArguments {
+		t.Fatalf("empty key: %v", err)
+	}
+	var keys struct{ Keys []string }
+	result(t, call(agentA, "list_state_keys", map[string]any{"prefix": "todo:"}), &keys)
+	if strings.Join(keys.Keys, ",") != "todo:1,todo:2" {
+		t.Fatalf("list: %v", keys.Keys)
+	}
+	result(t, call(agentA, "list_state_keys", map[string]any{}), &keys)
+	if len(keys.Keys) != 3 {
+		t.Fatalf("list all: %v", keys.Keys)
+	}
+	var del struct{ Deleted bool }
+	result(t, call(agentA, "delete_state", map[string]any{"key": "big"}), &del)
+	if !del.Deleted {
+		t.Fatal("delete reported nothing deleted")
+	}
+
+	// A person cannot write the kind by hand.
+	err = td.client.Do(context.Background(), "POST", "/v1/tools", []byte(`{"name":"sneaky","description":"d","kind":"state","state":{"op":"set","max_keys":1000000}}`), nil)
+	if codeOf(err) != errdefs.InvalidDefinition || !strings.Contains(err.Error(), "toolset") {
+		t.Fatalf("a hand-written state tool: %v", err)
+	}
+
+	// The state outlives the daemon.
+	td.stop()
+	td = startDaemon(t, data, nil)
+	result(t, call(withToken(td.client, a.Token), "get_state", map[string]any{"key": "todo:2"}), &got)
+	if !got.Found || string(got.Value) != `[1,2]` {
+		t.Fatalf("after a restart: %+v", got)
+	}
+	var ex api.ExecutionList
+	if err := td.client.Do(context.Background(), "GET", "/v1/executions?tool=set_state", nil, &ex); err != nil || len(ex.Executions) < 4 {
+		t.Fatalf("audit: %+v %v", ex, err)
+	}
+}
+
+// TestSQLToolset: a worker's own database, reached only through the
+// guards: reads and writes work, ATTACH and file pragmas are refused
+// with policy_denied, a runaway query times out, the file sits in the
+// worker's data dir.
+func TestSQLToolset(t *testing.T) {
+	data := t.TempDir()
+	td := startDaemon(t, data, nil)
+	path := filepath.Join(t.TempDir(), "db.yaml")
+	writeFile(t, path, "name: dbw\ntoolsets:\n  sql: {query_timeout: 300ms, max_bytes: 1MB}\n")
+	w, err := addWorker(td.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := withToken(td.client, w.Token)
+	r, err := callTool(agent, "db_sql", map[string]any{"sql": "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"})
+	if err != nil || r.IsError {
+		t.Fatalf("create: %v %+v", err, r)
+	}
+	r, err = callTool(agent, "db_sql", map[string]any{"sql": "INSERT INTO notes (body) VALUES (?), (?)", "params": []string{"a", "b"}})
+	var wr struct {
+		Changes      int64 `json:"changes"`
+		LastInsertID int64 `json:"last_insert_id"`
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	result(t, r, &wr)
+	if wr.Changes != 2 || wr.LastInsertID != 2 {
+		t.Fatalf("insert: %s", r.Result)
+	}
+	r, err = callTool(agent, "db_sql", map[string]any{"sql": "SELECT id, body FROM notes WHERE body = :b", "params": map[string]any{"b": "b"}})
+	if err != nil || string(r.Result) != `{"columns":["id","body"],"rows":[[2,"b"]]}` {
+		t.Fatalf("select: %v %s", err, r.Result)
+	}
+	r, err = callTool(agent, "db_sql", map[string]any{"sql": "SELEC nonsense"})
+	if err != nil || !r.IsError || !strings.Contains(r.Error, "syntax") {
+		t.Fatalf("a syntax error is the tool's: %v %+v", err, r)
+	}
+	other := filepath.Join(t.TempDir(), "other.db")
+	for _, q := range []string{"ATTACH '" + other + "' AS o", "PRAGMA writable_schema = 1", "SELECT load_extension('x')"} {
+		if _, err := callTool(agent, "db_sql", map[string]any{"sql": q}); codeOf(err) != errdefs.PolicyDenied {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	start := time.Now()
+	_, err = callTool(agent, "db_sql", map[string]any{"sql": "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT count(*) FROM c"})
+	if codeOf(err) != errdefs.Timeout || time.Since(start) > 5*time.Second {
+		t.Fatalf("endless query: %v after %v", err, time.Since(start))
+	}
+	r, err = callTool(agent, "db_schema", nil)
+	if err != nil || !strings.Contains(string(r.Result), `"name":"notes"`) {
+		t.Fatalf("schema: %v %s", err, r.Result)
+	}
+	if _, err := os.Stat(filepath.Join(data, "workers", "dbw", "db.sqlite")); err != nil {
+		t.Fatalf("database file: %v", err)
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Fatalf("ATTACH made a file: %v", err)
+	}
+	// A call not through a worker has no database.
+	if _, err := callTool(td.client, "db_sql", map[string]any{"sql": "SELECT 1"}); codeOf(err) != errdefs.ToolNotFound {
+		t.Fatalf("outside a worker: %v", err)
+	}
+}
