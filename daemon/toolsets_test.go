@@ -3,9 +3,14 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,5 +177,95 @@ func TestSQLToolset(t *testing.T) {
 	// A call not through a worker has no database.
 	if _, err := callTool(td.client, "db_sql", map[string]any{"sql": "SELECT 1"}); codeOf(err) != errdefs.ToolNotFound {
 		t.Fatalf("outside a worker: %v", err)
+	}
+}
+
+// TestFetchToolset: fetch_url reaches any host the toolset's allowlist
+// covers ("*" here), through the guard: the test server on 127.0.0.1 is
+// reached only because the config names that host in
+// allow_private_hosts; loopback by another name, private and metadata
+// addresses are refused; a long body is cut; "*" in a tool's own
+// allowlist is refused.
+func TestFetchToolset(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/long" {
+			w.Write([]byte(strings.Repeat("é", 1000)))
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "x": r.Header.Get("X-Test"), "body": string(body)})
+	}))
+	defer srv.Close()
+	td := startDaemon(t, "", func(c *Config) { c.HTTP.AllowPrivateHosts = []string{"127.0.0.1"} })
+	path := filepath.Join(t.TempDir(), "f.yaml")
+	writeFile(t, path, "name: fw\ntoolsets:\n  fetch: {allowed_domains: [\"*\"], max_response_bytes: 1001}\n")
+	w, err := addWorker(td.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := withToken(td.client, w.Token)
+	r, err := callTool(agent, "fetch_url", map[string]any{"url": srv.URL + "/echo", "method": "POST", "headers": map[string]string{"X-Test": "yes"}, "body": "hello"})
+	if err != nil || r.IsError {
+		t.Fatalf("fetch: %v %+v", err, r)
+	}
+	var v struct {
+		Status    int
+		Body      map[string]string
+		Truncated bool
+	}
+	result(t, r, &v)
+	if v.Status != 200 || v.Body["method"] != "POST" || v.Body["x"] != "yes" || v.Body["body"] != "hello" || v.Truncated {
+		t.Fatalf("echo: %s", r.Result)
+	}
+	r, err = callTool(agent, "fetch_url", map[string]any{"url": srv.URL + "/long"})
+	var long struct {
+		Body      struct{ Data string }
+		Truncated bool
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	result(t, r, &long)
+	// 1,001 bytes cut back to 1,000: whole two-byte characters only.
+	if !long.Truncated || len(long.Body.Data) != 1000 {
+		t.Fatalf("long body: truncated %v, %d bytes", long.Truncated, len(long.Body.Data))
+	}
+	before := hits.Load()
+	u, _ := url.Parse(srv.URL)
+	for _, target := range []string{
+		"http://localhost:" + u.Port() + "/", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/",
+		"http://[::1]:" + u.Port() + "/", "file:///etc/passwd", "http://2130706433:" + u.Port() + "/",
+	} {
+		if _, err := callTool(agent, "fetch_url", map[string]any{"url": target}); codeOf(err) != errdefs.PolicyDenied {
+			t.Errorf("%s: %v", target, err)
+		}
+	}
+	if _, err := callTool(agent, "fetch_url", map[string]any{"url": srv.URL, "headers": map[string]string{"Host": "internal"}}); codeOf(err) != errdefs.PolicyDenied {
+		t.Errorf("Host header: %v", err)
+	}
+	if hits.Load() != before {
+		t.Fatal("a refused fetch reached the server")
+	}
+	// Without allow_private_hosts, the same worker reaches no loopback.
+	td2 := startDaemon(t, "", nil)
+	w2, err := addWorker(td2.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callTool(withToken(td2.client, w2.Token), "fetch_url", map[string]any{"url": srv.URL}); codeOf(err) != errdefs.PolicyDenied {
+		t.Fatalf("loopback without allow_private_hosts: %v", err)
+	}
+	// "*" is the toolset's alone.
+	for _, def := range []string{
+		`{"name":"anyhttp","description":"d","kind":"http","http":{"method":"GET","url":"https://example.com/","allowed_domains":["*"]}}`,
+		`{"name":"anyjs","description":"d","kind":"js","permissions":["network"],"js":{"code":"return 1","allowed_domains":["*"]}}`,
+		`{"name":"anyfetch","description":"d","kind":"fetch","fetch":{"allowed_domains":["*"]}}`,
+	} {
+		if err := td2.client.Do(context.Background(), "POST", "/v1/tools", []byte(def), nil); codeOf(err) != errdefs.InvalidDefinition {
+			t.Errorf("%s: %v", def, err)
+		}
 	}
 }

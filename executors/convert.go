@@ -35,7 +35,7 @@ func requestToProto(r *Request) *proto.ExecuteRequest {
 		out.Http = &proto.HTTPCall{
 			Method: r.HTTP.Method, Url: r.HTTP.URL, Headers: r.HTTP.Headers, Body: r.HTTP.Body,
 			AllowedDomains: r.HTTP.AllowedDomains, AllowPrivateHosts: r.HTTP.AllowPrivateHosts,
-			MaxResponseBytes: r.HTTP.MaxResponseBytes,
+			MaxResponseBytes: r.HTTP.MaxResponseBytes, TruncateBody: r.HTTP.TruncateBody,
 		}
 		if e := r.HTTP.Egress; e != nil {
 			out.Http.EgressAddr, out.Http.EgressToken = e.Addr, e.Token
@@ -74,7 +74,7 @@ func requestFromProto(in *proto.ExecuteRequest) *Request {
 		r.HTTP = &HTTPCall{
 			Method: h.GetMethod(), URL: h.GetUrl(), Headers: h.GetHeaders(), Body: h.GetBody(),
 			AllowedDomains: h.GetAllowedDomains(), AllowPrivateHosts: h.GetAllowPrivateHosts(),
-			MaxResponseBytes: h.GetMaxResponseBytes(),
+			MaxResponseBytes: h.GetMaxResponseBytes(), TruncateBody: h.GetTruncateBody(),
 		}
 		if h.GetEgressAddr() != "" {
 			r.HTTP.Egress = &Egress{Addr: h.GetEgressAddr(), Token: h.GetEgressToken()}

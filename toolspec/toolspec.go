@@ -72,6 +72,9 @@ type HTTPCall struct {
 	// (local development only; empty by default).
 	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
 	MaxResponseBytes  int64    `json:"max_response_bytes"`
+	// TruncateBody cuts a body over MaxResponseBytes there (the value
+	// says "truncated": true) instead of refusing the call.
+	TruncateBody bool `json:"truncate_body,omitempty"`
 	// Egress, when set, is the daemon's egress proxy the request goes
 	// through: the daemon puts the call's secrets in there, so the URL,
 	// headers and body here hold stand-in tokens instead.

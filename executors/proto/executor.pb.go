@@ -401,8 +401,11 @@ type HTTPCall struct {
 	MaxResponseBytes  int64                  `protobuf:"varint,7,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
 	EgressAddr        string                 `protobuf:"bytes,8,opt,name=egress_addr,json=egressAddr,proto3" json:"egress_addr,omitempty"`
 	EgressToken       string                 `protobuf:"bytes,9,opt,name=egress_token,json=egressToken,proto3" json:"egress_token,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// truncate_body cuts a body over max_response_bytes there ("truncated":
+	// true in the value) instead of refusing it (the fetch toolset).
+	TruncateBody  bool `protobuf:"varint,10,opt,name=truncate_body,json=truncateBody,proto3" json:"truncate_body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HTTPCall) Reset() {
@@ -496,6 +499,13 @@ func (x *HTTPCall) GetEgressToken() string {
 		return x.EgressToken
 	}
 	return ""
+}
+
+func (x *HTTPCall) GetTruncateBody() bool {
+	if x != nil {
+		return x.TruncateBody
+	}
+	return false
 }
 
 type ExecuteRequest struct {
@@ -874,7 +884,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x03dir\x18\x04 \x01(\tR\x03dir\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbb\x03\n" +
 	"\bHTTPCall\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12E\n" +
@@ -885,7 +895,9 @@ const file_executor_proto_rawDesc = "" +
 	"\x12max_response_bytes\x18\a \x01(\x03R\x10maxResponseBytes\x12\x1f\n" +
 	"\vegress_addr\x18\b \x01(\tR\n" +
 	"egressAddr\x12!\n" +
-	"\fegress_token\x18\t \x01(\tR\vegressToken\x1a:\n" +
+	"\fegress_token\x18\t \x01(\tR\vegressToken\x12#\n" +
+	"\rtruncate_body\x18\n" +
+	" \x01(\bR\ftruncateBody\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa6\x03\n" +

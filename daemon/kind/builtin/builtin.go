@@ -4,6 +4,7 @@ package builtin
 
 import (
 	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/daemon/kind/fetch"
 	"github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/daemon/kind/js"
 	"github.com/toolcage/toolcage/daemon/kind/shell"
@@ -17,6 +18,7 @@ var kinds = kind.NewRegistry(
 	shell.Kind{},
 	http.Kind{},
 	// Kinds that exist only for a built-in toolset (kind.ToolsetOnly).
+	fetch.Kind{},
 	sql.Kind{},
 	state.Kind{},
 )

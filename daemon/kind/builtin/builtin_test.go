@@ -90,6 +90,7 @@ var goodBlocks = map[toolspec.Kind]string{
 	"js":    `{"code": "return 1", "allowed_domains": ["api.example.com"]}`,
 	"shell": `{"command": "echo {{.x}}", "env": {"A": "{{.x}}"}, "dir": "/tmp"}`,
 	"http":  `{"method": "get", "url": "https://api.example.com/{{x}}", "allowed_domains": ["api.example.com"], "max_response_bytes": "1KiB"}`,
+	"fetch": `{"allowed_domains": ["*", "api.example.com"], "max_response_bytes": "64KiB"}`,
 	"sql":   `{"op": "query", "query_timeout": "2s", "max_bytes": "10MB"}`,
 	"state": `{"op": "set", "max_keys": 10, "max_value_bytes": "1KiB"}`,
 }

@@ -79,6 +79,9 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	if len(s.AllowedDomains) == 0 {
 		ps = append(ps, kind.Problem{Field: "http.allowed_domains", Message: "is required"})
 	}
+	if netguard.AllowsAnyHost(s.AllowedDomains) {
+		ps = append(ps, kind.Problem{Field: "http.allowed_domains", Message: `"*" (any host) is only for the built-in fetch toolset: name the hosts`})
+	}
 	return ps
 }
 
@@ -194,6 +197,9 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 }
 
 func (c *Compiled) render(call *kind.Call, args map[string]any, secrets func(string) (string, error)) (*toolspec.HTTPCall, error) {
+	if netguard.AllowsAnyHost(c.spec.AllowedDomains) {
+		return nil, errdefs.Errorf(errdefs.PolicyDenied, `http.allowed_domains: "*" (any host) is only for the built-in fetch toolset`)
+	}
 	r, err := c.Request.Render(args, secrets)
 	if err != nil {
 		return nil, kind.RenderError(err)

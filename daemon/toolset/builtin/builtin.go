@@ -4,6 +4,7 @@ package builtin
 
 import (
 	"github.com/toolcage/toolcage/daemon/toolset"
+	"github.com/toolcage/toolcage/daemon/toolset/fetch"
 	"github.com/toolcage/toolcage/daemon/toolset/sql"
 	"github.com/toolcage/toolcage/daemon/toolset/state"
 )
@@ -12,6 +13,7 @@ import (
 // its package under daemon/toolset and list its Toolset here.
 func Toolsets() []toolset.Toolset {
 	return []toolset.Toolset{
+		fetch.Toolset(),
 		sql.Toolset(),
 		state.Toolset(),
 	}
