@@ -25,7 +25,7 @@ func encodeResponse(resp *http.Response, data []byte, truncated bool) (json.RawM
 	v := responseValue{
 		Truncated: truncated,
 		Status:    resp.StatusCode,
-		Headers: make(map[string]string, len(resp.Header)),
+		Headers:   make(map[string]string, len(resp.Header)),
 	}
 	for k, vs := range resp.Header {
 		v.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")
