@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -268,4 +269,63 @@ func TestFetchToolset(t *testing.T) {
 			t.Errorf("%s: %v", def, err)
 		}
 	}
+}
+
+// TestJSUtilsState: a worker's JavaScript tools read and write the same
+// state as its state toolset; without the toolset they have none.
+func TestJSUtilsState(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	create(t, td.client, `{"name":"counter","description":"counts","kind":"js","js":{"code":
+		"const n = (utils.getState('count') ?? 0) + 1; utils.setState('count', n); utils.deleteState('gone'); return {n, keys: utils.listStateKeys('c')}"}}`)
+	create(t, td.client, `{"name":"hog","description":"too big","kind":"js","js":{"code":"utils.setState('big', 'x'.repeat(100)); return 1"}}`)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "s.yaml"), "name: js1\ntools: [counter, hog]\ntoolsets: {state: {max_value_bytes: 64}}\n")
+	writeFile(t, filepath.Join(dir, "n.yaml"), "name: js2\ntools: [counter]\n")
+	w1, err := addWorker(td.client, filepath.Join(dir, "s.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := addWorker(td.client, filepath.Join(dir, "n.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1 := withToken(td.client, w1.Token)
+	if _, err := callTool(a1, "set_state", map[string]any{"key": "gone", "value": true}); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1; want <= 2; want++ {
+		r, err := callTool(a1, "counter", nil)
+		if err != nil || r.IsError || string(r.Result) != fmt.Sprintf(`{"n":%d,"keys":["count"]}`, want) {
+			t.Fatalf("call %d: %v %+v", want, err, r)
+		}
+	}
+	var got struct {
+		Found bool
+		Value json.RawMessage
+	}
+	result(t, mustCall(t, a1, "get_state", map[string]any{"key": "count"}), &got)
+	if string(got.Value) != "2" {
+		t.Fatalf("the toolset sees %s", got.Value)
+	}
+	result(t, mustCall(t, a1, "get_state", map[string]any{"key": "gone"}), &got)
+	if got.Found {
+		t.Fatal("deleteState did not delete")
+	}
+	r, err := callTool(a1, "hog", nil)
+	if err != nil || !r.IsError || !strings.Contains(r.Error, "RangeError") {
+		t.Fatalf("a value over the cap: %v %+v", err, r)
+	}
+	r, err = callTool(withToken(td.client, w2.Token), "counter", nil)
+	if err != nil || !r.IsError || !strings.Contains(r.Error, "state toolset") {
+		t.Fatalf("a worker without state: %v %+v", err, r)
+	}
+}
+
+func mustCall(t *testing.T, c *api.Client, tool string, args any) api.CallResponse {
+	t.Helper()
+	r, err := callTool(c, tool, args)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return r
 }

@@ -321,6 +321,9 @@ func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, e
 		out, err = d.runLocal(ctx, c, p) // local.go
 	} else {
 		out, err = d.cfg.Pool.Execute(ctx, p.key, req)
+		if err == nil && out != nil {
+			err = d.saveJSState(ctx, c, scr, out) // state.go
+		}
 	}
 	if out != nil {
 		if n := scrubResult(scr, out); n > 0 && d.cfg.Metrics != nil {

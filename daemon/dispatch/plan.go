@@ -83,6 +83,11 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		capLimits(&req.Limits, c.worker)
 		return p, nil
 	}
+	if req.JS != nil {
+		if err := d.jsState(ctx, c, req.JS); err != nil { // state.go
+			return p, err
+		}
+	}
 	fillLimits(&req.Limits, d.cfg.Limits[req.Kind])
 	capLimits(&req.Limits, c.worker)
 	if h := req.HTTP; h != nil && h.MaxResponseBytes <= 0 {

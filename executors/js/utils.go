@@ -69,6 +69,7 @@ var utilsNames = newNameSet(
 	"parseJson", "toJson", "parseCsv", "flatten", "getPath",
 	"unique", "chunk", "shuffle", "sample", "groupBy",
 	"getApiKey", "getSecret", "getServiceConfig", "getConfigEntry", "getConfigEntries", "getFieldValue",
+	"getState", "setState", "deleteState", "listStateKeys",
 )
 
 // goUtils are the helpers written in Go.
@@ -93,6 +94,10 @@ var goUtils = map[string]func(*realm, goja.FunctionCall) goja.Value{
 	"getConfigEntry":   (*realm).utilGetConfigEntry,
 	"getConfigEntries": (*realm).utilGetConfigEntries,
 	"getFieldValue":    (*realm).utilGetFieldValue,
+	"getState":         (*realm).utilGetState,
+	"setState":         (*realm).utilSetState,
+	"deleteState":      (*realm).utilDeleteState,
+	"listStateKeys":    (*realm).utilListStateKeys,
 }
 
 // utils builds the tool's utils object. Helpers are built on first use.

@@ -259,9 +259,16 @@ type JSCall struct {
 	AllowPrivateHosts []string `protobuf:"bytes,3,rep,name=allow_private_hosts,json=allowPrivateHosts,proto3" json:"allow_private_hosts,omitempty"`
 	// The tool's declared secrets, by name: each a JSON document, either
 	// {"value": "..."} or {"service": {"fields": {...}, "entries": [...]}}.
-	Secrets       map[string]string `protobuf:"bytes,4,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Secrets map[string]string `protobuf:"bytes,4,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// state is the worker's state for utils.getState and the rest (JSON
+	// values by key); state_on says the call has one at all.
+	StateOn            bool              `protobuf:"varint,5,opt,name=state_on,json=stateOn,proto3" json:"state_on,omitempty"`
+	State              map[string][]byte `protobuf:"bytes,6,rep,name=state,proto3" json:"state,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	StateMaxKeys       int32             `protobuf:"varint,7,opt,name=state_max_keys,json=stateMaxKeys,proto3" json:"state_max_keys,omitempty"`
+	StateMaxKeyBytes   int32             `protobuf:"varint,8,opt,name=state_max_key_bytes,json=stateMaxKeyBytes,proto3" json:"state_max_key_bytes,omitempty"`
+	StateMaxValueBytes int64             `protobuf:"varint,9,opt,name=state_max_value_bytes,json=stateMaxValueBytes,proto3" json:"state_max_value_bytes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *JSCall) Reset() {
@@ -320,6 +327,41 @@ func (x *JSCall) GetSecrets() map[string]string {
 		return x.Secrets
 	}
 	return nil
+}
+
+func (x *JSCall) GetStateOn() bool {
+	if x != nil {
+		return x.StateOn
+	}
+	return false
+}
+
+func (x *JSCall) GetState() map[string][]byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *JSCall) GetStateMaxKeys() int32 {
+	if x != nil {
+		return x.StateMaxKeys
+	}
+	return 0
+}
+
+func (x *JSCall) GetStateMaxKeyBytes() int32 {
+	if x != nil {
+		return x.StateMaxKeyBytes
+	}
+	return 0
+}
+
+func (x *JSCall) GetStateMaxValueBytes() int64 {
+	if x != nil {
+		return x.StateMaxValueBytes
+	}
+	return 0
 }
 
 type ShellCall struct {
@@ -753,6 +795,67 @@ func (x *Error) GetOp() string {
 	return ""
 }
 
+// StateChange is one write of a call to its worker's state.
+type StateChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Delete        bool                   `protobuf:"varint,3,opt,name=delete,proto3" json:"delete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateChange) Reset() {
+	*x = StateChange{}
+	mi := &file_executor_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateChange) ProtoMessage() {}
+
+func (x *StateChange) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateChange.ProtoReflect.Descriptor instead.
+func (*StateChange) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *StateChange) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *StateChange) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *StateChange) GetDelete() bool {
+	if x != nil {
+		return x.Delete
+	}
+	return false
+}
+
 type ExecuteResponse struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Value       []byte                 `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
@@ -763,14 +866,16 @@ type ExecuteResponse struct {
 	Truncated   bool                   `protobuf:"varint,6,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	DurationNs  int64                  `protobuf:"varint,7,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
 	// failure is set when the call was stopped rather than completed.
-	Failure       *Error `protobuf:"bytes,8,opt,name=failure,proto3" json:"failure,omitempty"`
+	Failure *Error `protobuf:"bytes,8,opt,name=failure,proto3" json:"failure,omitempty"`
+	// state_changes are a JavaScript call's writes to its worker's state.
+	StateChanges  []*StateChange `protobuf:"bytes,9,rep,name=state_changes,json=stateChanges,proto3" json:"state_changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +887,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +900,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExecuteResponse) GetValue() []byte {
@@ -854,6 +959,13 @@ func (x *ExecuteResponse) GetFailure() *Error {
 	return nil
 }
 
+func (x *ExecuteResponse) GetStateChanges() []*StateChange {
+	if x != nil {
+		return x.StateChanges
+	}
+	return nil
+}
+
 var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
@@ -868,15 +980,24 @@ const file_executor_proto_rawDesc = "" +
 	"timeout_ns\x18\x01 \x01(\x03R\ttimeoutNs\x12!\n" +
 	"\fmemory_bytes\x18\x02 \x01(\x03R\vmemoryBytes\x12!\n" +
 	"\foutput_bytes\x18\x03 \x01(\x03R\voutputBytes\x12\x1a\n" +
-	"\brequests\x18\x04 \x01(\x05R\brequests\"\xf6\x01\n" +
+	"\brequests\x18\x04 \x01(\x05R\brequests\"\x92\x04\n" +
 	"\x06JSCall\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12'\n" +
 	"\x0fallowed_domains\x18\x02 \x03(\tR\x0eallowedDomains\x12.\n" +
 	"\x13allow_private_hosts\x18\x03 \x03(\tR\x11allowPrivateHosts\x12C\n" +
-	"\asecrets\x18\x04 \x03(\v2).toolcage.executor.v1.JSCall.SecretsEntryR\asecrets\x1a:\n" +
+	"\asecrets\x18\x04 \x03(\v2).toolcage.executor.v1.JSCall.SecretsEntryR\asecrets\x12\x19\n" +
+	"\bstate_on\x18\x05 \x01(\bR\astateOn\x12=\n" +
+	"\x05state\x18\x06 \x03(\v2'.toolcage.executor.v1.JSCall.StateEntryR\x05state\x12$\n" +
+	"\x0estate_max_keys\x18\a \x01(\x05R\fstateMaxKeys\x12-\n" +
+	"\x13state_max_key_bytes\x18\b \x01(\x05R\x10stateMaxKeyBytes\x121\n" +
+	"\x15state_max_value_bytes\x18\t \x01(\x03R\x12stateMaxValueBytes\x1a:\n" +
 	"\fSecretsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbf\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a8\n" +
+	"\n" +
+	"StateEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xbf\x01\n" +
 	"\tShellCall\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12:\n" +
@@ -921,7 +1042,11 @@ const file_executor_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\x0e2\x1f.toolcage.executor.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\tR\x05limit\x12\x0e\n" +
-	"\x02op\x18\x04 \x01(\tR\x02op\"\xa4\x02\n" +
+	"\x02op\x18\x04 \x01(\tR\x02op\"M\n" +
+	"\vStateChange\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\x12\x16\n" +
+	"\x06delete\x18\x03 \x01(\bR\x06delete\"\xec\x02\n" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\x121\n" +
 	"\x04logs\x18\x02 \x03(\v2\x1d.toolcage.executor.v1.LogLineR\x04logs\x12\x19\n" +
@@ -931,7 +1056,8 @@ const file_executor_proto_rawDesc = "" +
 	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
 	"durationNs\x125\n" +
-	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\xbe\x04\n" +
+	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure\x12F\n" +
+	"\rstate_changes\x18\t \x03(\v2!.toolcage.executor.v1.StateChangeR\fstateChanges*\xbe\x04\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x01\x12\x1d\n" +
@@ -969,7 +1095,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_executor_proto_goTypes = []any{
 	(ErrorCode)(0),          // 0: toolcage.executor.v1.ErrorCode
 	(*Caller)(nil),          // 1: toolcage.executor.v1.Caller
@@ -980,30 +1106,34 @@ var file_executor_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),  // 6: toolcage.executor.v1.ExecuteRequest
 	(*LogLine)(nil),         // 7: toolcage.executor.v1.LogLine
 	(*Error)(nil),           // 8: toolcage.executor.v1.Error
-	(*ExecuteResponse)(nil), // 9: toolcage.executor.v1.ExecuteResponse
-	nil,                     // 10: toolcage.executor.v1.JSCall.SecretsEntry
-	nil,                     // 11: toolcage.executor.v1.ShellCall.EnvEntry
-	nil,                     // 12: toolcage.executor.v1.HTTPCall.HeadersEntry
+	(*StateChange)(nil),     // 9: toolcage.executor.v1.StateChange
+	(*ExecuteResponse)(nil), // 10: toolcage.executor.v1.ExecuteResponse
+	nil,                     // 11: toolcage.executor.v1.JSCall.SecretsEntry
+	nil,                     // 12: toolcage.executor.v1.JSCall.StateEntry
+	nil,                     // 13: toolcage.executor.v1.ShellCall.EnvEntry
+	nil,                     // 14: toolcage.executor.v1.HTTPCall.HeadersEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	10, // 0: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
-	11, // 1: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
-	12, // 2: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
-	1,  // 3: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
-	2,  // 4: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
-	3,  // 5: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
-	4,  // 6: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
-	5,  // 7: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
-	0,  // 8: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
-	7,  // 9: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
-	8,  // 10: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
-	6,  // 11: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
-	9,  // 12: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
-	12, // [12:13] is the sub-list for method output_type
-	11, // [11:12] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	11, // 0: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
+	12, // 1: toolcage.executor.v1.JSCall.state:type_name -> toolcage.executor.v1.JSCall.StateEntry
+	13, // 2: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
+	14, // 3: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
+	1,  // 4: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
+	2,  // 5: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
+	3,  // 6: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
+	4,  // 7: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
+	5,  // 8: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
+	0,  // 9: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
+	7,  // 10: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
+	8,  // 11: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
+	9,  // 12: toolcage.executor.v1.ExecuteResponse.state_changes:type_name -> toolcage.executor.v1.StateChange
+	6,  // 13: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
+	10, // 14: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
+	14, // [14:15] is the sub-list for method output_type
+	13, // [13:14] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1017,7 +1147,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
