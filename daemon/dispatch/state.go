@@ -19,6 +19,10 @@ import (
 // what the call changed, held to the caps the worker's file sets. The
 // state is bounded by those caps, so it is small enough to send whole.
 
+// maxJSStateBytes bounds the state a JavaScript call is handed: it
+// travels in the executor request, whose gRPC message is capped.
+const maxJSStateBytes = 2 << 20
+
 // stateLimits are the caps of w's state toolset; ok is false when w does
 // not turn it on.
 func stateLimits(c *call) (store.StateLimits, bool) {
@@ -45,6 +49,14 @@ func (d *Dispatcher) jsState(ctx context.Context, c *call, js *executors.JSCall)
 	values, err := d.cfg.Store.StateSnapshot(ctx, c.worker.Name)
 	if err != nil {
 		return &errdefs.Error{Code: errdefs.Internal, Err: err}
+	}
+	n := 0
+	for k, v := range values {
+		n += len(k) + len(v)
+	}
+	if n > maxJSStateBytes {
+		return &errdefs.Error{Code: errdefs.LimitExceeded, Err: fmt.Errorf(
+			"worker %q keeps %d bytes of state, over the %d a JavaScript call is handed: delete keys with delete_state", c.worker.Name, n, maxJSStateBytes)}
 	}
 	js.State = &executors.JSState{Values: values, MaxKeys: lim.MaxKeys, MaxKeyBytes: lim.MaxKeyBytes, MaxValueBytes: lim.MaxValueBytes}
 	return nil
