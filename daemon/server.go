@@ -26,6 +26,7 @@ import (
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/store"
+	"github.com/toolcage/toolcage/store/workerdb"
 )
 
 // Version is set at build time.
@@ -49,6 +50,8 @@ type Daemon struct {
 	// stopping is closed when shutdown begins: event streams end then.
 	stopping     chan struct{}
 	stoppingOnce sync.Once
+	// workerDBs are the workers' own SQLite databases (the sql toolset).
+	workerDBs *workerdb.Set
 	// secretsKey decrypts stored secrets; a rotation swaps it (rotate.go).
 	// Never logged.
 	secretsKey *secretsKey
@@ -154,6 +157,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Logger:         log,
 	})
 	d.secretsKey = newSecretsKey(secretsKey)
+	// Each worker's own SQLite database (the sql toolset), beside the
+	// daemon's: data_dir/workers/<name>/db.sqlite.
+	d.workerDBs = workerdb.New(filepath.Join(cfg.DataDir, "workers"))
 	guards := netguard.NewCache(64)
 	if d.egress, err = egress.Listen(guards, log); err != nil {
 		d.pool.Close()
@@ -181,7 +187,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Workers:    d.workers.get,
 		Mounts:     d.mountGuard,
 		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
-		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation,
+		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation, WorkerDBs: d.workerDBs,
 		Metrics: d.metrics, Logger: log,
 	})
 	d.workers.check = d.checkWorker
@@ -404,6 +410,7 @@ func (d *Daemon) Close() error {
 		d.pool.Close()
 		d.closeDocker()
 		d.egress.Close()
+		d.workerDBs.Close()
 		d.closeErr = d.store.Close()
 		if !d.activated {
 			os.Remove(d.cfg.Socket)

@@ -3,10 +3,17 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
@@ -228,4 +235,315 @@ toolsets:
 	if _, err := os.Stat(filepath.Join(repo, "README.md")); err != nil {
 		t.Fatal("the read-only workspace lost a file")
 	}
+}
+
+// result decodes a call's JSON result into v.
+func result(t *testing.T, r api.CallResponse, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+}
+
+// TestStateToolset: a worker's agent keeps JSON values across calls and
+// daemon restarts, within the caps its file sets; another worker does
+// not see them; every call is audited.
+func TestStateToolset(t *testing.T) {
+	data := t.TempDir()
+	td := startDaemon(t, data, nil)
+	dir := t.TempDir()
+	pathA, pathB := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	writeFile(t, pathA, "name: sa\ntoolsets:\n  state: {max_keys: 3, max_value_bytes: 40}\n")
+	writeFile(t, pathB, "name: sb\ntoolsets: {state: {}}\n")
+	a, err := addWorker(td.client, pathA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := addWorker(td.client, pathB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentA, agentB := withToken(td.client, a.Token), withToken(td.client, b.Token)
+
+	call := func(c *api.Client, tool string, args map[string]any) api.CallResponse {
+		t.Helper()
+		r, err := callTool(c, tool, args)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tool, args, err)
+		}
+		return r
+	}
+	call(agentA, "set_state", map[string]any{"key": "todo:1", "value": map[string]any{"title": "write tests", "done": false}})
+	call(agentA, "set_state", map[string]any{"key": "todo:2", "value": []int{1, 2}})
+	var got struct {
+		Found bool            `json:"found"`
+		Value json.RawMessage `json:"value"`
+	}
+	result(t, call(agentA, "get_state", map[string]any{"key": "todo:1"}), &got)
+	if !got.Found || string(got.Value) != `{"done":false,"title":"write tests"}` {
+		t.Fatalf("get: %+v", got)
+	}
+	result(t, call(agentB, "get_state", map[string]any{"key": "todo:1"}), &got)
+	if got.Found {
+		t.Fatal("worker sb sees sa's state")
+	}
+	// The caps of the worker's file, at their edges.
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "big", "value": strings.Repeat("x", 38)}); err != nil {
+		t.Fatalf("40-byte value: %v", err)
+	}
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "big", "value": strings.Repeat("x", 39)}); codeOf(err) != errdefs.LimitExceeded {
+		t.Fatalf("41-byte value: %v", err)
+	}
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "fourth", "value": 4}); codeOf(err) != errdefs.LimitExceeded {
+		t.Fatalf("a fourth key: %v", err)
+	}
+	if _, err := callTool(agentA, "set_state", map[string]any{"key": "", "value": 1}); codeOf(err) != errdefs.InvalidArguments {
+		t.Fatalf("empty key: %v", err)
+	}
+	var keys struct{ Keys []string }
+	result(t, call(agentA, "list_state_keys", map[string]any{"prefix": "todo:"}), &keys)
+	if strings.Join(keys.Keys, ",") != "todo:1,todo:2" {
+		t.Fatalf("list: %v", keys.Keys)
+	}
+	result(t, call(agentA, "list_state_keys", map[string]any{}), &keys)
+	if len(keys.Keys) != 3 {
+		t.Fatalf("list all: %v", keys.Keys)
+	}
+	var del struct{ Deleted bool }
+	result(t, call(agentA, "delete_state", map[string]any{"key": "big"}), &del)
+	if !del.Deleted {
+		t.Fatal("delete reported nothing deleted")
+	}
+
+	// A person cannot write the kind by hand.
+	err = td.client.Do(context.Background(), "POST", "/v1/tools", []byte(`{"name":"sneaky","description":"d","kind":"state","state":{"op":"set","max_keys":1000000}}`), nil)
+	if codeOf(err) != errdefs.InvalidDefinition || !strings.Contains(err.Error(), "toolset") {
+		t.Fatalf("a hand-written state tool: %v", err)
+	}
+
+	// The state outlives the daemon.
+	td.stop()
+	td = startDaemon(t, data, nil)
+	result(t, call(withToken(td.client, a.Token), "get_state", map[string]any{"key": "todo:2"}), &got)
+	if !got.Found || string(got.Value) != `[1,2]` {
+		t.Fatalf("after a restart: %+v", got)
+	}
+	var ex api.ExecutionList
+	if err := td.client.Do(context.Background(), "GET", "/v1/executions?tool=set_state", nil, &ex); err != nil || len(ex.Executions) < 4 {
+		t.Fatalf("audit: %+v %v", ex, err)
+	}
+}
+
+// TestSQLToolset: a worker's own database, reached only through the
+// guards: reads and writes work, ATTACH and file pragmas are refused
+// with policy_denied, a runaway query times out, the file sits in the
+// worker's data dir.
+func TestSQLToolset(t *testing.T) {
+	data := t.TempDir()
+	td := startDaemon(t, data, nil)
+	path := filepath.Join(t.TempDir(), "db.yaml")
+	writeFile(t, path, "name: dbw\ntoolsets:\n  sql: {query_timeout: 300ms, max_bytes: 1MB}\n")
+	w, err := addWorker(td.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := withToken(td.client, w.Token)
+	r, err := callTool(agent, "db_sql", map[string]any{"sql": "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"})
+	if err != nil || r.IsError {
+		t.Fatalf("create: %v %+v", err, r)
+	}
+	r, err = callTool(agent, "db_sql", map[string]any{"sql": "INSERT INTO notes (body) VALUES (?), (?)", "params": []string{"a", "b"}})
+	var wr struct {
+		Changes      int64 `json:"changes"`
+		LastInsertID int64 `json:"last_insert_id"`
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	result(t, r, &wr)
+	if wr.Changes != 2 || wr.LastInsertID != 2 {
+		t.Fatalf("insert: %s", r.Result)
+	}
+	r, err = callTool(agent, "db_sql", map[string]any{"sql": "SELECT id, body FROM notes WHERE body = :b", "params": map[string]any{"b": "b"}})
+	if err != nil || string(r.Result) != `{"columns":["id","body"],"rows":[[2,"b"]]}` {
+		t.Fatalf("select: %v %s", err, r.Result)
+	}
+	r, err = callTool(agent, "db_sql", map[string]any{"sql": "SELEC nonsense"})
+	if err != nil || !r.IsError || !strings.Contains(r.Error, "syntax") {
+		t.Fatalf("a syntax error is the tool's: %v %+v", err, r)
+	}
+	other := filepath.Join(t.TempDir(), "other.db")
+	for _, q := range []string{"ATTACH '" + other + "' AS o", "PRAGMA writable_schema = 1", "SELECT load_extension('x')"} {
+		if _, err := callTool(agent, "db_sql", map[string]any{"sql": q}); codeOf(err) != errdefs.PolicyDenied {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	start := time.Now()
+	_, err = callTool(agent, "db_sql", map[string]any{"sql": "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT count(*) FROM c"})
+	if codeOf(err) != errdefs.Timeout || time.Since(start) > 5*time.Second {
+		t.Fatalf("endless query: %v after %v", err, time.Since(start))
+	}
+	r, err = callTool(agent, "db_schema", nil)
+	if err != nil || !strings.Contains(string(r.Result), `"name":"notes"`) {
+		t.Fatalf("schema: %v %s", err, r.Result)
+	}
+	if _, err := os.Stat(filepath.Join(data, "workers", "dbw", "db.sqlite")); err != nil {
+		t.Fatalf("database file: %v", err)
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Fatalf("ATTACH made a file: %v", err)
+	}
+	// A call not through a worker has no database.
+	if _, err := callTool(td.client, "db_sql", map[string]any{"sql": "SELECT 1"}); codeOf(err) != errdefs.ToolNotFound {
+		t.Fatalf("outside a worker: %v", err)
+	}
+}
+
+// TestFetchToolset: fetch_url reaches any host the toolset's allowlist
+// covers ("*" here), through the guard: the test server on 127.0.0.1 is
+// reached only because the config names that host in
+// allow_private_hosts; loopback by another name, private and metadata
+// addresses are refused; a long body is cut; "*" in a tool's own
+// allowlist is refused.
+func TestFetchToolset(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/long" {
+			w.Write([]byte(strings.Repeat("é", 1000)))
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "x": r.Header.Get("X-Test"), "body": string(body)})
+	}))
+	defer srv.Close()
+	td := startDaemon(t, "", func(c *Config) { c.HTTP.AllowPrivateHosts = []string{"127.0.0.1"} })
+	path := filepath.Join(t.TempDir(), "f.yaml")
+	writeFile(t, path, "name: fw\ntoolsets:\n  fetch: {allowed_domains: [\"*\"], max_response_bytes: 1001}\n")
+	w, err := addWorker(td.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := withToken(td.client, w.Token)
+	r, err := callTool(agent, "fetch_url", map[string]any{"url": srv.URL + "/echo", "method": "POST", "headers": map[string]string{"X-Test": "yes"}, "body": "hello"})
+	if err != nil || r.IsError {
+		t.Fatalf("fetch: %v %+v", err, r)
+	}
+	var v struct {
+		Status    int
+		Body      map[string]string
+		Truncated bool
+	}
+	result(t, r, &v)
+	if v.Status != 200 || v.Body["method"] != "POST" || v.Body["x"] != "yes" || v.Body["body"] != "hello" || v.Truncated {
+		t.Fatalf("echo: %s", r.Result)
+	}
+	r, err = callTool(agent, "fetch_url", map[string]any{"url": srv.URL + "/long"})
+	var long struct {
+		Body      struct{ Data string }
+		Truncated bool
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	result(t, r, &long)
+	// 1,001 bytes cut back to 1,000: whole two-byte characters only.
+	if !long.Truncated || len(long.Body.Data) != 1000 {
+		t.Fatalf("long body: truncated %v, %d bytes", long.Truncated, len(long.Body.Data))
+	}
+	before := hits.Load()
+	u, _ := url.Parse(srv.URL)
+	for _, target := range []string{
+		"http://localhost:" + u.Port() + "/", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/",
+		"http://[::1]:" + u.Port() + "/", "file:///etc/passwd", "http://2130706433:" + u.Port() + "/",
+	} {
+		if _, err := callTool(agent, "fetch_url", map[string]any{"url": target}); codeOf(err) != errdefs.PolicyDenied {
+			t.Errorf("%s: %v", target, err)
+		}
+	}
+	if _, err := callTool(agent, "fetch_url", map[string]any{"url": srv.URL, "headers": map[string]string{"Host": "internal"}}); codeOf(err) != errdefs.PolicyDenied {
+		t.Errorf("Host header: %v", err)
+	}
+	if hits.Load() != before {
+		t.Fatal("a refused fetch reached the server")
+	}
+	// Without allow_private_hosts, the same worker reaches no loopback.
+	td2 := startDaemon(t, "", nil)
+	w2, err := addWorker(td2.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callTool(withToken(td2.client, w2.Token), "fetch_url", map[string]any{"url": srv.URL}); codeOf(err) != errdefs.PolicyDenied {
+		t.Fatalf("loopback without allow_private_hosts: %v", err)
+	}
+	// "*" is the toolset's alone.
+	for _, def := range []string{
+		`{"name":"anyhttp","description":"d","kind":"http","http":{"method":"GET","url":"https://example.com/","allowed_domains":["*"]}}`,
+		`{"name":"anyjs","description":"d","kind":"js","permissions":["network"],"js":{"code":"return 1","allowed_domains":["*"]}}`,
+		`{"name":"anyfetch","description":"d","kind":"fetch","fetch":{"allowed_domains":["*"]}}`,
+	} {
+		if err := td2.client.Do(context.Background(), "POST", "/v1/tools", []byte(def), nil); codeOf(err) != errdefs.InvalidDefinition {
+			t.Errorf("%s: %v", def, err)
+		}
+	}
+}
+
+// TestJSUtilsState: a worker's JavaScript tools read and write the same
+// state as its state toolset; without the toolset they have none.
+func TestJSUtilsState(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	create(t, td.client, `{"name":"counter","description":"counts","kind":"js","js":{"code":
+		"const n = (utils.getState('count') ?? 0) + 1; utils.setState('count', n); utils.deleteState('gone'); return {n, keys: utils.listStateKeys('c')}"}}`)
+	create(t, td.client, `{"name":"hog","description":"too big","kind":"js","js":{"code":"utils.setState('big', 'x'.repeat(100)); return 1"}}`)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "s.yaml"), "name: js1\ntools: [counter, hog]\ntoolsets: {state: {max_value_bytes: 64}}\n")
+	writeFile(t, filepath.Join(dir, "n.yaml"), "name: js2\ntools: [counter]\n")
+	w1, err := addWorker(td.client, filepath.Join(dir, "s.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2, err := addWorker(td.client, filepath.Join(dir, "n.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1 := withToken(td.client, w1.Token)
+	if _, err := callTool(a1, "set_state", map[string]any{"key": "gone", "value": true}); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1; want <= 2; want++ {
+		r, err := callTool(a1, "counter", nil)
+		if err != nil || r.IsError || string(r.Result) != fmt.Sprintf(`{"n":%d,"keys":["count"]}`, want) {
+			t.Fatalf("call %d: %v %+v", want, err, r)
+		}
+	}
+	var got struct {
+		Found bool
+		Value json.RawMessage
+	}
+	result(t, mustCall(t, a1, "get_state", map[string]any{"key": "count"}), &got)
+	if string(got.Value) != "2" {
+		t.Fatalf("the toolset sees %s", got.Value)
+	}
+	result(t, mustCall(t, a1, "get_state", map[string]any{"key": "gone"}), &got)
+	if got.Found {
+		t.Fatal("deleteState did not delete")
+	}
+	r, err := callTool(a1, "hog", nil)
+	if err != nil || !r.IsError || !strings.Contains(r.Error, "RangeError") {
+		t.Fatalf("a value over the cap: %v %+v", err, r)
+	}
+	r, err = callTool(withToken(td.client, w2.Token), "counter", nil)
+	if err != nil || !r.IsError || !strings.Contains(r.Error, "state toolset") {
+		t.Fatalf("a worker without state: %v %+v", err, r)
+	}
+}
+
+func mustCall(t *testing.T, c *api.Client, tool string, args any) api.CallResponse {
+	t.Helper()
+	r, err := callTool(c, tool, args)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return r
 }

@@ -1,6 +1,7 @@
 package executors
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -27,6 +28,14 @@ func requestToProto(r *Request) *proto.ExecuteRequest {
 	}
 	if r.JS != nil {
 		out.Js = &proto.JSCall{Code: r.JS.Code, AllowedDomains: r.JS.AllowedDomains, AllowPrivateHosts: r.JS.AllowPrivateHosts, Secrets: r.JS.Secrets}
+		if st := r.JS.State; st != nil {
+			out.Js.StateOn = true
+			out.Js.State = make(map[string][]byte, len(st.Values))
+			for k, v := range st.Values {
+				out.Js.State[k] = v
+			}
+			out.Js.StateMaxKeys, out.Js.StateMaxKeyBytes, out.Js.StateMaxValueBytes = int32(st.MaxKeys), int32(st.MaxKeyBytes), int64(st.MaxValueBytes)
+		}
 	}
 	if r.Shell != nil {
 		out.Shell = &proto.ShellCall{Argv: r.Shell.Argv, Command: r.Shell.Command, Env: r.Shell.Env, Dir: r.Shell.Dir}
@@ -40,7 +49,7 @@ func requestToProto(r *Request) *proto.ExecuteRequest {
 		out.Http = &proto.HTTPCall{
 			Method: r.HTTP.Method, Url: r.HTTP.URL, Headers: r.HTTP.Headers, Body: r.HTTP.Body,
 			AllowedDomains: r.HTTP.AllowedDomains, AllowPrivateHosts: r.HTTP.AllowPrivateHosts,
-			MaxResponseBytes: r.HTTP.MaxResponseBytes,
+			MaxResponseBytes: r.HTTP.MaxResponseBytes, TruncateBody: r.HTTP.TruncateBody,
 		}
 		if e := r.HTTP.Egress; e != nil {
 			out.Http.EgressAddr, out.Http.EgressToken = e.Addr, e.Token
@@ -71,6 +80,14 @@ func requestFromProto(in *proto.ExecuteRequest) *Request {
 	}
 	if js := in.GetJs(); js != nil {
 		r.JS = &JSCall{Code: js.GetCode(), AllowedDomains: js.GetAllowedDomains(), AllowPrivateHosts: js.GetAllowPrivateHosts(), Secrets: js.GetSecrets()}
+		if js.GetStateOn() {
+			st := &JSState{Values: make(map[string]json.RawMessage, len(js.GetState())),
+				MaxKeys: int(js.GetStateMaxKeys()), MaxKeyBytes: int(js.GetStateMaxKeyBytes()), MaxValueBytes: int(js.GetStateMaxValueBytes())}
+			for k, v := range js.GetState() {
+				st.Values[k] = v
+			}
+			r.JS.State = st
+		}
 	}
 	if sh := in.GetShell(); sh != nil {
 		r.Shell = &ShellCall{Argv: sh.GetArgv(), Command: sh.GetCommand(), Env: sh.GetEnv(), Dir: sh.GetDir()}
@@ -84,7 +101,7 @@ func requestFromProto(in *proto.ExecuteRequest) *Request {
 		r.HTTP = &HTTPCall{
 			Method: h.GetMethod(), URL: h.GetUrl(), Headers: h.GetHeaders(), Body: h.GetBody(),
 			AllowedDomains: h.GetAllowedDomains(), AllowPrivateHosts: h.GetAllowPrivateHosts(),
-			MaxResponseBytes: h.GetMaxResponseBytes(),
+			MaxResponseBytes: h.GetMaxResponseBytes(), TruncateBody: h.GetTruncateBody(),
 		}
 		if h.GetEgressAddr() != "" {
 			r.HTTP.Egress = &Egress{Addr: h.GetEgressAddr(), Token: h.GetEgressToken()}
@@ -112,6 +129,9 @@ func resultToProto(r *Result, err error) *proto.ExecuteResponse {
 	for _, l := range r.Logs {
 		out.Logs = append(out.Logs, &proto.LogLine{Level: l.Level, Message: l.Message})
 	}
+	for _, c := range r.StateChanges {
+		out.StateChanges = append(out.StateChanges, &proto.StateChange{Key: c.Key, Value: c.Value, Delete: c.Value == nil})
+	}
 	return out
 }
 
@@ -129,6 +149,13 @@ func resultFromProto(in *proto.ExecuteResponse) (*Result, error) {
 	}
 	for _, l := range in.GetLogs() {
 		r.Logs = append(r.Logs, LogLine{Level: l.GetLevel(), Message: l.GetMessage()})
+	}
+	for _, c := range in.GetStateChanges() {
+		sc := StateChange{Key: c.GetKey()}
+		if !c.GetDelete() {
+			sc.Value = json.RawMessage(c.GetValue())
+		}
+		r.StateChanges = append(r.StateChanges, sc)
 	}
 	return r, nil
 }

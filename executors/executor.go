@@ -55,11 +55,13 @@ type Request struct {
 // The call bodies are toolspec's: the daemon's tool kinds build them
 // without linking this package.
 type (
-	JSCall    = toolspec.JSCall
-	ShellCall = toolspec.ShellCall
-	HTTPCall  = toolspec.HTTPCall
-	FSCall    = toolspec.FSCall
-	Egress    = toolspec.Egress
+	JSCall      = toolspec.JSCall
+	ShellCall   = toolspec.ShellCall
+	HTTPCall    = toolspec.HTTPCall
+	FSCall      = toolspec.FSCall
+	Egress      = toolspec.Egress
+	JSState     = toolspec.JSState
+	StateChange = toolspec.StateChange
 )
 
 // The egress proxy's protocol: an executor sends each request of the call
@@ -94,6 +96,10 @@ type Result struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Duration is the time spent running inside the executor.
 	Duration time.Duration `json:"duration"`
+	// StateChanges are a JavaScript call's writes to its worker's state
+	// (utils.setState, utils.deleteState), in order; the daemon writes
+	// them.
+	StateChanges []StateChange `json:"state_changes,omitempty"`
 }
 
 // Executor runs one call at a time. Implementations must honour ctx: when it

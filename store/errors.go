@@ -13,6 +13,9 @@ var (
 	// ErrInvalid means the value handed to the store cannot be stored as is:
 	// a missing name, malformed JSON, a time outside the range the store keeps.
 	ErrInvalid = errors.New("invalid value")
+	// ErrLimit means the write would break a cap the caller set (a
+	// worker's number of state keys, a value's size).
+	ErrLimit = errors.New("over the limit")
 	// ErrClosed means the Store has been closed.
 	ErrClosed = errors.New("store closed")
 )

@@ -190,6 +190,17 @@ CREATE INDEX executions_outcome_started ON executions (outcome, started_at);
 ALTER TABLE executions ADD COLUMN parent_call_id TEXT NOT NULL DEFAULT '';
 CREATE INDEX executions_parent ON executions (parent_call_id) WHERE parent_call_id != '';
 `,
+	// 10: each worker's state (the state toolset and utils.getState):
+	// JSON values by key, gone with the worker (see state.go).
+	`
+CREATE TABLE worker_state (
+	worker     TEXT    NOT NULL REFERENCES workers (name) ON DELETE CASCADE ON UPDATE CASCADE,
+	key        TEXT    NOT NULL,
+	value      TEXT    NOT NULL, -- JSON, compacted
+	updated_at INTEGER NOT NULL, -- Unix ns
+	PRIMARY KEY (worker, key)
+) STRICT, WITHOUT ROWID;
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -241,6 +241,12 @@ func isConstraint(err error) bool {
 		se.ExtendedCode == sqlite3.ErrConstraintUnique
 }
 
+// isForeignKey reports whether err is a foreign key violation.
+func isForeignKey(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintForeignKey
+}
+
 // rowScanner is a *sql.Row or *sql.Rows.
 type rowScanner interface {
 	Scan(dest ...any) error

@@ -5,7 +5,10 @@
 // executor's gRPC glue to know them.
 package toolspec
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Kind names one kind of tool, and of executor: one executor process serves
 // one kind.
@@ -51,6 +54,27 @@ type JSCall struct {
 	// Config Center helpers, by name: JSON {"value": "..."} or
 	// {"service": {"fields": {...}, "entries": [{"label", "fields"}]}}.
 	Secrets map[string]string `json:"-"`
+	// State is the calling worker's state for utils.getState and the
+	// rest; nil when the call has none (no worker, or its state toolset
+	// is off), and then those helpers throw.
+	State *JSState `json:"-"`
+}
+
+// JSState is a worker's state as a JavaScript call gets it: every value,
+// and the caps its writes are held to. The executor sends back what the
+// call changed (Result.StateChanges); the daemon writes that, checking
+// the caps again.
+type JSState struct {
+	Values        map[string]json.RawMessage
+	MaxKeys       int
+	MaxKeyBytes   int
+	MaxValueBytes int
+}
+
+// StateChange is one write to a worker's state: Value nil deletes Key.
+type StateChange struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // ShellCall is a rendered shell command. Argv is set when the template is one
@@ -75,6 +99,9 @@ type HTTPCall struct {
 	// (local development only; empty by default).
 	AllowPrivateHosts []string `json:"allow_private_hosts,omitempty"`
 	MaxResponseBytes  int64    `json:"max_response_bytes"`
+	// TruncateBody cuts a body over MaxResponseBytes there (the value
+	// says "truncated": true) instead of refusing the call.
+	TruncateBody bool `json:"truncate_body,omitempty"`
 	// Egress, when set, is the daemon's egress proxy the request goes
 	// through: the daemon puts the call's secrets in there, so the URL,
 	// headers and body here hold stand-in tokens instead.

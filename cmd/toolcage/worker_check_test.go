@@ -12,11 +12,11 @@ func TestWorkerCheckExamples(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join("..", "..", "examples", "workers")
 	for file, want := range map[string]string{
-		"ops.yaml": "worker ops is valid: 10 tools (dns_lookup, exec, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 9 from toolsets; " +
+		"ops.yaml": "worker ops is valid: 14 tools (dns_lookup, exec, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info, get_state, set_state, delete_state, list_state_keys), 13 from toolsets; " +
 			"workspace ../.. (read-only); approval ask by default; 60 calls/min; timeout 30s; the agent may create tools\n",
-		"data.yaml": "worker data is valid: 11 tools (csv_analyzer, word_frequency, median, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 1 from tool files, 8 from toolsets; " +
+		"data.yaml": "worker data is valid: 17 tools (csv_analyzer, word_frequency, median, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info, db_sql, db_schema, get_state, set_state, delete_state, list_state_keys), 1 from tool files, 14 from toolsets; " +
 			"workspace ../../examples/workers/data_files (read-only); 120 calls/min; timeout 10s\n",
-		"web.yaml": "worker web is valid: 9 tools (weather, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 8 from toolsets; " +
+		"web.yaml": "worker web is valid: 10 tools (weather, fetch_url, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 9 from toolsets; " +
 			"workspace ../../examples/workers/web_notes (writable); approval ask by default; 30 calls/min; timeout 15s; the agent may create tools\n",
 	} {
 		path := filepath.Join(dir, file)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/toolcage/toolcage/daemon/kind"
 )
@@ -56,6 +57,35 @@ func checkKind(def *Definition) error {
 	}
 	if err := def.Spec.Check(def.KindTool()); err != nil {
 		return kindError(err)
+	}
+	return checkNeededArgs(def)
+}
+
+// checkNeededArgs refuses a template placeholder a call may leave out
+// (not required) when the schema gives it no default: the call would
+// fail, or render a command the author never wrote.
+func checkNeededArgs(def *Definition) error {
+	n, ok := def.Spec.(kind.ArgNeeder)
+	if !ok {
+		return nil
+	}
+	s, err := CompileSchema(def.Parameters)
+	if err != nil {
+		return invalid(fieldError("parameters", err))
+	}
+	var ps []Problem
+	seen := map[string]bool{}
+	for _, a := range n.NeededArgs() {
+		if s.Required[a.Name] || s.Defaults[a.Name] != nil || seen[a.Name] {
+			continue
+		}
+		seen[a.Name] = true
+		ps = append(ps, Problem{Field: "parameters.properties." + a.Name, Message: fmt.Sprintf(
+			"{{.%s}} in %s is optional (not in required) and has no default: add a \"default\" to the property, or list %q in required",
+			a.Name, a.Field, a.Name)})
+	}
+	if len(ps) > 0 {
+		return invalid(&ValidationError{Problems: ps})
 	}
 	return nil
 }

@@ -172,15 +172,13 @@ func Parse(data []byte) (*Definition, error) {
 }
 
 // ParseJSON is Parse for input already known to be JSON.
-func ParseJSON(data []byte) (*Definition, error) {
-	return parseJSON(data, false)
-}
+func ParseJSON(data []byte) (*Definition, error) { return parseJSON(data, false) }
 
-// ParseToolsetJSON is ParseJSON for a built-in toolset's own definitions:
-// the only ones that may name a toolset-only kind (fs, exec).
-func ParseToolsetJSON(data []byte) (*Definition, error) {
-	return parseJSON(data, true)
-}
+// ParseToolsetJSON is ParseJSON for a built-in toolset's definitions
+// (daemon/toolset): the one way to a definition of a kind that exists
+// only for a toolset (kind.ToolsetOnly), whose guarantees would not hold
+// if a person or an agent wrote its block by hand.
+func ParseToolsetJSON(data []byte) (*Definition, error) { return parseJSON(data, true) }
 
 func parseJSON(data []byte, toolset bool) (*Definition, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -282,10 +280,9 @@ func (d *Definition) Validate() error {
 		add("description", "is required")
 	}
 	k, known := builtin.Kinds().Get(d.Kind)
-	if known && !d.toolset && builtin.Kinds().ToolsetOnly(d.Kind) {
-		// Its guarantees live in the definitions its toolset writes;
-		// one written by hand could drop them.
-		add("kind", "kind %q belongs to a built-in toolset; turn the toolset on in a worker file (toolsets:) instead of writing its tools (want %s)", d.Kind, builtin.Kinds())
+	if to, only := k.(kind.ToolsetOnly); only && !d.toolset {
+		add("kind", "kind %q exists only in the built-in %s toolset: turn it on in a worker file (toolsets: {%s: {}}) instead of writing its tools (want %s)",
+			d.Kind, to.Toolset(), to.Toolset(), builtin.Kinds())
 		known = false
 	} else if !known {
 		if d.Kind == "" {

@@ -388,7 +388,7 @@ func TestMountsInDefinitions(t *testing.T) {
 	}
 	// The toolset-only kinds are refused by hand, accepted from a toolset.
 	fsDef := []byte(`{"name":"rf","description":"d","kind":"fs","permissions":["filesystem"],"fs":{"op":"read_file"}}`)
-	if _, err := ParseJSON(fsDef); err == nil || !strings.Contains(err.Error(), "belongs to a built-in toolset") {
+	if _, err := ParseJSON(fsDef); err == nil || !strings.Contains(err.Error(), "exists only in the built-in filesystem toolset") {
 		t.Errorf("kind fs by hand: %v", err)
 	}
 	if _, err := ParseToolsetJSON(fsDef); err != nil {

@@ -21,6 +21,11 @@ type Schema struct {
 	// shell command's option position: numbers (negative values), enums
 	// the author spelled out, and properties marked "x-allow-dash": true.
 	AllowDash map[string]bool
+	// Required names the top-level properties the schema requires.
+	Required map[string]bool
+	// Defaults holds the default of each top-level property that gives
+	// one: a shell or http template renders it for an absent argument.
+	Defaults map[string]json.RawMessage
 }
 
 // CompileSchema compiles a tool's parameters schema. It must be an object
@@ -50,11 +55,27 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	}
 	types := map[string]string{}
 	allowDash := map[string]bool{}
+	required := map[string]bool{}
+	defaults := map[string]json.RawMessage{}
+	if rs, ok := obj["required"].([]any); ok {
+		for _, r := range rs {
+			if n, ok := r.(string); ok {
+				required[n] = true
+			}
+		}
+	}
 	if props, ok := obj["properties"].(map[string]any); ok {
 		for name, p := range props {
 			pm, ok := p.(map[string]any)
 			if !ok {
 				continue
+			}
+			if d, ok := pm["default"]; ok && d != nil {
+				b, err := json.Marshal(d)
+				if err != nil {
+					return nil, fmt.Errorf("default of %q: %w", name, err)
+				}
+				defaults[name] = b
 			}
 			t, _ := pm["type"].(string)
 			if t != "" {
@@ -67,7 +88,28 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 			}
 		}
 	}
-	return &Schema{s: s, Types: types, AllowDash: allowDash}, nil
+	// A default is a value a call may get without giving it: it must be
+	// one the property accepts.
+	for name, d := range defaults {
+		ptr := strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+		ps, err := c.Compile(url + "#/properties/" + ptr)
+		if err != nil {
+			return nil, fmt.Errorf("property %q: %s", name, firstLine(err.Error()))
+		}
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(d))
+		if err != nil {
+			return nil, fmt.Errorf("default of %q: %w", name, err)
+		}
+		if err := ps.Validate(inst); err != nil {
+			msg := firstLine(err.Error())
+			var ve *jsonschema.ValidationError
+			if errors.As(err, &ve) {
+				msg = flatten(ve)
+			}
+			return nil, fmt.Errorf("the default of %q does not pass its own schema: %s", name, msg)
+		}
+	}
+	return &Schema{s: s, Types: types, AllowDash: allowDash, Required: required, Defaults: defaults}, nil
 }
 
 // Validate checks arguments (a JSON object) against the schema. The error

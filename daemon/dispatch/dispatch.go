@@ -31,6 +31,7 @@ import (
 	"github.com/toolcage/toolcage/policy/shellguard"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
+	"github.com/toolcage/toolcage/store/workerdb"
 )
 
 // Config is everything a Dispatcher works with. Catalog, Store, Pool and
@@ -79,6 +80,9 @@ type Config struct {
 	AllowPrivateHosts []string
 	// NetworkShellTools names the shell tools that may hold network.
 	NetworkShellTools []string
+	// WorkerDBs keeps each worker's own SQLite database (the sql
+	// toolset); nil when the daemon keeps none.
+	WorkerDBs *workerdb.Set
 	// Workers finds a registered worker (workers.go); nil means no call
 	// goes through one.
 	Workers WorkerLookup
@@ -157,7 +161,8 @@ func New(cfg Config) *Dispatcher {
 		d.cfg.MaxCallDepth = DefaultMaxCallDepth
 	}
 	d.env = kind.Env{ShellRules: cfg.ShellRules, Guards: d.cfg.Guards, AllowPrivateHosts: cfg.AllowPrivateHosts,
-		NetworkShellTools: cfg.NetworkShellTools, StandIns: cfg.Egress != nil, NewToken: egress.NewToken}
+		NetworkShellTools: cfg.NetworkShellTools, StandIns: cfg.Egress != nil, NewToken: egress.NewToken,
+		Store: cfg.Store, WorkerDBs: cfg.WorkerDBs}
 	return d
 }
 
@@ -376,7 +381,15 @@ func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, e
 	if d.observe != nil {
 		d.observe(req)
 	}
-	out, err := d.cfg.Pool.Execute(ctx, p.key, req)
+	var out *executors.Result
+	if p.local != nil {
+		out, err = d.runLocal(ctx, c, p) // local.go
+	} else {
+		out, err = d.cfg.Pool.Execute(ctx, p.key, req)
+		if err == nil && out != nil {
+			err = d.saveJSState(ctx, c, scr, out) // state.go
+		}
+	}
 	if out != nil {
 		if n := scrubResult(scr, out); n > 0 && d.cfg.Metrics != nil {
 			d.cfg.Metrics.ObserveRedactions(c.tool, n)

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
@@ -25,6 +26,11 @@ type plan struct {
 	// standIn is the HTTP request rendered with stand-in tokens; nil when
 	// the call uses no secret or the proxy cannot place one.
 	standIn *executors.HTTPCall
+	// local is set for a kind whose calls the daemon runs itself
+	// (kind.Local): no executor and no pool key.
+	local    kind.Local
+	tool     kind.Tool
+	defaults map[string]json.RawMessage
 }
 
 // scrubber returns the scrubber for the call's results, errors and record.
@@ -48,7 +54,7 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		CallID: c.id, Tool: c.tool, Version: c.version, Caller: c.caller,
 		Kind: execKind, Args: c.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
 	}
-	p := &plan{req: req}
+	p := &plan{req: req, defaults: res.Schema.Defaults}
 	k, ok := d.cfg.Kinds.Get(def.Kind)
 	if !ok || res.Compiled == nil {
 		return p, errdefs.Errorf(errdefs.InvalidDefinition, "unknown kind %q", def.Kind)
@@ -58,6 +64,7 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		dryRunBy = c.caller.Type
 	}
 	tool := def.KindTool()
+	p.tool = tool
 	s, err := d.callSecrets(ctx, res, tool, dryRunBy)
 	if err != nil {
 		return p, err
@@ -65,12 +72,23 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	p.scrub = s.scrub
 	body := &kind.Request{Permissions: req.Permissions}
 	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: c.args,
-		AllowDash: res.Schema.AllowDash, Secret: s.lookup, Envelopes: s.docs}, body)
+		AllowDash: res.Schema.AllowDash, Defaults: res.Schema.Defaults, Secret: s.lookup, Envelopes: s.docs}, body)
 	if err != nil {
 		return p, err
 	}
 	req.Permissions, req.JS, req.Shell, req.HTTP, req.FS = body.Permissions, body.JS, body.Shell, body.HTTP, body.FS
 	p.standIn = built.StandIn
+	if l, ok := res.Compiled.(kind.Local); ok {
+		p.local = l
+		fillLimits(&req.Limits, d.localLimits(def.Kind))
+		capLimits(&req.Limits, c.worker)
+		return p, nil
+	}
+	if req.JS != nil {
+		if err := d.jsState(ctx, c, req.JS); err != nil { // state.go
+			return p, err
+		}
+	}
 	fillLimits(&req.Limits, d.cfg.Limits[execKind])
 	capLimits(&req.Limits, c.worker)
 	if h := req.HTTP; h != nil && h.MaxResponseBytes <= 0 {

@@ -47,7 +47,7 @@ func (d *Dispatcher) Render(ctx context.Context, name string, args json.RawMessa
 	env := d.env
 	env.Preview = true
 	req := &kind.Request{Permissions: def.Permissions}
-	if _, err := tpl.Build(ctx, &kind.Call{Env: &env, Tool: tool, Args: args, AllowDash: res.Schema.AllowDash, Secret: s.lookup}, req); err != nil {
+	if _, err := tpl.Build(ctx, &kind.Call{Env: &env, Tool: tool, Args: args, AllowDash: res.Schema.AllowDash, Defaults: res.Schema.Defaults, Secret: s.lookup}, req); err != nil {
 		return nil, redactError(s.scrub, err)
 	}
 	if sh := req.Shell; sh != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -36,13 +37,32 @@ func RenderError(err error) error {
 	return &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 }
 
-// DecodeArgs decodes the call's validated arguments, keeping numbers exact.
+// DecodeArgs decodes the call's validated arguments, keeping numbers
+// exact, with the schema's default filled in for each argument that is
+// absent or null.
 func (c *Call) DecodeArgs() (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(c.Args))
-	dec.UseNumber()
 	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
+	if err := decodeNumbers(c.Args, &m); err != nil {
 		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
 	}
+	for name, raw := range c.Defaults {
+		if v, ok := m[name]; ok && v != nil {
+			continue
+		}
+		var v any
+		if err := decodeNumbers(raw, &v); err != nil {
+			return nil, &errdefs.Error{Code: errdefs.InvalidDefinition, Err: fmt.Errorf("default of %q: %w", name, err)}
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+		m[name] = v
+	}
 	return m, nil
+}
+
+func decodeNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

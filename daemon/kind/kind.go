@@ -18,6 +18,9 @@ import (
 
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/principal"
+	"github.com/toolcage/toolcage/store"
+	"github.com/toolcage/toolcage/store/workerdb"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -37,21 +40,30 @@ type Kind interface {
 	ResetAfterCall() bool
 }
 
-// ToolsetOnly is a Kind that exists only for a built-in toolset (its
-// guarantees live in the definitions the toolset writes): a definition
-// stored in the catalog, read from a tool file or sent by an agent may not
-// name it.
+// ToolsetOnly is a Kind that exists only for a built-in toolset
+// (daemon/toolset): the catalog refuses a definition of it that a person
+// or an agent wrote, so the toolset, which writes its definitions with
+// the guarantees it needs, is the only way to get one.
 type ToolsetOnly interface {
 	Kind
-	ToolsetOnly()
+	// Toolset names the toolset the kind belongs to.
+	Toolset() string
 }
 
-// RunsOn is a Kind whose calls another kind's executor runs (exec runs on
-// the shell executor): the pool key, default limits and request use that
-// kind.
+// RunsOn is a Kind whose calls run on another kind's executor (the fetch
+// kind's requests on the http executor): its Build fills that kind's
+// body, and the pool key and default limits are that kind's.
 type RunsOn interface {
 	Kind
-	ExecutorKind() toolspec.Kind
+	Executor() toolspec.Kind
+}
+
+// ExecutorOf is the executor kind k's calls run on.
+func ExecutorOf(k Kind) toolspec.Kind {
+	if r, ok := k.(RunsOn); ok {
+		return r.Executor()
+	}
+	return k.Name()
 }
 
 // CallApprover is a Compiled whose approval depends on the call (the exec
@@ -120,6 +132,21 @@ type Effects interface {
 	Destructive() bool
 }
 
+// ArgNeeder is a Spec whose templates cannot render without some
+// arguments (a shell command's words, an http tool's path and headers):
+// the catalog refuses such a definition unless each of them is required
+// by its schema or has a default there, so no call meets a missing
+// argument the author never chose a value for.
+type ArgNeeder interface {
+	NeededArgs() []NeededArg
+}
+
+// NeededArg is one argument a template cannot do without.
+type NeededArg struct {
+	// Name is the argument; Field the block's field whose template uses it.
+	Name, Field string
+}
+
 // Compiled is a block ready for calls.
 type Compiled interface {
 	// Secrets lists the secrets a call uses, each once, in order.
@@ -130,6 +157,54 @@ type Compiled interface {
 	// Build renders and checks one call and fills req's body; it may add
 	// to req.Permissions what the kind always needs.
 	Build(ctx context.Context, c *Call, req *Request) (*Built, error)
+}
+
+// Local is a Compiled whose calls the daemon runs itself rather than on
+// a pooled executor: kinds whose whole work is the worker's own data in
+// the daemon (its state in the store, its SQLite file) and that need cgo,
+// which the static executor cannot link. The dispatcher gives a local
+// call what it gives an executor call: the same timeout and output cap,
+// rate limits, scrubbing and audit record. Build runs first, as for any
+// kind (its checks), and may leave the request's body empty.
+type Local interface {
+	Compiled
+	// Run runs one call; ctx ends at the call's timeout, and Run must
+	// return promptly when it does. A failure on the tool's own terms is
+	// a LocalResult with IsError; a refusal or a broken limit is a coded
+	// error.
+	Run(ctx context.Context, call *LocalCall) (*LocalResult, error)
+}
+
+// LocalCall is one call a Local runs.
+type LocalCall struct {
+	Env    *Env
+	Caller principal.Caller
+	// Worker names the worker the call came through; "" for none.
+	Worker string
+	Tool   Tool
+	// Args are the validated arguments (DecodeArgs fills defaults).
+	Args     json.RawMessage
+	Defaults map[string]json.RawMessage
+	Limits   toolspec.Limits
+}
+
+// DecodeArgs decodes the call's arguments as Call.DecodeArgs does.
+func (c *LocalCall) DecodeArgs() (map[string]any, error) {
+	return (&Call{Args: c.Args, Defaults: c.Defaults}).DecodeArgs()
+}
+
+// LocalResult is what a local call produced.
+type LocalResult struct {
+	// Value is the JSON result.
+	Value   json.RawMessage
+	IsError bool
+	Error   string
+	Logs    []LogLine
+}
+
+// LogLine is one log line of a local call.
+type LogLine struct {
+	Level, Message string
 }
 
 // Templated is a Compiled whose call can be shown without running it
@@ -154,6 +229,11 @@ type Env struct {
 	StandIns bool
 	// NewToken makes one stand-in token.
 	NewToken func() string
+	// Store is the daemon's store: the state kind keeps each worker's
+	// state there. Nil where no local call runs (a preview).
+	Store *store.Store
+	// WorkerDBs opens each worker's own SQLite database (the sql kind).
+	WorkerDBs *workerdb.Set
 	// Preview says the call is only shown (`toolcage tools render`), not
 	// run: checks on how it would run (a shell tool's network grant) are
 	// left out, and so are stand-ins.
@@ -171,6 +251,10 @@ type Call struct {
 	// AllowDash names the parameters whose values may start with "-"
 	// (the schema's say).
 	AllowDash map[string]bool
+	// Defaults are the schema's default values of its top-level
+	// properties: DecodeArgs fills in each argument that is absent or
+	// null.
+	Defaults map[string]json.RawMessage
 	// Secret returns a secret's value for {{secret.NAME}}.
 	Secret func(name string) (string, error)
 	// Envelopes are the stored envelopes of the secrets, by name, when
@@ -245,8 +329,8 @@ func (r *Registry) ToolsetOnly(n toolspec.Kind) bool {
 
 // ExecutorKind is the executor kind that runs calls of the kind named n.
 func (r *Registry) ExecutorKind(n toolspec.Kind) toolspec.Kind {
-	if ro, ok := r.kinds[n].(RunsOn); ok {
-		return ro.ExecutorKind()
+	if k, ok := r.kinds[n]; ok {
+		return ExecutorOf(k)
 	}
 	return n
 }

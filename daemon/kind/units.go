@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ByteSize is a size written as "64MiB", "1MB", "100000" or a number.
@@ -65,4 +66,24 @@ func ParseByteSize(s string) (int64, error) {
 		return 0, errors.New("size " + strconv.Quote(s) + " is too large")
 	}
 	return int64(v), nil
+}
+
+// Duration is a duration written as "5s" (a block's own timeouts).
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "5s", "1m30s".
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("bad duration %s: want e.g. \"5s\"", data)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("bad duration %q: want e.g. \"5s\"", s)
+	}
+	*d = Duration(v)
+	return nil
 }

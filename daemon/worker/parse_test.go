@@ -206,7 +206,7 @@ func TestParseErrors(t *testing.T) {
 		{"rate limit negative", "name: ops\nrate_limit: {per_minute: -5}\n", []string{"2:26: rate_limit.per_minute: -5 is out of range"}},
 		{"rate limit huge", "name: ops\nrate_limit: {per_minute: 99999999999999999999}\n", []string{"2:26: rate_limit.per_minute: want a whole number, got the number 99999999999999999999"}},
 		{"agent_tools not bool", "name: ops\nagent_tools: {create: yes}\n", []string{`2:23: agent_tools.create: want true or false, got the string "yes"`}},
-		{"unknown toolset", "name: ops\ntoolsets: {files: {}}\n", []string{`2:12: toolsets: unknown toolset "files" (known: exec, filesystem)`}},
+		{"unknown toolset", "name: ops\ntoolsets: {nope: {}}\n", []string{`2:12: toolsets: unknown toolset "nope" (known: `}},
 		{"filesystem without a workspace", "name: ops\ntoolsets: {filesystem: {}}\n", []string{`2:11: toolsets.filesystem: the filesystem toolset works on the worker's workspace; add workspace: to the worker file`}},
 		{"filesystem bad setting", "name: ops\ntoolsets: {filesystem: {max_matches: -1}}\n", []string{`2:24: toolsets.filesystem: max_matches: want 1 to 10000`}},
 		{"exec bad rule", "name: ops\ntoolsets: {exec: {rules: [{pattern: 'git status', approval: always}]}}\n", []string{`2:18: toolsets.exec: rules[0].approval: "always" is not preApproved, ask or blocked`}},

@@ -74,6 +74,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -186,7 +187,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	}
 	defer resp.Body.Close()
 
-	data, err := readBody(resp, method, maxBody)
+	data, truncated, err := readBody(resp, method, maxBody, call.TruncateBody)
 	if err != nil {
 		var xe *errdefs.Error
 		if errors.As(err, &xe) {
@@ -194,7 +195,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 		}
 		return e.failed(ctx, callCtx, err, method, u, timeout)
 	}
-	value, err := encodeResponse(resp, data)
+	value, err := encodeResponse(resp, data, truncated)
 	if err != nil {
 		return nil, errdefs.Errorf(errdefs.Internal, "http: encode result: %v", err)
 	}
@@ -212,27 +213,39 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 
 // readBody reads at most maxBody+1 bytes of the body and refuses a body
 // larger than maxBody without reading the rest: the caller's Close then
-// drops the connection instead of draining it.
-func readBody(resp *http.Response, method string, maxBody int64) ([]byte, error) {
+// drops the connection instead of draining it. With truncate, such a
+// body is cut at maxBody (back to a whole UTF-8 character when it is
+// text) and truncated is set instead.
+func readBody(resp *http.Response, method string, maxBody int64, truncate bool) (data []byte, truncated bool, err error) {
 	if method == http.MethodHead {
-		return nil, nil
+		return nil, false, nil
 	}
-	if resp.ContentLength > maxBody {
-		return nil, errdefs.LimitError(errdefs.LimitOutput,
+	if resp.ContentLength > maxBody && !truncate {
+		return nil, false, errdefs.LimitError(errdefs.LimitOutput,
 			"http: response body is %d bytes (Content-Length), over the %d-byte limit", resp.ContentLength, maxBody)
 	}
 	var buf bytes.Buffer
 	if resp.ContentLength > 0 {
-		buf.Grow(int(resp.ContentLength) + 1)
+		buf.Grow(int(min(resp.ContentLength, maxBody)) + 1)
 	}
 	n, err := buf.ReadFrom(io.LimitReader(resp.Body, maxBody+1))
 	if n > maxBody {
-		return nil, errdefs.LimitError(errdefs.LimitOutput, "http: response body is over the %d-byte limit", maxBody)
+		if !truncate {
+			return nil, false, errdefs.LimitError(errdefs.LimitOutput, "http: response body is over the %d-byte limit", maxBody)
+		}
+		b := buf.Bytes()[:maxBody]
+		for cut := 0; cut < utf8.UTFMax && len(b) > 0 && !utf8.Valid(b); cut++ {
+			b = b[:len(b)-1]
+		}
+		if !utf8.Valid(b) {
+			b = buf.Bytes()[:maxBody]
+		}
+		return b, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), false, nil
 }
 
 // failed turns an error from sending the request or reading the body into

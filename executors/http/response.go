@@ -14,15 +14,18 @@ type responseValue struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`
 	Body    json.RawMessage   `json:"body"`
+	// Truncated says the body was cut at the call's cap (TruncateBody).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 
 // encodeResponse builds the result value of a response with body data.
-func encodeResponse(resp *http.Response, data []byte) (json.RawMessage, error) {
+func encodeResponse(resp *http.Response, data []byte, truncated bool) (json.RawMessage, error) {
 	v := responseValue{
-		Status:  resp.StatusCode,
-		Headers: make(map[string]string, len(resp.Header)),
+		Truncated: truncated,
+		Status:    resp.StatusCode,
+		Headers:   make(map[string]string, len(resp.Header)),
 	}
 	for k, vs := range resp.Header {
 		v.Headers[strings.ToLower(k)] = strings.Join(vs, ", ")

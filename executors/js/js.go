@@ -407,6 +407,9 @@ func (c *call) finish(res *executors.Result) (*executors.Result, error) {
 	}
 	res.Logs = c.out.lines
 	res.OutputBytes = used
+	if c.state != nil {
+		res.StateChanges = c.state.changes
+	}
 	return res, nil
 }
 

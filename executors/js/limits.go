@@ -93,6 +93,9 @@ type call struct {
 	guards *netguard.Cache // fetch's, the executor's
 	mem    *memWatch
 	out    output // VM goroutine only, then read by the supervisor after done
+	// state is the worker's state (state.go), nil when the call has
+	// none; like out, the VM goroutine's until done.
+	state *jsState
 
 	mu      sync.Mutex
 	rt      *goja.Runtime
@@ -101,12 +104,16 @@ type call struct {
 }
 
 func newCall(req *executors.Request, lim executors.Limits) *call {
-	return &call{
+	c := &call{
 		req: req,
 		lim: lim,
 		mem: newMemWatch(lim.MemoryBytes),
 		out: output{limit: lim.OutputBytes},
 	}
+	if req.JS != nil {
+		c.state = newJSState(req.JS.State)
+	}
+	return c
 }
 
 // attach records the call's runtime, interrupting it at once if the call

@@ -70,6 +70,7 @@ var utilsNames = newNameSet(
 	"unique", "chunk", "shuffle", "sample", "groupBy",
 	"getApiKey", "getSecret", "getServiceConfig", "getConfigEntry", "getConfigEntries", "getFieldValue",
 	"callTool", "listTools",
+	"getState", "setState", "deleteState", "listStateKeys",
 )
 
 // goUtils are the helpers written in Go.
@@ -96,6 +97,10 @@ var goUtils = map[string]func(*realm, goja.FunctionCall) goja.Value{
 	"getFieldValue":    (*realm).utilGetFieldValue,
 	"callTool":         (*realm).utilCallTool,
 	"listTools":        (*realm).utilListTools,
+	"getState":         (*realm).utilGetState,
+	"setState":         (*realm).utilSetState,
+	"deleteState":      (*realm).utilDeleteState,
+	"listStateKeys":    (*realm).utilListStateKeys,
 }
 
 // utils builds the tool's utils object. Helpers are built on first use.

@@ -726,9 +726,16 @@ type JSCall struct {
 	AllowPrivateHosts []string `protobuf:"bytes,3,rep,name=allow_private_hosts,json=allowPrivateHosts,proto3" json:"allow_private_hosts,omitempty"`
 	// The tool's declared secrets, by name: each a JSON document, either
 	// {"value": "..."} or {"service": {"fields": {...}, "entries": [...]}}.
-	Secrets       map[string]string `protobuf:"bytes,4,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Secrets map[string]string `protobuf:"bytes,4,rep,name=secrets,proto3" json:"secrets,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// state is the worker's state for utils.getState and the rest (JSON
+	// values by key); state_on says the call has one at all.
+	StateOn            bool              `protobuf:"varint,5,opt,name=state_on,json=stateOn,proto3" json:"state_on,omitempty"`
+	State              map[string][]byte `protobuf:"bytes,6,rep,name=state,proto3" json:"state,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	StateMaxKeys       int32             `protobuf:"varint,7,opt,name=state_max_keys,json=stateMaxKeys,proto3" json:"state_max_keys,omitempty"`
+	StateMaxKeyBytes   int32             `protobuf:"varint,8,opt,name=state_max_key_bytes,json=stateMaxKeyBytes,proto3" json:"state_max_key_bytes,omitempty"`
+	StateMaxValueBytes int64             `protobuf:"varint,9,opt,name=state_max_value_bytes,json=stateMaxValueBytes,proto3" json:"state_max_value_bytes,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *JSCall) Reset() {
@@ -787,6 +794,41 @@ func (x *JSCall) GetSecrets() map[string]string {
 		return x.Secrets
 	}
 	return nil
+}
+
+func (x *JSCall) GetStateOn() bool {
+	if x != nil {
+		return x.StateOn
+	}
+	return false
+}
+
+func (x *JSCall) GetState() map[string][]byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *JSCall) GetStateMaxKeys() int32 {
+	if x != nil {
+		return x.StateMaxKeys
+	}
+	return 0
+}
+
+func (x *JSCall) GetStateMaxKeyBytes() int32 {
+	if x != nil {
+		return x.StateMaxKeyBytes
+	}
+	return 0
+}
+
+func (x *JSCall) GetStateMaxValueBytes() int64 {
+	if x != nil {
+		return x.StateMaxValueBytes
+	}
+	return 0
 }
 
 type ShellCall struct {
@@ -868,8 +910,11 @@ type HTTPCall struct {
 	MaxResponseBytes  int64                  `protobuf:"varint,7,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
 	EgressAddr        string                 `protobuf:"bytes,8,opt,name=egress_addr,json=egressAddr,proto3" json:"egress_addr,omitempty"`
 	EgressToken       string                 `protobuf:"bytes,9,opt,name=egress_token,json=egressToken,proto3" json:"egress_token,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// truncate_body cuts a body over max_response_bytes there ("truncated":
+	// true in the value) instead of refusing it (the fetch toolset).
+	TruncateBody  bool `protobuf:"varint,10,opt,name=truncate_body,json=truncateBody,proto3" json:"truncate_body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HTTPCall) Reset() {
@@ -963,6 +1008,13 @@ func (x *HTTPCall) GetEgressToken() string {
 		return x.EgressToken
 	}
 	return ""
+}
+
+func (x *HTTPCall) GetTruncateBody() bool {
+	if x != nil {
+		return x.TruncateBody
+	}
+	return false
 }
 
 // One file operation of the filesystem toolset, confined to root.
@@ -1368,6 +1420,67 @@ func (x *Error) GetOp() string {
 	return ""
 }
 
+// StateChange is one write of a call to its worker's state.
+type StateChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	Delete        bool                   `protobuf:"varint,3,opt,name=delete,proto3" json:"delete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateChange) Reset() {
+	*x = StateChange{}
+	mi := &file_executor_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateChange) ProtoMessage() {}
+
+func (x *StateChange) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateChange.ProtoReflect.Descriptor instead.
+func (*StateChange) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StateChange) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *StateChange) GetValue() []byte {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+func (x *StateChange) GetDelete() bool {
+	if x != nil {
+		return x.Delete
+	}
+	return false
+}
+
 type ExecuteResponse struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Value       []byte                 `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
@@ -1378,14 +1491,16 @@ type ExecuteResponse struct {
 	Truncated   bool                   `protobuf:"varint,6,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	DurationNs  int64                  `protobuf:"varint,7,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
 	// failure is set when the call was stopped rather than completed.
-	Failure       *Error `protobuf:"bytes,8,opt,name=failure,proto3" json:"failure,omitempty"`
+	Failure *Error `protobuf:"bytes,8,opt,name=failure,proto3" json:"failure,omitempty"`
+	// state_changes are a JavaScript call's writes to its worker's state.
+	StateChanges  []*StateChange `protobuf:"bytes,9,rep,name=state_changes,json=stateChanges,proto3" json:"state_changes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1512,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1525,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExecuteResponse) GetValue() []byte {
@@ -1469,6 +1584,13 @@ func (x *ExecuteResponse) GetFailure() *Error {
 	return nil
 }
 
+func (x *ExecuteResponse) GetStateChanges() []*StateChange {
+	if x != nil {
+		return x.StateChanges
+	}
+	return nil
+}
+
 var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
@@ -1515,15 +1637,24 @@ const file_executor_proto_rawDesc = "" +
 	"timeout_ns\x18\x01 \x01(\x03R\ttimeoutNs\x12!\n" +
 	"\fmemory_bytes\x18\x02 \x01(\x03R\vmemoryBytes\x12!\n" +
 	"\foutput_bytes\x18\x03 \x01(\x03R\voutputBytes\x12\x1a\n" +
-	"\brequests\x18\x04 \x01(\x05R\brequests\"\xf6\x01\n" +
+	"\brequests\x18\x04 \x01(\x05R\brequests\"\x92\x04\n" +
 	"\x06JSCall\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12'\n" +
 	"\x0fallowed_domains\x18\x02 \x03(\tR\x0eallowedDomains\x12.\n" +
 	"\x13allow_private_hosts\x18\x03 \x03(\tR\x11allowPrivateHosts\x12C\n" +
-	"\asecrets\x18\x04 \x03(\v2).toolcage.executor.v1.JSCall.SecretsEntryR\asecrets\x1a:\n" +
+	"\asecrets\x18\x04 \x03(\v2).toolcage.executor.v1.JSCall.SecretsEntryR\asecrets\x12\x19\n" +
+	"\bstate_on\x18\x05 \x01(\bR\astateOn\x12=\n" +
+	"\x05state\x18\x06 \x03(\v2'.toolcage.executor.v1.JSCall.StateEntryR\x05state\x12$\n" +
+	"\x0estate_max_keys\x18\a \x01(\x05R\fstateMaxKeys\x12-\n" +
+	"\x13state_max_key_bytes\x18\b \x01(\x05R\x10stateMaxKeyBytes\x121\n" +
+	"\x15state_max_value_bytes\x18\t \x01(\x03R\x12stateMaxValueBytes\x1a:\n" +
 	"\fSecretsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbf\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a8\n" +
+	"\n" +
+	"StateEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xbf\x01\n" +
 	"\tShellCall\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12\x18\n" +
 	"\acommand\x18\x02 \x01(\tR\acommand\x12:\n" +
@@ -1531,7 +1662,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x03dir\x18\x04 \x01(\tR\x03dir\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbb\x03\n" +
 	"\bHTTPCall\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x10\n" +
 	"\x03url\x18\x02 \x01(\tR\x03url\x12E\n" +
@@ -1542,7 +1673,9 @@ const file_executor_proto_rawDesc = "" +
 	"\x12max_response_bytes\x18\a \x01(\x03R\x10maxResponseBytes\x12\x1f\n" +
 	"\vegress_addr\x18\b \x01(\tR\n" +
 	"egressAddr\x12!\n" +
-	"\fegress_token\x18\t \x01(\tR\vegressToken\x1a:\n" +
+	"\fegress_token\x18\t \x01(\tR\vegressToken\x12#\n" +
+	"\rtruncate_body\x18\n" +
+	" \x01(\bR\ftruncateBody\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe8\x02\n" +
@@ -1585,7 +1718,11 @@ const file_executor_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\x0e2\x1f.toolcage.executor.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\tR\x05limit\x12\x0e\n" +
-	"\x02op\x18\x04 \x01(\tR\x02op\"\xa4\x02\n" +
+	"\x02op\x18\x04 \x01(\tR\x02op\"M\n" +
+	"\vStateChange\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\x12\x16\n" +
+	"\x06delete\x18\x03 \x01(\bR\x06delete\"\xec\x02\n" +
 	"\x0fExecuteResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\x121\n" +
 	"\x04logs\x18\x02 \x03(\v2\x1d.toolcage.executor.v1.LogLineR\x04logs\x12\x19\n" +
@@ -1595,7 +1732,8 @@ const file_executor_proto_rawDesc = "" +
 	"\ttruncated\x18\x06 \x01(\bR\ttruncated\x12\x1f\n" +
 	"\vduration_ns\x18\a \x01(\x03R\n" +
 	"durationNs\x125\n" +
-	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure*\xbe\x04\n" +
+	"\afailure\x18\b \x01(\v2\x1b.toolcage.executor.v1.ErrorR\afailure\x12F\n" +
+	"\rstate_changes\x18\t \x03(\v2!.toolcage.executor.v1.StateChangeR\fstateChanges*\xbe\x04\n" +
 	"\tErrorCode\x12\x1a\n" +
 	"\x16ERROR_CODE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ERROR_CODE_TIMEOUT\x10\x01\x12\x1d\n" +
@@ -1634,7 +1772,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_executor_proto_goTypes = []any{
 	(ErrorCode)(0),            // 0: toolcage.executor.v1.ErrorCode
 	(*HostAsk)(nil),           // 1: toolcage.executor.v1.HostAsk
@@ -1653,10 +1791,12 @@ var file_executor_proto_goTypes = []any{
 	(*ExecuteRequest)(nil),    // 14: toolcage.executor.v1.ExecuteRequest
 	(*LogLine)(nil),           // 15: toolcage.executor.v1.LogLine
 	(*Error)(nil),             // 16: toolcage.executor.v1.Error
-	(*ExecuteResponse)(nil),   // 17: toolcage.executor.v1.ExecuteResponse
-	nil,                       // 18: toolcage.executor.v1.JSCall.SecretsEntry
-	nil,                       // 19: toolcage.executor.v1.ShellCall.EnvEntry
-	nil,                       // 20: toolcage.executor.v1.HTTPCall.HeadersEntry
+	(*StateChange)(nil),       // 17: toolcage.executor.v1.StateChange
+	(*ExecuteResponse)(nil),   // 18: toolcage.executor.v1.ExecuteResponse
+	nil,                       // 19: toolcage.executor.v1.JSCall.SecretsEntry
+	nil,                       // 20: toolcage.executor.v1.JSCall.StateEntry
+	nil,                       // 21: toolcage.executor.v1.ShellCall.EnvEntry
+	nil,                       // 22: toolcage.executor.v1.HTTPCall.HeadersEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	3,  // 0: toolcage.executor.v1.HostAsk.call_tool:type_name -> toolcage.executor.v1.CallToolRequest
@@ -1666,27 +1806,29 @@ var file_executor_proto_depIdxs = []int32{
 	16, // 4: toolcage.executor.v1.CallToolResponse.failure:type_name -> toolcage.executor.v1.Error
 	6,  // 5: toolcage.executor.v1.ListToolsResponse.tools:type_name -> toolcage.executor.v1.HostTool
 	16, // 6: toolcage.executor.v1.ListToolsResponse.failure:type_name -> toolcage.executor.v1.Error
-	18, // 7: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
-	19, // 8: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
-	20, // 9: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
-	8,  // 10: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
-	9,  // 11: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
-	10, // 12: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
-	11, // 13: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
-	12, // 14: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
-	13, // 15: toolcage.executor.v1.ExecuteRequest.fs:type_name -> toolcage.executor.v1.FSCall
-	0,  // 16: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
-	15, // 17: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
-	16, // 18: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
-	14, // 19: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
-	2,  // 20: toolcage.executor.v1.Executor.Host:input_type -> toolcage.executor.v1.HostReply
-	17, // 21: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
-	1,  // 22: toolcage.executor.v1.Executor.Host:output_type -> toolcage.executor.v1.HostAsk
-	21, // [21:23] is the sub-list for method output_type
-	19, // [19:21] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	19, // 7: toolcage.executor.v1.JSCall.secrets:type_name -> toolcage.executor.v1.JSCall.SecretsEntry
+	20, // 8: toolcage.executor.v1.JSCall.state:type_name -> toolcage.executor.v1.JSCall.StateEntry
+	21, // 9: toolcage.executor.v1.ShellCall.env:type_name -> toolcage.executor.v1.ShellCall.EnvEntry
+	22, // 10: toolcage.executor.v1.HTTPCall.headers:type_name -> toolcage.executor.v1.HTTPCall.HeadersEntry
+	8,  // 11: toolcage.executor.v1.ExecuteRequest.caller:type_name -> toolcage.executor.v1.Caller
+	9,  // 12: toolcage.executor.v1.ExecuteRequest.limits:type_name -> toolcage.executor.v1.Limits
+	10, // 13: toolcage.executor.v1.ExecuteRequest.js:type_name -> toolcage.executor.v1.JSCall
+	11, // 14: toolcage.executor.v1.ExecuteRequest.shell:type_name -> toolcage.executor.v1.ShellCall
+	12, // 15: toolcage.executor.v1.ExecuteRequest.http:type_name -> toolcage.executor.v1.HTTPCall
+	13, // 16: toolcage.executor.v1.ExecuteRequest.fs:type_name -> toolcage.executor.v1.FSCall
+	0,  // 17: toolcage.executor.v1.Error.code:type_name -> toolcage.executor.v1.ErrorCode
+	15, // 18: toolcage.executor.v1.ExecuteResponse.logs:type_name -> toolcage.executor.v1.LogLine
+	16, // 19: toolcage.executor.v1.ExecuteResponse.failure:type_name -> toolcage.executor.v1.Error
+	17, // 20: toolcage.executor.v1.ExecuteResponse.state_changes:type_name -> toolcage.executor.v1.StateChange
+	14, // 21: toolcage.executor.v1.Executor.Execute:input_type -> toolcage.executor.v1.ExecuteRequest
+	2,  // 22: toolcage.executor.v1.Executor.Host:input_type -> toolcage.executor.v1.HostReply
+	18, // 23: toolcage.executor.v1.Executor.Execute:output_type -> toolcage.executor.v1.ExecuteResponse
+	1,  // 24: toolcage.executor.v1.Executor.Host:output_type -> toolcage.executor.v1.HostAsk
+	23, // [23:25] is the sub-list for method output_type
+	21, // [21:23] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1708,7 +1850,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

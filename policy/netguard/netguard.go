@@ -47,6 +47,11 @@ type Config struct {
 	// "*.github.io") and over IP addresses are refused. Entries are
 	// lowercased and converted to ASCII with IDNA; schemes, paths,
 	// userinfo and wildcards anywhere but the leading "*." are refused.
+	// The entry "*" alone matches every host, names and IP literals: every
+	// other check still applies (private, loopback, link-local and
+	// metadata addresses are refused after DNS unless AllowPrivateHosts
+	// names the host). Only the fetch toolset writes it; the tool kinds
+	// refuse it in what an author writes.
 	// An entry may name a port ("api.example.com:8443",
 	// "[2606:2800::1]:8443", "*.example.com:8443"): then only that port.
 	// Without one, the URL a tool's author wrote may use any port, but a
@@ -71,11 +76,25 @@ type Config struct {
 	Resolver *net.Resolver
 }
 
+// AnyHost is the allowlist entry that matches every host.
+const AnyHost = "*"
+
+// AllowsAnyHost reports whether domains holds the entry "*".
+func AllowsAnyHost(domains []string) bool {
+	for _, d := range domains {
+		if strings.TrimSpace(d) == AnyHost {
+			return true
+		}
+	}
+	return false
+}
+
 // Guard checks URLs and socket addresses against one allowlist. It is
 // safe for concurrent use and cheap to keep.
 type Guard struct {
 	exact     map[string]portSet  // normalised host names and canonical IP literals
 	wildcards []wildcard          // ".example.com" for "*.example.com"
+	anyHost   bool                // the entry "*"
 	private   map[string]struct{} // normalised AllowPrivateHosts
 	resolver  *net.Resolver
 }
@@ -131,6 +150,10 @@ func New(cfg Config) (*Guard, error) {
 		g.resolver = &net.Resolver{PreferGo: true}
 	}
 	for _, p := range cfg.AllowedDomains {
+		if strings.TrimSpace(p) == AnyHost {
+			g.anyHost = true
+			continue
+		}
 		entry, port, err := splitEntryPort(p)
 		if err != nil {
 			return nil, fmt.Errorf("network guard: allowed domain %q: %w", p, err)
@@ -328,6 +351,9 @@ func (g *Guard) listed(host string, ip netip.Addr, port uint16) bool {
 }
 
 func (g *Guard) match(host string, ip netip.Addr, ok func(portSet) bool) bool {
+	if g.anyHost && ok(portSet{any: true}) {
+		return true
+	}
 	if ps, found := g.exact[host]; found && ok(ps) {
 		return true
 	}

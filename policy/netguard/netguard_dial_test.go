@@ -652,3 +652,41 @@ func TestTransportRefusesCleartextHTTP2(t *testing.T) {
 		t.Fatalf("cleartext request used %v", p)
 	}
 }
+
+// TestAnyHost: "*" lets every host's name through the allowlist, and
+// every address check still applies: names that resolve to loopback,
+// private or metadata addresses and such IP literals are refused at
+// dial time, unless AllowPrivateHosts names the host.
+func TestAnyHost(t *testing.T) {
+	srv := newCountingServer(t, nil)
+	dns := staticDNS(t, map[string][]string{
+		"anything.test": {"127.0.0.1"},
+		"meta.test":     {"169.254.169.254"},
+		"private.test":  {"10.1.2.3"},
+		"dev.test":      {"127.0.0.1"},
+	})
+	g := mustGuard(t, Config{AllowedDomains: []string{"*"}, AllowPrivateHosts: []string{"dev.test"}, Resolver: dns.resolver()})
+	for _, u := range []string{"https://example.com/x", "http://93.184.216.34:8080/", "https://a.b.c.example.org/"} {
+		if _, err := g.CheckURL(u); err != nil {
+			t.Errorf("CheckURL(%s): %v", u, err)
+		}
+	}
+	for _, u := range []string{"http://127.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://[::1]/", "http://10.0.0.1/", "http://2130706433/", "ftp://example.com/"} {
+		if _, err := g.CheckURL(u); err == nil {
+			t.Errorf("CheckURL(%s) allowed", u)
+		}
+	}
+	for _, host := range []string{"anything.test", "meta.test", "private.test"} {
+		_, err := get(t, g, "http://"+host+":"+srv.port()+"/")
+		wantDenied(t, err, host)
+	}
+	if srv.hits.Load() != 0 {
+		t.Fatalf("server got %d requests", srv.hits.Load())
+	}
+	if body, err := get(t, g, "http://dev.test:"+srv.port()+"/"); err != nil || body != "ok" {
+		t.Fatalf("a named private host: %q, %v", body, err)
+	}
+	if !AllowsAnyHost([]string{"a.com", " * "}) || AllowsAnyHost([]string{"*.a.com"}) {
+		t.Error("AllowsAnyHost")
+	}
+}

@@ -66,7 +66,7 @@ func TestNewNetGuardValidatesPatterns(t *testing.T) {
 		}
 	}
 	bad := []string{
-		"", "   ", "*", "*.", "**.example.com", "a.*.example.com", "*example.com", "example.*",
+		"", "   ", "*:443", "*.", "**.example.com", "a.*.example.com", "*example.com", "example.*",
 		"*.com", "*.co.uk", "*.github.io", "*.test", "*.localhost",
 		"example.com:0", "example.com:65536", "example.com:x", "*.example.com:", "http://example.com", "https://example.com/", "example.com/path",
 		"user@example.com", "example.com?x", "example.com#x", `example.com\x`, "ex%61mple.com",

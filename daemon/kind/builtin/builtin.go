@@ -6,9 +6,12 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/exec"
 	"github.com/toolcage/toolcage/daemon/kind/fs"
+	"github.com/toolcage/toolcage/daemon/kind/fetch"
 	"github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/daemon/kind/js"
 	"github.com/toolcage/toolcage/daemon/kind/shell"
+	"github.com/toolcage/toolcage/daemon/kind/sql"
+	"github.com/toolcage/toolcage/daemon/kind/state"
 )
 
 // kinds is built once and never changed.
@@ -16,9 +19,12 @@ var kinds = kind.NewRegistry(
 	js.Kind{},
 	shell.Kind{},
 	http.Kind{},
-	// Toolset only: the filesystem and exec toolsets write these.
+	// Kinds that exist only for a built-in toolset (kind.ToolsetOnly).
 	fs.Kind{},
 	exec.Kind{},
+	fetch.Kind{},
+	sql.Kind{},
+	state.Kind{},
 )
 
 // Kinds returns the registry of the built-in kinds.

@@ -13,19 +13,20 @@ import (
 // Every registered kind meets the same contract.
 func TestKindsConformance(t *testing.T) {
 	names := Kinds().Names()
-	if len(names) != 5 {
-		t.Fatalf("kinds %v, want js, shell, http, fs and exec", names)
-	}
 	if got := Kinds().String(); got != "js, shell or http" {
 		t.Errorf("String() = %q: toolset-only kinds are not offered", got)
 	}
+	toolsetOnly := map[toolspec.Kind]bool{"fs": true, "exec": true, "fetch": true, "sql": true, "state": true}
+	if len(names) != 3+len(toolsetOnly) {
+		t.Fatalf("kinds %v, want js, shell, http and the toolsets' own", names)
+	}
 	for _, n := range names {
-		if only := Kinds().ToolsetOnly(n); only != (n == "fs" || n == "exec") {
+		if only := Kinds().ToolsetOnly(n); only != toolsetOnly[n] {
 			t.Errorf("ToolsetOnly(%s) = %v", n, only)
 		}
 	}
-	if Kinds().ExecutorKind("exec") != toolspec.Shell || Kinds().ExecutorKind("fs") != toolspec.FS {
-		t.Error("exec runs on the shell executor, fs on its own")
+	if Kinds().ExecutorKind("exec") != toolspec.Shell || Kinds().ExecutorKind("fs") != toolspec.FS || Kinds().ExecutorKind("fetch") != toolspec.HTTP {
+		t.Error("exec runs on the shell executor, fetch on http's, fs on its own")
 	}
 	for _, n := range names {
 		k, ok := Kinds().Get(n)
@@ -33,8 +34,9 @@ func TestKindsConformance(t *testing.T) {
 			t.Fatalf("Get(%q) = %v, %v", n, k, ok)
 		}
 		t.Run(string(n), func(t *testing.T) {
-			if !Kinds().ExecutorKind(n).Valid() {
-				t.Errorf("kind %q runs on no executor kind", n)
+			_, toolsetOnly := k.(kind.ToolsetOnly)
+			if !Kinds().ExecutorKind(n).Valid() && !toolsetOnly {
+				t.Errorf("kind %q runs on no executor kind and is not a toolset's", n)
 			}
 			if p := k.Required(); p.Message == "" || !strings.HasPrefix(p.Field, string(n)) {
 				t.Errorf("Required() = %+v: want a problem on the %s block", p, n)
@@ -103,6 +105,9 @@ var goodBlocks = map[toolspec.Kind]string{
 	"js":    `{"code": "return 1", "allowed_domains": ["api.example.com"]}`,
 	"shell": `{"command": "echo {{.x}}", "env": {"A": "{{.x}}"}, "dir": "/tmp"}`,
 	"http":  `{"method": "get", "url": "https://api.example.com/{{x}}", "allowed_domains": ["api.example.com"], "max_response_bytes": "1KiB"}`,
+	"fetch": `{"allowed_domains": ["*", "api.example.com"], "max_response_bytes": "64KiB"}`,
+	"sql":   `{"op": "query", "query_timeout": "2s", "max_bytes": "10MB"}`,
+	"state": `{"op": "set", "max_keys": 10, "max_value_bytes": "1KiB"}`,
 }
 
 // FuzzDecode: no kind's block decoder panics, and a block it accepts

@@ -32,11 +32,11 @@ type Kind struct{}
 func (Kind) Name() toolspec.Kind { return Name }
 
 // ToolsetOnly: only the exec toolset writes exec tools.
-func (Kind) ToolsetOnly() {}
+func (Kind) Toolset() string { return "exec" }
 
 // ExecutorKind: the shell executor runs the command, with the shell
 // tools' sandbox, caps and timeouts.
-func (Kind) ExecutorKind() toolspec.Kind { return toolspec.Shell }
+func (Kind) Executor() toolspec.Kind { return toolspec.Shell }
 
 // Decode reads an exec: block.
 func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {

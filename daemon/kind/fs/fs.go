@@ -27,7 +27,7 @@ type Kind struct{}
 func (Kind) Name() toolspec.Kind { return toolspec.FS }
 
 // ToolsetOnly: only the filesystem toolset writes fs tools.
-func (Kind) ToolsetOnly() {}
+func (Kind) Toolset() string { return "filesystem" }
 
 // Decode reads an fs: block.
 func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {

@@ -87,6 +87,9 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	if len(s.AllowedDomains) == 0 {
 		ps = append(ps, kind.Problem{Field: "http.allowed_domains", Message: "is required"})
 	}
+	if netguard.AllowsAnyHost(s.AllowedDomains) {
+		ps = append(ps, kind.Problem{Field: "http.allowed_domains", Message: `"*" (any host) is only for the built-in fetch toolset: name the hosts`})
+	}
 	return ps
 }
 
@@ -114,6 +117,20 @@ func (s *Spec) Check(kind.Tool) error {
 		return &kind.FieldError{Field: "http.url", Err: fmt.Errorf("%w (is the host in allowed_domains?)", err)}
 	}
 	return nil
+}
+
+// NeededArgs are those of the URL's path and of the headers; the query's,
+// the params' and the body's may be absent (left out, or null).
+func (s *Spec) NeededArgs() []kind.NeededArg {
+	c, err := template.CompileHTTP(s.Template())
+	if err != nil {
+		return nil // Check reports it
+	}
+	var out []kind.NeededArg
+	for _, v := range c.Required() {
+		out = append(out, kind.NeededArg{Name: v, Field: "http"})
+	}
+	return out
 }
 
 // Compile compiles the request templates.
@@ -188,6 +205,9 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 }
 
 func (c *Compiled) render(call *kind.Call, args map[string]any, secrets func(string) (string, error)) (*toolspec.HTTPCall, error) {
+	if netguard.AllowsAnyHost(c.spec.AllowedDomains) {
+		return nil, errdefs.Errorf(errdefs.PolicyDenied, `http.allowed_domains: "*" (any host) is only for the built-in fetch toolset`)
+	}
 	r, err := c.Request.Render(args, secrets)
 	if err != nil {
 		return nil, kind.RenderError(err)
@@ -212,5 +232,6 @@ var (
 	_ kind.Spec          = (*Spec)(nil)
 	_ kind.Parameterizer = (*Spec)(nil)
 	_ kind.Effects       = (*Spec)(nil)
+	_ kind.ArgNeeder     = (*Spec)(nil)
 	_ kind.Templated     = (*Compiled)(nil)
 )

@@ -62,8 +62,15 @@ func (s *Spec) Validate(t kind.Tool) []kind.Problem {
 	if t.Has("network") && len(s.AllowedDomains) == 0 {
 		return []kind.Problem{{Field: "js.allowed_domains", Message: "is required with the network permission: name the hosts fetch may reach"}}
 	}
+	if netguard.AllowsAnyHost(s.AllowedDomains) {
+		return []kind.Problem{{Field: "js.allowed_domains", Message: anyHostProblem}}
+	}
 	return nil
 }
+
+// anyHostProblem refuses "*" in a tool's own allowlist: only the fetch
+// toolset, which a person turns on in a worker file, reaches any host.
+const anyHostProblem = `"*" (any host) is only for the built-in fetch toolset: name the hosts`
 
 // Check runs the static code check and checks fetch's allowlist.
 func (s *Spec) Check(kind.Tool) error {
@@ -92,6 +99,9 @@ func (c compiled) Secrets(t kind.Tool) ([]string, bool) { return slices.Clone(t.
 func (c compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) (*kind.Built, error) {
 	if err := jscheck.Check(c.spec.Code); err != nil {
 		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
+	}
+	if netguard.AllowsAnyHost(c.spec.AllowedDomains) {
+		return nil, errdefs.Errorf(errdefs.PolicyDenied, "js.allowed_domains: %s", anyHostProblem)
 	}
 	req.JS = &toolspec.JSCall{Code: c.spec.Code, Secrets: call.Envelopes}
 	if call.Tool.Has("network") {

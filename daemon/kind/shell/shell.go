@@ -78,6 +78,41 @@ func (s *Spec) Check(kind.Tool) error {
 	return nil
 }
 
+// Parameters follow from the command's placeholders when a definition
+// gives none: each is required and may be any JSON value, as a call
+// could give before a schema was written.
+func (s *Spec) Parameters() (json.RawMessage, error) {
+	t, err := template.Parse(s.Command)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]struct{}{}
+	vars := t.Vars()
+	for _, v := range vars {
+		props[v] = struct{}{}
+	}
+	return json.Marshal(struct {
+		Type       string              `json:"type"`
+		Properties map[string]struct{} `json:"properties"`
+		Required   []string            `json:"required,omitempty"`
+	}{"object", props, vars})
+}
+
+// NeededArgs are the command's placeholders: a missing one would drop a
+// word and shift the others into different roles. The env templates'
+// are not: an absent value sets the variable to "".
+func (s *Spec) NeededArgs() []kind.NeededArg {
+	t, err := template.Parse(s.Command)
+	if err != nil {
+		return nil // Check reports it
+	}
+	var out []kind.NeededArg
+	for _, v := range t.Vars() {
+		out = append(out, kind.NeededArg{Name: v, Field: "shell.command"})
+	}
+	return out
+}
+
 // Compile compiles the command and the env templates.
 func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
 	c := &Compiled{spec: s, Env: make(map[string]*template.Template, len(s.Env))}
@@ -174,7 +209,9 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 
 // Interface guards.
 var (
-	_ kind.Kind      = Kind{}
-	_ kind.Spec      = (*Spec)(nil)
-	_ kind.Templated = (*Compiled)(nil)
+	_ kind.Kind          = Kind{}
+	_ kind.Spec          = (*Spec)(nil)
+	_ kind.ArgNeeder     = (*Spec)(nil)
+	_ kind.Parameterizer = (*Spec)(nil)
+	_ kind.Templated     = (*Compiled)(nil)
 )

@@ -1,0 +1,188 @@
+// Package fetch is the fetch kind: the fetch_url tool of the built-in
+// fetch toolset, whose URL, method, headers and body are the call's
+// arguments. It runs on the http executor like an http tool, through the
+// network guard with the toolset's allowlist, in which "*" means any host
+// (every address check still applies, after DNS, at dial time). Only the
+// toolset writes this kind, so an agent's own tools never get "*".
+package fetch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/toolcage/toolcage/daemon/kind"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy/netguard"
+	"github.com/toolcage/toolcage/toolspec"
+)
+
+// Name is the kind's name, and its toolset's.
+const Name toolspec.Kind = "fetch"
+
+// DefaultMaxResponseBytes is the body cap when the toolset sets none: a
+// body past it is cut, with truncated set.
+const DefaultMaxResponseBytes = 100_000
+
+// Kind is the fetch kind.
+type Kind struct{}
+
+// Name is "fetch".
+func (Kind) Name() toolspec.Kind { return Name }
+
+// Toolset is "fetch": the kind exists only for that toolset.
+func (Kind) Toolset() string { return string(Name) }
+
+// Executor is http: a fetch is an HTTP request.
+func (Kind) Executor() toolspec.Kind { return toolspec.HTTP }
+
+// Decode reads a fetch: block.
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
+	s := &Spec{}
+	if err := kind.DecodeStrict(raw, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Required is the problem of a fetch tool with no block.
+func (Kind) Required() kind.Problem {
+	return kind.Problem{Field: "fetch.allowed_domains", Message: "is required"}
+}
+
+// ResetAfterCall is false: the executor runs no code of the tool's.
+func (Kind) ResetAfterCall() bool { return false }
+
+// Spec is the block of the fetch tool: the hosts it may reach.
+type Spec struct {
+	AllowedDomains   []string      `json:"allowed_domains"`
+	MaxResponseBytes kind.ByteSize `json:"max_response_bytes,omitempty"`
+}
+
+// Normalize fills in the body cap.
+func (s *Spec) Normalize() {
+	if s.MaxResponseBytes == 0 {
+		s.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+}
+
+// Validate checks the allowlist is there.
+func (s *Spec) Validate(kind.Tool) []kind.Problem {
+	var ps []kind.Problem
+	if len(s.AllowedDomains) == 0 {
+		ps = append(ps, kind.Problem{Field: "fetch.allowed_domains", Message: `is required ("*" for any public host)`})
+	}
+	if s.MaxResponseBytes < 0 {
+		ps = append(ps, kind.Problem{Field: "fetch.max_response_bytes", Message: "must not be negative"})
+	}
+	return ps
+}
+
+// Check checks the allowlist's entries.
+func (s *Spec) Check(kind.Tool) error {
+	if _, err := netguard.New(netguard.Config{AllowedDomains: s.AllowedDomains}); err != nil {
+		return &kind.FieldError{Field: "fetch.allowed_domains", Err: err}
+	}
+	return nil
+}
+
+// Compile keeps the block.
+func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) { return &Compiled{spec: s}, nil }
+
+// Compiled is the fetch tool ready for calls.
+type Compiled struct{ spec *Spec }
+
+// Secrets: a fetch uses none; an agent that has a key sends it itself.
+func (c *Compiled) Secrets(kind.Tool) ([]string, bool) { return nil, false }
+
+// Methods are those fetch_url sends.
+var Methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
+
+// framing are headers the HTTP client owns (the executor refuses them too).
+var framing = map[string]bool{
+	"host": true, "content-length": true, "transfer-encoding": true, "connection": true,
+	"keep-alive": true, "proxy-connection": true, "proxy-authorization": true, "te": true,
+	"trailer": true, "upgrade": true,
+}
+
+type args struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+	Body    *string           `json:"body"`
+}
+
+// Build checks the URL against the allowlist and the headers, and sets
+// the HTTP request; the executor checks the URL again and every address
+// it dials.
+func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) (*kind.Built, error) {
+	if !call.Tool.Has("network") {
+		req.Permissions = append(slices.Clone(req.Permissions), "network")
+	}
+	raw, err := call.DecodeArgs()
+	if err != nil {
+		return nil, err
+	}
+	b, _ := json.Marshal(raw)
+	var a args
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err}
+	}
+	method := strings.ToUpper(a.Method)
+	if method == "" {
+		method = "GET"
+	}
+	if !slices.Contains(Methods, method) {
+		return nil, errdefs.Errorf(errdefs.InvalidArguments, "method %q: want one of %s", a.Method, strings.Join(Methods, ", "))
+	}
+	for k, v := range a.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
+		}
+	}
+	entry, err := call.Env.Guards.Get(c.spec.AllowedDomains, call.Env.AllowPrivateHosts)
+	if err != nil {
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
+	}
+	if _, err := entry.Guard.CheckURL(a.URL); err != nil {
+		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
+	}
+	h := &toolspec.HTTPCall{
+		Method: method, URL: a.URL, Headers: a.Headers,
+		AllowedDomains: c.spec.AllowedDomains, AllowPrivateHosts: call.Env.AllowPrivateHosts,
+		MaxResponseBytes: int64(c.spec.MaxResponseBytes), TruncateBody: true,
+	}
+	if a.Body != nil {
+		h.Body = []byte(*a.Body)
+	}
+	req.HTTP = h
+	return &kind.Built{}, nil
+}
+
+// checkHeader refuses a header the client owns, a name that is not a
+// token and a value with a control character.
+func checkHeader(name, value string) error {
+	if name == "" || strings.ContainsFunc(name, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r)
+	}) {
+		return fmt.Errorf("header %q: not a valid header name", name)
+	}
+	if framing[strings.ToLower(name)] {
+		return fmt.Errorf("header %q: set by the HTTP client, not by a call", http.CanonicalHeaderKey(name))
+	}
+	if strings.ContainsFunc(value, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+		return fmt.Errorf("header %q: the value holds a control character", name)
+	}
+	return nil
+}
+
+// Interface guards.
+var (
+	_ kind.ToolsetOnly = Kind{}
+	_ kind.RunsOn      = Kind{}
+	_ kind.Spec        = (*Spec)(nil)
+	_ kind.Compiled    = (*Compiled)(nil)
+)

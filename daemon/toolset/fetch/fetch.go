@@ -1,0 +1,85 @@
+// Package fetch is the built-in fetch toolset: fetch_url, an HTTP request
+// to any URL the worker's allowlist covers ("*": any public host), through
+// the network guard (kind fetch).
+package fetch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/kind"
+	kfetch "github.com/toolcage/toolcage/daemon/kind/fetch"
+	"github.com/toolcage/toolcage/daemon/toolset"
+	"github.com/toolcage/toolcage/policy/netguard"
+)
+
+// Settings are what a worker file may write under toolsets: fetch:.
+type Settings struct {
+	// AllowedDomains are the hosts fetch_url may reach: exact hosts,
+	// "*.example.com", or "*" for any public host.
+	AllowedDomains []string `json:"allowed_domains"`
+	// MaxResponseBytes cuts a longer body (100,000 bytes by default).
+	MaxResponseBytes kind.ByteSize `json:"max_response_bytes,omitempty"`
+}
+
+const ceilResponseBytes = 10 << 20
+
+func decode(raw json.RawMessage) (Settings, error) {
+	var s Settings
+	if err := kind.DecodeStrict(raw, &s); err != nil {
+		return s, err
+	}
+	if len(s.AllowedDomains) == 0 {
+		return s, errors.New(`allowed_domains is required: the hosts fetch_url may reach, or ["*"] for any public host`)
+	}
+	if _, err := netguard.New(netguard.Config{AllowedDomains: s.AllowedDomains}); err != nil {
+		return s, fmt.Errorf("allowed_domains: %w", err)
+	}
+	if s.MaxResponseBytes < 0 || s.MaxResponseBytes > ceilResponseBytes {
+		return s, fmt.Errorf("max_response_bytes: want up to %d bytes", ceilResponseBytes)
+	}
+	return s, nil
+}
+
+// Toolset is the fetch toolset.
+func Toolset() toolset.Toolset {
+	return toolset.Toolset{
+		Name:        "fetch",
+		Description: "fetch_url: HTTP requests to the hosts the worker allows",
+		Check: func(raw json.RawMessage) error {
+			_, err := decode(raw)
+			return err
+		},
+		Tools: tools,
+	}
+}
+
+func tools(_ toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error) {
+	s, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(map[string]any{
+		"name": "fetch_url", "kind": kfetch.Name, "category": "Network", "permissions": []string{"network"},
+		"description": "Send an HTTP request and get {status, headers, body}: the body as JSON when it is JSON, else {data} text or {data_base64}; " +
+			"a long body is cut (truncated: true). Only public hosts the worker allows are reached.",
+		"parameters": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"url"},
+			"properties": map[string]any{
+				"url":     map[string]any{"type": "string", "minLength": 1, "description": "http or https URL"},
+				"method":  map[string]any{"type": "string", "enum": kfetch.Methods, "default": "GET"},
+				"headers": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+				"body":    map[string]any{"type": "string", "description": "the request body, as text"},
+			}},
+		"fetch": kfetch.Spec{AllowedDomains: s.AllowedDomains, MaxResponseBytes: s.MaxResponseBytes},
+	})
+	if err != nil {
+		return nil, err
+	}
+	def, err := catalog.ParseToolsetJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("fetch_url: %w", err)
+	}
+	return []*catalog.Definition{def}, nil
+}
