@@ -15,6 +15,7 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 	return []catalog.Option{
 		catalog.WithAlwaysPending(d.cfg.Agents.AlwaysPending),
 		catalog.WithAgentRules(d.agentRules),
+		catalog.WithOnChange(d.changes.Publish),
 	}
 }
 

@@ -42,6 +42,19 @@ type Config struct {
 	Scrub           ScrubConfig     `mapstructure:"scrub"`
 	Agents          AgentsConfig    `mapstructure:"agents"`
 	Metrics         MetricsConfig   `mapstructure:"metrics"`
+	MCP             MCPConfig       `mapstructure:"mcp"`
+}
+
+// MCPConfig sets the MCP server: the stdio bridge (`toolcage mcp`) always
+// reaches it over the socket; Listen also serves streamable HTTP.
+type MCPConfig struct {
+	// Listen is a loopback host:port serving /mcp/{worker}; "" is off.
+	Listen string `mapstructure:"listen"`
+	// SessionTimeout drops a streamable HTTP session idle this long.
+	SessionTimeout time.Duration `mapstructure:"session_timeout"`
+	// ProgressInterval is how often a call waiting for approval sends
+	// progress to a client that asked for it.
+	ProgressInterval time.Duration `mapstructure:"progress_interval"`
 }
 
 // MetricsConfig says where else than GET /v1/metrics on the socket the
@@ -257,6 +270,12 @@ func (c *Config) finish(where string) error {
 	}
 	if err := checkMetricsListen(c.Metrics.Listen); err != nil {
 		errs = append(errs, err)
+	}
+	if err := checkLoopbackListen("mcp.listen", c.MCP.Listen, "8765"); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MCP.SessionTimeout <= 0 || c.MCP.ProgressInterval <= 0 {
+		errs = append(errs, errors.New("mcp.session_timeout and mcp.progress_interval must be positive"))
 	}
 	for i, r := range c.ScrubRules() {
 		if err := scrub.CheckRule(r); err != nil {

@@ -72,6 +72,7 @@ func (d *Daemon) routeTable() []route {
 		{"DELETE /v1/workers/{name}/token", d.person(actTokenRevoke, "name", d.revokeWorkerTokens)},
 		{"DELETE /v1/workers/{name}", d.person(actWorkerRemove, "name", d.removeWorker)},
 		{"GET /v1/openapi.json", d.openAPI},
+		{"GET /v1/mcp", d.mcpSession},
 	}
 }
 

@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
+	"github.com/toolcage/toolcage/daemon/mcp"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
@@ -53,6 +55,13 @@ type Daemon struct {
 	// metricsLn and metricsSrv serve metrics.listen; nil when it is off.
 	metricsLn  net.Listener
 	metricsSrv *http.Server
+	// changes announces that tools changed (to MCP sessions).
+	changes *changes.Broadcaster
+	// mcp serves workers' tools over MCP; mcpLn and mcpSrv serve
+	// mcp.listen (nil when it is off).
+	mcp    *mcp.Server
+	mcpLn  net.Listener
+	mcpSrv *http.Server
 	// sandbox is the runner of sandboxed executors; nil when disabled.
 	sandbox *host.SandboxRunner
 	started time.Time
@@ -81,7 +90,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		log = slog.New(slog.DiscardHandler)
 	}
 	self := uint32(os.Getuid())
-	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(),
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(), changes: &changes.Broadcaster{},
 		allowUID: func(uid uint32) bool { return uid == self || uid == 0 }}
 	for _, o := range opts {
 		o(d)
@@ -115,7 +124,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	}
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
-	if d.workers, err = newWorkerRegistry(ctx, st, log); err != nil {
+	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -172,6 +181,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		st.Close()
 		os.RemoveAll(d.sandboxState)
 		return nil, err
+	}
+	if d.mcpLn, err = listenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
+		if d.metricsLn != nil {
+			d.metricsLn.Close()
+		}
+		ln.Close()
+		d.egress.Close()
+		d.pool.Close()
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
+	d.mcp = d.newMCP()
+	if d.mcpLn != nil {
+		d.mcpSrv = d.mcpHTTPServer()
 	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
 	if d.metricsLn != nil {
@@ -280,6 +304,14 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		}()
 		d.log.Info("serving metrics", "addr", d.metricsLn.Addr().String())
 	}
+	if d.mcpSrv != nil {
+		go func() {
+			if err := d.mcpSrv.Serve(d.mcpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("mcp server", "err", err)
+			}
+		}()
+		d.log.Info("serving MCP over streamable HTTP", "addr", d.mcpLn.Addr().String(), "endpoint", "/mcp/{worker}")
+	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go d.workers.run(wctx)
@@ -297,6 +329,13 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if d.metricsSrv != nil {
 		d.metricsSrv.Shutdown(sctx)
 	}
+	// MCP sessions over the socket are hijacked connections, which the
+	// HTTP server no longer tracks: they end here. Streamable HTTP
+	// sessions' streams end with their server (Close: they never idle).
+	d.mcp.Close()
+	if d.mcpSrv != nil {
+		d.mcpSrv.Close()
+	}
 	err := d.srv.Shutdown(sctx)
 	if err != nil {
 		d.log.Warn("shutdown timeout reached; closing remaining connections", "err", err)
@@ -309,6 +348,14 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// MCPAddr is the address mcp.listen bound, or "" when it is off.
+func (d *Daemon) MCPAddr() string {
+	if d.mcpLn == nil {
+		return ""
+	}
+	return d.mcpLn.Addr().String()
 }
 
 // MetricsAddr is the address metrics.listen bound, or "" when it is off.
@@ -328,6 +375,13 @@ func (d *Daemon) Close() error {
 		}
 		if d.metricsLn != nil {
 			d.metricsLn.Close()
+		}
+		d.mcp.Close()
+		if d.mcpSrv != nil {
+			d.mcpSrv.Close()
+		}
+		if d.mcpLn != nil {
+			d.mcpLn.Close()
 		}
 		d.pool.Close()
 		d.egress.Close()

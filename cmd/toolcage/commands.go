@@ -16,6 +16,7 @@ func commands() []*cli.Command {
 		secretsCommand(),
 		approvalsCommand(),
 		workerCommand(),
+		mcpCommand(),
 		healthCommand(),
 		sandboxCommand(),
 		versionCommand(),

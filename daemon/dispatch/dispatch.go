@@ -145,6 +145,10 @@ type CallRequest struct {
 	// NoApprovalWait makes a call that needs a person's approval return
 	// approval_required at once instead of waiting for the decision.
 	NoApprovalWait bool
+	// OnApprovalWait, when set, is called once the call has parked as
+	// pending approval id and its caller starts waiting for a person's
+	// decision (an MCP session then sends progress while it waits).
+	OnApprovalWait func(id string)
 }
 
 // Outcome is a call that ran: what the tool returned, scrubbed.
@@ -191,6 +195,7 @@ type call struct {
 	started time.Time
 	dryRun  bool // an unsaved definition (tools test)
 	noWait  bool
+	onWait  func(approvalID string)
 	// worker bounds the call when it came through one (workers.go).
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
@@ -214,7 +219,7 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 	}
 	t := res.Tool
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
-		worker: w, approval: approvalFor(w, res)}
+		onWait: r.OnApprovalWait, worker: w, approval: approvalFor(w, res)}
 	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}

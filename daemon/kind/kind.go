@@ -63,6 +63,24 @@ type Spec interface {
 	Compile(t Tool) (Compiled, error)
 }
 
+// Effects is what a block's calls do to the world by themselves, the
+// tool's permissions aside: MCP's tool annotations are derived from it
+// and the permissions (daemon/mcp.Annotations).
+type Effects struct {
+	// ReadOnly: a call changes nothing (computes, or reads).
+	ReadOnly bool
+	// Destructive: a call may change or remove what exists (not only add).
+	Destructive bool
+	// OpenWorld: a call reaches things outside the daemon's host.
+	OpenWorld bool
+}
+
+// Effecter is a Spec that tells its Effects. A Spec that does not is
+// taken at its worst: not read-only, destructive, open world.
+type Effecter interface {
+	Effects() Effects
+}
+
 // Parameterizer is a Spec that can write the parameters schema of a
 // definition that gives none (an http tool's follow from its {{vars}}).
 type Parameterizer interface {
