@@ -12,7 +12,7 @@ import (
 // then from its permissions, which only ever widen it:
 //
 //   - readOnlyHint: the block changes nothing (JavaScript alone; an HTTP
-//     GET, HEAD or OPTIONS) and the tool holds no permission but secrets.
+//     GET or HEAD) and the tool holds no permission but secrets.
 //     Any other permission lets a call act: fetch can POST, email sends.
 //   - destructiveHint (meaningful when not read-only): the block may change
 //     or remove what exists (any shell command; HTTP PUT, PATCH, DELETE),

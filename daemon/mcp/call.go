@@ -168,7 +168,7 @@ func outcomeResult(o *dispatch.Outcome) *sdk.CallToolResult {
 // as compact JSON.
 func renderValue(v json.RawMessage) string {
 	var s string
-	if json.Unmarshal(v, &s) == nil {
+	if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '"' && json.Unmarshal(t, &s) == nil {
 		return s
 	}
 	var b bytes.Buffer

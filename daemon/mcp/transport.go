@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcage/toolcage/errdefs"
@@ -65,11 +67,23 @@ func (s *Server) ServeConn(ctx context.Context, conn io.ReadWriteCloser, token s
 		ss.Close()
 		err = <-werr
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+	if closedNormally(err) {
 		return nil
 	}
 	return err
 }
+
+// closedNormally reports whether a session's end is a close (by either
+// side) rather than a failure.
+func closedNormally(err error) bool {
+	var we *jsonrpc.Error
+	return err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, net.ErrClosed) ||
+		errors.As(err, &we) && we.Code == codeServerClosing
+}
+
+// codeServerClosing is the SDK's JSON-RPC code for "server is closing",
+// what a session ended by Close or by its peer waits with.
+const codeServerClosing = -32004
 
 // HTTPHandler serves streamable HTTP at /mcp/{worker}: every request must
 // carry Authorization: Bearer with a live token of that worker (else 401,

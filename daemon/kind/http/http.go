@@ -60,12 +60,12 @@ func (s *Spec) Template() template.HTTPSpec {
 // Normalize upper-cases the method.
 func (s *Spec) Normalize() { s.Method = strings.ToUpper(s.Method) }
 
-// Effects follow the method's HTTP semantics: GET, HEAD and OPTIONS are
-// safe, POST adds, PUT, PATCH and DELETE change or remove; every request
-// leaves the host.
+// Effects follow the method's HTTP semantics: GET and HEAD are safe, POST
+// adds, PUT, PATCH and DELETE change or remove; every request leaves the
+// host.
 func (s *Spec) Effects() kind.Effects {
 	switch strings.ToUpper(s.Method) {
-	case "GET", "HEAD", "OPTIONS":
+	case "GET", "HEAD":
 		return kind.Effects{ReadOnly: true, OpenWorld: true}
 	case "POST":
 		return kind.Effects{OpenWorld: true}
