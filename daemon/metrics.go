@@ -170,7 +170,9 @@ func (d *Daemon) metricsServer() *http.Server {
 }
 
 // checkMetricsListen accepts "" (off) or host:port on a loopback IP.
-func checkMetricsListen(addr string) error { return checkLoopbackListen("metrics.listen", addr, "9464") }
+func checkMetricsListen(addr string) error {
+	return checkLoopbackListen("metrics.listen", addr, "9464")
+}
 
 // checkLoopbackListen accepts "" (off) or host:port on a loopback IP for
 // the config key named key. A name is refused: what it resolves to could
