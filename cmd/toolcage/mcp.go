@@ -34,13 +34,16 @@ approvals, limits and rate limit. A call that waits for a person's
 approval stays open (with progress notifications) until the person runs
 'toolcage approvals allow|deny ID'. Logs and errors go to stderr.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "worker", Usage: "serve registered worker `NAME`'s tools", Required: true},
+			&cli.StringFlag{Name: "worker", Usage: "serve registered worker `NAME`'s tools (required)"},
 			&cli.StringFlag{Name: "token-file", Usage: "read the worker token from `FILE` (default: the --save-token file)"},
 			&cli.StringFlag{Name: "session", Usage: "label the session `LABEL` in the audit log (default: mcp-<random>)"},
 		},
 		Action: func(cCtx *cli.Context) error {
 			if cCtx.NArg() > 0 {
 				return usageErrorf(cCtx, "mcp takes no arguments, got %q", cCtx.Args().First())
+			}
+			if cCtx.String("worker") == "" {
+				return usageErrorf(cCtx, "missing --worker NAME: the worker whose tools to serve")
 			}
 			opts := mcpOptions{worker: cCtx.String("worker"), tokenFile: cCtx.String("token-file"), session: cCtx.String("session")}
 			return runMCP(cCtx.Context, appOf(cCtx), opts)
