@@ -98,10 +98,12 @@ type upgradedConn struct {
 
 func (c *upgradedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
-// mcpHTTPServer serves mcp.listen.
+// mcpHTTPServer serves mcp.listen, under the socket API's bounds: a body
+// must arrive within api.body_timeout (lifted once read, so a call's
+// stream may last), idle connections close, open ones are capped.
 func (d *Daemon) mcpHTTPServer() *http.Server {
 	return &http.Server{
-		Handler:           d.mcp.HTTPHandler(d.cfg.MCP.SessionTimeout),
+		Handler:           bodyDeadline(d.mcp.HTTPHandler(d.cfg.MCP.SessionTimeout), d.cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       d.cfg.API.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),

@@ -195,6 +195,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	}
 	d.mcp = d.newMCP()
 	if d.mcpLn != nil {
+		d.mcpLn = limitListener(d.mcpLn, cfg.API.MaxConnections)
 		d.mcpSrv = d.mcpHTTPServer()
 	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
