@@ -165,6 +165,9 @@ func (s *Server) serverFor(ctx context.Context, name string) (*workerServer, err
 				Logger:       s.log,
 				Instructions: fmt.Sprintf("The tools of toolcage worker %q. Calls run sandboxed under the worker's policy; some wait for a person's approval and report progress meanwhile.", name),
 				Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+				// A worker's tool list is its agent's alone, and it changes
+				// (list_changed says when): no shared cache may keep it.
+				SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope, c.TTLMs = "private", 0 },
 			})
 		s.workers[name] = ws
 	}
