@@ -9,8 +9,8 @@ LDFLAGS  := -s -w -X github.com/toolcage/toolcage/daemon.Version=$(VERSION)
 # The race detector and SQLite need cgo; the executor must not.
 export CGO_ENABLED := 1
 
-# 'make install' puts the binaries, the systemd unit, the man page and the
-# shell completions under $(DESTDIR)$(PREFIX).
+# 'make install' puts the binaries, the systemd units (service and
+# socket), the man page and the shell completions under $(DESTDIR)$(PREFIX).
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 SHAREDIR ?= $(PREFIX)/share
@@ -67,6 +67,7 @@ install:
 		$(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d
 	install -m 0755 $(BIN)/toolcage $(BIN)/toolcage-executor $(BIN)/toolcage-sandbox $(DESTDIR)$(BINDIR)/
 	sed 's|@BINDIR@|$(BINDIR)|g' configs/systemd/toolcage.service > $(DESTDIR)$(UNITDIR)/toolcage.service
+	install -m 0644 configs/systemd/toolcage.socket $(DESTDIR)$(UNITDIR)/toolcage.socket
 	chmod 0644 $(DESTDIR)$(UNITDIR)/toolcage.service
 	$(BIN)/toolcage man > $(DESTDIR)$(MANDIR)/man1/toolcage.1
 	$(BIN)/toolcage completion bash > $(DESTDIR)$(SHAREDIR)/bash-completion/completions/toolcage

@@ -3,12 +3,15 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/webhook"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -19,10 +22,41 @@ import (
 type ApprovalsConfig struct {
 	// Timeout is how long a caller waits for a person's decision.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// Validity is how long after a person allows a call that no longer
+	// waits (--no-wait, gave up, daemon restarted) its caller's identical
+	// retry runs on that approval, once. 0: only a waiting caller runs.
+	Validity time.Duration `mapstructure:"validity"`
+	// Webhook, when set, receives a JSON POST announcing each new approval.
+	Webhook string `mapstructure:"webhook"`
+	// WebhookTimeout bounds one POST.
+	WebhookTimeout time.Duration `mapstructure:"webhook_timeout"`
+	// WebhookAllowPrivate lets the webhook's host be (or resolve to) a
+	// loopback or private address.
+	WebhookAllowPrivate bool `mapstructure:"webhook_allow_private"`
+}
+
+// check validates the approvals settings.
+func (c ApprovalsConfig) check() []error {
+	var errs []error
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("approvals.timeout must be positive"))
+	}
+	if c.Validity < 0 {
+		errs = append(errs, errors.New("approvals.validity must not be negative (0 turns retries on an allowed approval off)"))
+	}
+	if c.Webhook != "" {
+		if _, err := webhook.CheckURL(c.Webhook, c.WebhookAllowPrivate); err != nil {
+			errs = append(errs, fmt.Errorf("approvals.webhook: %w", err))
+		}
+		if c.WebhookTimeout <= 0 {
+			errs = append(errs, errors.New("approvals.webhook_timeout must be positive"))
+		}
+	}
+	return errs
 }
 
 func approvalView(a *store.Approval, always bool) api.Approval {
-	v := api.Approval{ID: a.ID, Tool: a.Tool, Version: a.Version, CallerID: a.CallerID, CallerType: a.CallerType,
+	v := api.Approval{ID: a.ID, Tool: a.Tool, Version: a.Version, CallerID: a.CallerID, CallerType: a.CallerType, Worker: a.Worker,
 		Arguments: a.Args, Rendered: a.Rendered, Status: a.Status, CreatedAt: a.CreatedAt, DecidedBy: a.DecidedBy, Always: always}
 	if len(v.Arguments) == 0 {
 		v.Arguments = json.RawMessage("{}")
@@ -31,7 +65,49 @@ func approvalView(a *store.Approval, always bool) api.Approval {
 		t := a.DecidedAt
 		v.DecidedAt = &t
 	}
+	if !a.UsedAt.IsZero() {
+		t := a.UsedAt
+		v.UsedAt = &t
+	}
 	return v
+}
+
+// approvalEvents is GET /v1/approvals/events: the pending approvals as
+// events, then every approval as it is made or decided, until the client
+// goes. An agent sees its own only, as in the list.
+func (d *Daemon) approvalEvents(w http.ResponseWriter, r *http.Request) error {
+	c, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	mine := func(a *store.Approval) bool { return c.TokenID == "" || a.CallerID == c.ID }
+	// Subscribed before the pending ones are read: none falls between.
+	ch, cancel := d.events.approvals.Subscribe()
+	defer cancel()
+	pending, err := d.store.ListApprovals(r.Context(), store.ApprovalPending)
+	if err != nil {
+		return err
+	}
+	sent := map[string]bool{}
+	sse, err := startSSE(w)
+	if err != nil {
+		return nil
+	}
+	for _, a := range pending {
+		if !mine(a) {
+			continue
+		}
+		sent[a.ID] = true
+		if sse.event(api.EventApproval, a.ID, approvalView(a, false)) != nil {
+			return nil
+		}
+	}
+	return follow(r.Context(), sse, ch, d.stopping, func(a store.Approval) error {
+		if !mine(&a) || (a.Status == store.ApprovalPending && sent[a.ID]) {
+			return nil
+		}
+		return sse.event(api.EventApproval, a.ID, approvalView(&a, false))
+	})
 }
 
 func (d *Daemon) listApprovals(w http.ResponseWriter, r *http.Request) error {

@@ -42,6 +42,7 @@ type Config struct {
 	Scrub           ScrubConfig     `mapstructure:"scrub"`
 	Agents          AgentsConfig    `mapstructure:"agents"`
 	Metrics         MetricsConfig   `mapstructure:"metrics"`
+	Audit           AuditConfig     `mapstructure:"audit"`
 	MCP             MCPConfig       `mapstructure:"mcp"`
 }
 
@@ -288,8 +289,9 @@ func (c *Config) finish(where string) error {
 	if c.API.MaxConnections <= 0 {
 		errs = append(errs, errors.New("api.max_connections must be positive"))
 	}
-	if c.Approvals.Timeout <= 0 {
-		errs = append(errs, errors.New("approvals.timeout must be positive"))
+	errs = append(errs, c.Approvals.check()...)
+	if r := c.Audit.Retention; r < 0 || (r > 0 && r < minRetention) {
+		errs = append(errs, fmt.Errorf("audit.retention: want 0 (keep everything) or at least %s, like 720h, got %s", minRetention, r))
 	}
 	if c.Executor.MaxPerKey <= 0 {
 		errs = append(errs, errors.New("executor.max_per_key must be positive"))

@@ -57,10 +57,12 @@ func (d *Daemon) routeTable() []route {
 		{"POST /v1/tools/{name}/render", d.seesTool(d.renderTool)},
 		{"POST /v1/js", d.noAdHoc(d.runJS)},
 		{"GET /v1/executions", d.listExecutions},
+		{"GET /v1/executions/events", d.executionEvents},
 		{"GET /v1/secrets", d.person(actSecretList, "", d.listSecrets)},
 		{"PUT /v1/secrets/{name}", d.person(actSecretSet, "name", d.putSecret)},
 		{"DELETE /v1/secrets/{name}", d.person(actSecretRemove, "name", d.deleteSecret)},
 		{"GET /v1/approvals", d.listApprovals},
+		{"GET /v1/approvals/events", d.approvalEvents},
 		{"POST /v1/approvals/{id}/allow", d.person(actApprovalAllow, "id", d.decideApproval(true))},
 		{"POST /v1/approvals/{id}/deny", d.person(actApprovalDeny, "id", d.decideApproval(false))},
 		{"POST /v1/secrets/rotate", d.person(actSecretsRotate, "", d.rotateSecretsKey)},
@@ -589,40 +591,6 @@ func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, callResponse(out))
-}
-
-func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
-	limit, err := intParam(r, "limit", 50)
-	if err != nil {
-		return err
-	}
-	offset, err := intParam(r, "offset", 0)
-	if err != nil {
-		return err
-	}
-	c, err := callerOf(r)
-	if err != nil {
-		return err
-	}
-	f := store.ExecutionFilter{Tool: r.URL.Query().Get("tool"), Limit: limit, Offset: offset}
-	if c.TokenID != "" {
-		// An agent reads its own worker's calls only.
-		f.Worker = c.Worker
-	}
-	es, err := d.store.ListExecutions(r.Context(), f)
-	if err != nil {
-		return err
-	}
-	out := api.ExecutionList{Executions: make([]api.Execution, 0, len(es))}
-	for _, e := range es {
-		out.Executions = append(out.Executions, api.Execution{
-			ID: e.ID, Tool: e.Tool, Version: e.Version, CallerID: e.CallerID, CallerType: e.CallerType,
-			Worker: e.Worker, TokenID: e.TokenID, Session: e.Session, Arguments: e.Arguments, Outcome: e.Outcome, ErrorCode: e.ErrorCode,
-			Limit: e.Limit, Error: e.Error, DurationMS: float64(e.Duration) / float64(time.Millisecond),
-			OutputBytes: e.OutputBytes, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt,
-		})
-	}
-	return writeJSON(w, http.StatusOK, out)
 }
 
 func (d *Daemon) listAdminActs(w http.ResponseWriter, r *http.Request) error {

@@ -27,6 +27,8 @@ type metrics struct {
 	calls      *prometheus.CounterVec
 	duration   *prometheus.HistogramVec
 	redactions *prometheus.CounterVec
+	// auditPruned counts audit records retention deleted.
+	auditPruned prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -42,8 +44,11 @@ func newMetrics() *metrics {
 		redactions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolcage_redactions_total", Help: "Redaction markers scrubbing put into call results, by tool.",
 		}, []string{"tool"}),
+		auditPruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolcage_audit_pruned_total", Help: "Audit records (calls and admin acts) deleted by audit.retention.",
+		}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, m.redactions,
+	m.reg.MustRegister(m.calls, m.duration, m.redactions, m.auditPruned,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -46,12 +46,21 @@ type Daemon struct {
 	metrics *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
 	egress *egress.Proxy
+	// events passes approvals and recorded calls on to the event streams
+	// and the webhook (announce.go).
+	events *announcer
+	// stopping is closed when shutdown begins: event streams end then.
+	stopping     chan struct{}
+	stoppingOnce sync.Once
 	// secretsKey decrypts stored secrets; a rotation swaps it (rotate.go).
 	// Never logged.
 	secretsKey *secretsKey
 
 	ln  net.Listener
 	srv *http.Server
+	// activated: ln is the socket systemd passed (systemd.go); its file
+	// is systemd's to remove.
+	activated bool
 	// metricsLn and metricsSrv serve metrics.listen; nil when it is off.
 	metricsLn  net.Listener
 	metricsSrv *http.Server
@@ -90,7 +99,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		log = slog.New(slog.DiscardHandler)
 	}
 	self := uint32(os.Getuid())
-	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(), changes: &changes.Broadcaster{},
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(), stopping: make(chan struct{}), changes: &changes.Broadcaster{},
 		allowUID: func(uid uint32) bool { return uid == self || uid == 0 }}
 	for _, o := range opts {
 		o(d)
@@ -151,12 +160,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	if d.events, err = newAnnouncer(cfg.Approvals, log); err != nil {
+		d.egress.Close()
+		d.pool.Close()
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
 	d.disp = dispatch.New(dispatch.Config{
 		Catalog: d.catalog, Store: st, Pool: d.pool, Scrubber: scrubber,
 		Secrets: storedSecrets{key: d.secretsKey, st: st}, Egress: d.egress,
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
 		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
-		ApprovalTimeout: cfg.Approvals.Timeout,
+		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events,
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
@@ -166,8 +182,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		Metrics:           d.metrics, Logger: log,
 	})
 	d.workers.check = func(w *worker.Worker) error { return d.disp.KnownProfile(w.Profile) }
-	ln, err := listenSocket(cfg.Socket)
+	ln, err := d.listenAPI()
 	if err != nil {
+		d.events.close()
 		d.egress.Close()
 		d.pool.Close()
 		st.Close()
@@ -176,6 +193,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	}
 	if d.metricsLn, err = listenMetrics(cfg.Metrics.Listen); err != nil {
 		ln.Close()
+		d.events.close()
 		d.egress.Close()
 		d.pool.Close()
 		st.Close()
@@ -316,15 +334,21 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go d.workers.run(wctx)
-	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version)
+	go d.pruneAudit(wctx)
+	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version, "socket_activated", d.activated)
+	// The socket was listening since New; from here it is answered.
+	sdNotify(d.log, "READY=1\nSTATUS=serving on "+d.cfg.Socket)
 	select {
 	case err := <-errc:
+		sdNotify(d.log, "STOPPING=1")
 		d.Close()
 		return err
 	case <-ctx.Done():
 	}
+	sdNotify(d.log, "STOPPING=1\nSTATUS=draining calls in flight")
 	d.log.Info("shutting down: draining calls in flight", "timeout", d.cfg.ShutdownTimeout)
 	d.disp.StopWaiting() // calls waiting for approval return; approvals stay pending
+	d.stopStreams()      // event streams end; Shutdown waits for no one following
 	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
 	defer cancel()
 	if d.metricsSrv != nil {
@@ -367,9 +391,18 @@ func (d *Daemon) MetricsAddr() string {
 	return d.metricsLn.Addr().String()
 }
 
+// stopStreams ends every event stream (approvals --watch, audit --follow).
+func (d *Daemon) stopStreams() {
+	d.stoppingOnce.Do(func() {
+		close(d.stopping)
+		d.events.close()
+	})
+}
+
 // Close stops executors, closes the store and removes the socket.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
+		d.stopStreams()
 		d.ln.Close()
 		if d.metricsSrv != nil {
 			d.metricsSrv.Close()
@@ -387,7 +420,9 @@ func (d *Daemon) Close() error {
 		d.pool.Close()
 		d.egress.Close()
 		d.closeErr = d.store.Close()
-		os.Remove(d.cfg.Socket)
+		if !d.activated {
+			os.Remove(d.cfg.Socket)
+		}
 		if d.sandboxState != "" {
 			os.RemoveAll(d.sandboxState)
 		}

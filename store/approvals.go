@@ -28,6 +28,7 @@ type Approval struct {
 	Version    int             `json:"version"`
 	CallerID   string          `json:"caller_id,omitempty"`
 	CallerType string          `json:"caller_type,omitempty"`
+	Worker     string          `json:"worker,omitempty"` // the worker the call came through
 	ArgsHash   string          `json:"args_hash"`
 	Args       json.RawMessage `json:"args,omitempty"` // already scrubbed by the caller
 	Rendered   string          `json:"rendered"`       // what would run, already scrubbed
@@ -35,6 +36,9 @@ type Approval struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	DecidedAt  time.Time       `json:"decided_at,omitzero"`
 	DecidedBy  string          `json:"decided_by,omitempty"`
+	// UsedAt is when an allowed call ran on this approval: the caller that
+	// waited for it, or its retry (UseAllowedApproval). Zero while unused.
+	UsedAt time.Time `json:"used_at,omitzero"`
 }
 
 // ArgsHash is the sha256 (hex) of the canonical JSON of args: decoded and
@@ -59,8 +63,8 @@ func ArgsHash(args json.RawMessage) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-const selectApproval = `SELECT id, tool, version, caller_id, caller_type, args_hash, args, rendered,
-	status, created_at, decided_at, decided_by FROM approvals`
+const selectApproval = `SELECT id, tool, version, caller_id, caller_type, worker, args_hash, args, rendered,
+	status, created_at, decided_at, decided_by, used_at FROM approvals`
 
 // CreateApproval stores a as a new approval. Its Status defaults to
 // pending and CreatedAt to now; a duplicate ID gives ErrConflict.
@@ -85,10 +89,14 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
 	if err != nil {
 		return fmt.Errorf("store: create approval: %w", err)
 	}
-	_, err = s.wdb.ExecContext(ctx, `INSERT INTO approvals (id, tool, version, caller_id, caller_type,
-		args_hash, args, rendered, status, created_at, decided_at, decided_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.Tool, a.Version, a.CallerID, a.CallerType, a.ArgsHash, args, a.Rendered, a.Status,
-		a.CreatedAt.UnixNano(), decided, a.DecidedBy)
+	used, err := nanos("used_at", a.UsedAt)
+	if err != nil {
+		return fmt.Errorf("store: create approval: %w", err)
+	}
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO approvals (id, tool, version, caller_id, caller_type, worker,
+		args_hash, args, rendered, status, created_at, decided_at, decided_by, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Tool, a.Version, a.CallerID, a.CallerType, a.Worker, a.ArgsHash, args, a.Rendered, a.Status,
+		a.CreatedAt.UnixNano(), decided, a.DecidedBy, used)
 	if isConstraint(err) {
 		return fmt.Errorf("store: create approval %q: %w", a.ID, ErrConflict)
 	}
@@ -104,15 +112,16 @@ func scanApproval(r rowScanner) (*Approval, error) {
 		args    sql.NullString
 		created sql.NullInt64
 		decided sql.NullInt64
+		used    sql.NullInt64
 	)
-	if err := r.Scan(&a.ID, &a.Tool, &a.Version, &a.CallerID, &a.CallerType, &a.ArgsHash, &args, &a.Rendered,
-		&a.Status, &created, &decided, &a.DecidedBy); err != nil {
+	if err := r.Scan(&a.ID, &a.Tool, &a.Version, &a.CallerID, &a.CallerType, &a.Worker, &a.ArgsHash, &args, &a.Rendered,
+		&a.Status, &created, &decided, &a.DecidedBy, &used); err != nil {
 		return nil, err
 	}
 	if args.Valid {
 		a.Args = json.RawMessage(args.String)
 	}
-	a.CreatedAt, a.DecidedAt = fromNanos(created), fromNanos(decided)
+	a.CreatedAt, a.DecidedAt, a.UsedAt = fromNanos(created), fromNanos(decided), fromNanos(used)
 	return &a, nil
 }
 
@@ -234,4 +243,68 @@ func (s *Store) HasAlwaysApproval(ctx context.Context, tool string, version int,
 		return false, fmt.Errorf("store: always approval: %w", err)
 	}
 	return true, nil
+}
+
+// ApprovedCall names one call exactly, as an approval records it: the
+// tool at a version, who called (caller id and type, and the worker it came
+// through) and the hash of its canonical arguments.
+type ApprovedCall struct {
+	Tool       string
+	Version    int
+	CallerID   string
+	CallerType string
+	Worker     string
+	ArgsHash   string
+}
+
+// UseAllowedApproval finds an allowed, unused approval of exactly call,
+// decided at or after since, marks it used now and returns it; none gives
+// (nil, nil). Finding and marking are one statement, so of two identical
+// retries at once only one gets the approval. The oldest such approval is
+// used first.
+func (s *Store) UseAllowedApproval(ctx context.Context, call ApprovedCall, since time.Time) (*Approval, error) {
+	if call.Tool == "" || call.ArgsHash == "" {
+		return nil, fmt.Errorf("store: use approval: %w: tool and args hash are required", ErrInvalid)
+	}
+	// status = 'allowed' is written out: the partial index
+	// approvals_unused_allowed serves only a literal.
+	const match = `SELECT id FROM approvals WHERE tool = ? AND args_hash = ? AND status = 'allowed' AND used_at IS NULL
+		AND version = ? AND caller_id = ? AND caller_type = ? AND worker = ? AND decided_at >= ?
+		ORDER BY decided_at, id LIMIT 1`
+	args := []any{call.Tool, call.ArgsHash, call.Version, call.CallerID, call.CallerType, call.Worker, since.UnixNano()}
+	// Most calls that park have no approval to use: a read answers them
+	// without taking the write lock.
+	var id string
+	err := s.rdb.QueryRowContext(ctx, match, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: use approval: %w", err)
+	}
+	err = s.wdb.QueryRowContext(ctx, `UPDATE approvals SET used_at = ? WHERE id = (`+match+`) RETURNING id`,
+		append([]any{s.now().UnixNano()}, args...)...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil // another retry took it in between
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: use approval: %w", err)
+	}
+	return s.GetApproval(ctx, id)
+}
+
+// MarkApprovalUsed marks the allowed approval id used now, for the call
+// that waited for it. It reports false when the approval is not allowed or
+// was used already (by a retry that came first).
+func (s *Store) MarkApprovalUsed(ctx context.Context, id string) (bool, error) {
+	res, err := s.wdb.ExecContext(ctx, `UPDATE approvals SET used_at = ? WHERE id = ? AND status = ? AND used_at IS NULL`,
+		s.now().UnixNano(), id, ApprovalAllowed)
+	if err != nil {
+		return false, fmt.Errorf("store: mark approval %q used: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: mark approval %q used: %w", id, err)
+	}
+	return n == 1, nil
 }

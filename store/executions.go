@@ -43,14 +43,74 @@ type Execution struct {
 	FinishedAt  time.Time     `json:"finished_at,omitzero"`
 }
 
-// ExecutionFilter selects executions for ListExecutions, newest first. An
-// empty Tool matches every tool; Limit 0 (or less) means 100, a negative
-// Offset counts as 0.
+// ExecutionFilter selects executions for ListExecutions (newest first)
+// and ExportExecutions (oldest first). Every field left empty or zero
+// matches everything. Limit 0 (or less) means 100 for ListExecutions and
+// no limit for ExportExecutions; a negative Offset counts as 0.
 type ExecutionFilter struct {
 	Tool string
 	// Worker, when set, keeps only calls made through that worker.
-	Worker        string
+	Worker string
+	// CallerID and CallerType keep only calls of that caller.
+	CallerID, CallerType string
+	// Outcome keeps only calls with that outcome (ok, error, failed,
+	// refused).
+	Outcome string
+	// Since and Until keep calls started at or after Since and before
+	// Until.
+	Since, Until  time.Time
 	Limit, Offset int
+}
+
+// where is f as an SQL condition (with its arguments), "" for none. Each
+// field has an index that leads with it and goes on with started_at.
+func (f ExecutionFilter) where() (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		where, args = append(where, cond), append(args, v)
+	}
+	if f.Tool != "" {
+		add(`tool = ?`, f.Tool)
+	}
+	if f.Worker != "" {
+		add(`worker = ?`, f.Worker)
+	}
+	if f.CallerID != "" {
+		add(`caller_id = ?`, f.CallerID)
+	}
+	if f.CallerType != "" {
+		add(`caller_type = ?`, f.CallerType)
+	}
+	if f.Outcome != "" {
+		add(`outcome = ?`, f.Outcome)
+	}
+	if !f.Since.IsZero() {
+		add(`started_at >= ?`, f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		add(`started_at < ?`, f.Until.UnixNano())
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return strings.Join(where, ` AND `), args
+}
+
+// Match reports whether f selects e, as the query would: for records that
+// are followed as they are written rather than read back.
+func (f ExecutionFilter) Match(e *Execution) bool {
+	switch {
+	case f.Tool != "" && e.Tool != f.Tool,
+		f.Worker != "" && e.Worker != f.Worker,
+		f.CallerID != "" && e.CallerID != f.CallerID,
+		f.CallerType != "" && e.CallerType != f.CallerType,
+		f.Outcome != "" && e.Outcome != f.Outcome,
+		!f.Since.IsZero() && (e.StartedAt.IsZero() || e.StartedAt.Before(f.Since)),
+		!f.Until.IsZero() && (e.StartedAt.IsZero() || !e.StartedAt.Before(f.Until)):
+		return false
+	}
+	return true
 }
 
 // defaultExecutionLimit is the page size of ListExecutions when none is set.
@@ -267,16 +327,10 @@ func (s *Store) ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execu
 	if limit <= 0 {
 		limit = defaultExecutionLimit
 	}
-	q, args := selectExecution, []any{}
-	var where []string
-	if f.Tool != "" {
-		where, args = append(where, `tool = ?`), append(args, f.Tool)
-	}
-	if f.Worker != "" {
-		where, args = append(where, `worker = ?`), append(args, f.Worker)
-	}
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, ` AND `)
+	q := selectExecution
+	where, args := f.where()
+	if where != "" {
+		q += ` WHERE ` + where
 	}
 	q += ` ORDER BY started_at DESC, rowid DESC LIMIT ? OFFSET ?`
 	args = append(args, limit, max(f.Offset, 0))
@@ -297,6 +351,86 @@ func (s *Store) ListExecutions(ctx context.Context, f ExecutionFilter) ([]*Execu
 		return nil, fmt.Errorf("store: list executions: %w", err)
 	}
 	return execs, nil
+}
+
+// exportPage is how many records one query of ExportExecutions reads: each
+// page is its own short read, so an export of any size never holds one
+// snapshot (and so the WAL) for long.
+const exportPage = 500
+
+// ExportExecutions calls fn with each execution f selects, oldest (first
+// written) first, until fn returns an error, which it returns. It reads in
+// pages, so it works on an audit log of any size in little memory; records
+// written while it runs are included when they land after its position.
+func (s *Store) ExportExecutions(ctx context.Context, f ExecutionFilter, fn func(*Execution) error) error {
+	where, args := f.where()
+	if where != "" {
+		where = ` AND ` + where
+	}
+	q := `SELECT rowid, ` + strings.TrimPrefix(selectExecution, `SELECT `) + ` WHERE rowid > ?` + where + ` ORDER BY rowid LIMIT ?`
+	left := f.Limit
+	var after int64
+	for {
+		page := exportPage
+		if left > 0 {
+			page = min(page, left)
+		}
+		n, last, err := s.exportPage(ctx, q, append(append([]any{after}, args...), page), fn)
+		if err != nil {
+			return err
+		}
+		if left > 0 {
+			if left -= n; left == 0 {
+				return nil
+			}
+		}
+		if n < page {
+			return nil
+		}
+		after = last
+	}
+}
+
+// exportPage runs one page of ExportExecutions: it returns how many
+// records it gave fn and the rowid of the last.
+func (s *Store) exportPage(ctx context.Context, q string, args []any, fn func(*Execution) error) (int, int64, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: export executions: %w", err)
+	}
+	defer rows.Close()
+	// The page is read whole before fn sees it: fn may write to a slow
+	// client, and the read should not wait on it.
+	var page []*Execution
+	var last int64
+	for rows.Next() {
+		e, err := scanExecution(rowidScanner{rows, &last})
+		if err != nil {
+			return 0, 0, fmt.Errorf("store: export executions: %w", err)
+		}
+		page = append(page, e)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, fmt.Errorf("store: export executions: %w", err)
+	}
+	rows.Close()
+	for _, e := range page {
+		if err := fn(e); err != nil {
+			return 0, 0, err
+		}
+	}
+	return len(page), last, nil
+}
+
+// rowidScanner scans a leading rowid column into *rowid, then the rest as
+// the wrapped scanner's caller expects.
+type rowidScanner struct {
+	rows  *sql.Rows
+	rowid *int64
+}
+
+func (r rowidScanner) Scan(dest ...any) error {
+	return r.rows.Scan(append([]any{r.rowid}, dest...)...)
 }
 
 // CountExecutions counts the executions of tool, or of every tool when tool

@@ -166,6 +166,22 @@ CREATE TABLE worker_tools (
 	PRIMARY KEY (worker, tool)
 ) STRICT, WITHOUT ROWID;
 `,
+	// 7: an allowed approval is used once: by the call that waited for it,
+	// or else by its caller's identical retry (same tool, version, caller,
+	// worker and arguments) within the approval's validity. Approvals
+	// allowed before this version count as used: their callers waited.
+	// Indexes for the audit filters (worker, caller, outcome, each with a
+	// time range) and for retention, which prunes by start time.
+	`
+ALTER TABLE approvals ADD COLUMN worker  TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN used_at INTEGER; -- Unix ns, NULL while not used
+UPDATE approvals SET used_at = decided_at WHERE status = 'allowed';
+CREATE INDEX approvals_unused_allowed ON approvals (tool, args_hash) WHERE status = 'allowed' AND used_at IS NULL;
+
+CREATE INDEX executions_worker_started  ON executions (worker, started_at);
+CREATE INDEX executions_caller_started  ON executions (caller_id, started_at);
+CREATE INDEX executions_outcome_started ON executions (outcome, started_at);
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -35,8 +35,9 @@ type app struct {
 
 	unknownCommand bool // set when urfave met a command name it does not know
 
-	outputJSON bool // -o json, --format json or --format TEMPLATE (see format.go)
-	jsonErrors bool // errors go to stderr as JSON: --json, -o json, --format json
+	outputJSON  bool // -o json, --format json or --format TEMPLATE (see format.go)
+	outputJSONL bool // -o jsonl: JSON Lines, for commands that export (audit)
+	jsonErrors  bool // errors go to stderr as JSON: --json, -o json, --format json
 }
 
 const appKey = "toolcage.app"

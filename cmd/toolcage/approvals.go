@@ -28,9 +28,12 @@ Examples:
 		Description: `A call of a tool with approval: ask parks in the approval queue and its
 caller waits (approvals.timeout in the daemon config, 2 minutes by default)
 for a person to allow or deny it; no decision in time denies it. The queue is
-kept in the daemon's database: after a daemon restart pending approvals are
-still listed, but their callers are gone, so allowing one runs nothing;
-allow --always still approves the next identical call.`,
+kept in the daemon's database and outlives its callers: a call made with
+--no-wait, or whose caller gave up or lost the daemon to a restart, stays
+pending; once allowed, the caller's retry of the identical call (same tool
+and version, same caller and worker, same arguments) within approvals.validity
+(10 minutes by default) runs on it, once. allow --always approves every
+identical call from then on. 'approvals list --watch' follows the queue.`,
 		Subcommands: []*cli.Command{approvalsListCommand(), approvalsAllowCommand(), approvalsDenyCommand()},
 	}
 }
@@ -40,16 +43,24 @@ func approvalsListCommand() *cli.Command {
 		Name:    "list",
 		Aliases: []string{"ls"},
 		Usage:   "list approvals and what exactly each call would run",
-		UsageText: `toolcage approvals list [--status STATUS] [--json]
+		UsageText: `toolcage approvals list [--status STATUS] [--watch] [--json]
 
 Examples:
    toolcage approvals list
-   toolcage approvals list --status all`,
+   toolcage approvals list --status all
+   toolcage approvals list --watch            # the pending ones, then each new one, until Ctrl-C
+   toolcage approvals list --watch --status all --json`,
 		Description: `WHAT is what the call would run: a shell tool's argv (JSON) or sh -c
 command, an HTTP tool's method and URL, or the sha256 of a JavaScript tool's
-code. Secret values are never shown.`,
+code. Secret values are never shown.
+
+--watch prints the pending approvals, then each approval as it is made, one
+line each, until Ctrl-C (server-sent events from GET /v1/approvals/events).
+With --status all it also prints each decision (allowed, denied, expired) as
+it happens; with --json each line is one approval as JSON.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "status", Value: "pending", Usage: "show approvals with `STATUS`: pending, allowed, denied, expired or all"},
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "keep printing approvals as they come, until Ctrl-C"},
 			jsonFlag(),
 		},
 		Action: func(cCtx *cli.Context) error {
@@ -65,6 +76,9 @@ code. Secret values are never shown.`,
 				return usageErrorf(cCtx, "--status must be pending, allowed, denied, expired or all, not %q", status)
 			}
 			a := appOf(cCtx)
+			if cCtx.Bool("watch") {
+				return runApprovalsWatch(cCtx.Context, a, status, a.jsonOut(cCtx))
+			}
 			return runApprovalsList(cCtx.Context, a, status, a.jsonOut(cCtx))
 		},
 	}

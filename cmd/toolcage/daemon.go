@@ -25,6 +25,10 @@ func daemonCommand() *cli.Command {
 		Description: `Serves the socket API until SIGTERM or SIGINT, then drains calls in flight,
 stops the executors and checkpoints the database.
 
+Under systemd (toolcage.socket and toolcage.service) it serves the socket
+systemd passes (LISTEN_FDS) instead of making one, and tells NOTIFY_SOCKET
+READY=1 once it serves and STOPPING=1 when it starts draining.
+
 Configuration comes from the embedded defaults (configs/toolcage.yaml), then
 --config FILE, then TOOLCAGE_* environment variables (TOOLCAGE_SOCKET,
 TOOLCAGE_DATA_DIR, TOOLCAGE_EXECUTOR_PATH, TOOLCAGE_LOG_LEVEL, ...), then flags.`,

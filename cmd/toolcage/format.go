@@ -24,7 +24,7 @@ import (
 func formatFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "format", Usage: "print with a Go `TEMPLATE` over the --json objects, one line per item of a list (e.g. '{{.definition.name}}'); json = -o json"},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FORMAT`: table (the default) or json"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`FORMAT`: table (the default) or json (toolcage audit: also jsonl)"},
 	}
 }
 
@@ -66,6 +66,17 @@ func (a *app) setOutput(cCtx *cli.Context) error {
 	case "", "table":
 	case "json":
 		a.jsonErrors = true
+	case "jsonl":
+		// JSON Lines is an export format: only commands with --export
+		// (toolcage audit) write it.
+		if !hasFlag(cCtx.Command.Flags, "export") {
+			return usageErrorf(cCtx, "-o jsonl is for exports (toolcage audit -o jsonl); here -o must be json or table")
+		}
+		if format != "" {
+			return usageErrorf(cCtx, "-o jsonl and --format do not go together")
+		}
+		a.jsonErrors, a.outputJSONL = true, true
+		return nil
 	default:
 		return usageErrorf(cCtx, "-o must be json or table, not %q", out)
 	}

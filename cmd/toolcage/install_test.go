@@ -48,6 +48,7 @@ func TestMakeInstall(t *testing.T) {
 	for path, mode := range map[string]os.FileMode{
 		"opt/tc/bin/toolcage": 0o755, "opt/tc/bin/toolcage-executor": 0o755, "opt/tc/bin/toolcage-sandbox": 0o755,
 		"opt/tc/lib/systemd/system/toolcage.service":           0o644,
+		"opt/tc/lib/systemd/system/toolcage.socket":            0o644,
 		"opt/tc/share/man/man1/toolcage.1":                     0,
 		"opt/tc/share/bash-completion/completions/toolcage":    0,
 		"opt/tc/share/zsh/site-functions/_toolcage":            0,
@@ -67,9 +68,50 @@ func TestMakeInstall(t *testing.T) {
 	if !strings.Contains(string(unit), "\nExecStart=/opt/tc/bin/toolcage daemon ") || strings.Contains(string(unit), "@") {
 		t.Errorf("unit:\n%s", unit)
 	}
+	for _, want := range []string{"\nType=notify\n", "\nSockets=toolcage.socket\n", "\nDelegate=yes\n", "\nRequires=toolcage.socket\n"} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("unit lacks %q:\n%s", want, unit)
+		}
+	}
+	sock, _ := os.ReadFile(filepath.Join(dest, "opt/tc/lib/systemd/system/toolcage.socket"))
+	// The daemon started by hand and the socket unit name the same path.
+	if !strings.Contains(string(sock), "\nListenStream=/run/toolcage/toolcage.sock\n") || !strings.Contains(string(unit), " --socket /run/toolcage/toolcage.sock ") ||
+		!strings.Contains(string(sock), "\nSocketMode=0600\n") {
+		t.Errorf("socket unit:\n%s", sock)
+	}
+	verifyUnits(t, dest, string(unit), string(sock))
 	man, _ := os.ReadFile(filepath.Join(dest, "opt/tc/share/man/man1/toolcage.1"))
 	if !strings.HasPrefix(string(man), ".nh\n.TH toolcage 1") {
 		t.Errorf("man page: %.100s", man)
+	}
+}
+
+// verifyUnits runs systemd-analyze verify over the installed units, with
+// ExecStart pointing into dest, where the binary is: it checks every key
+// and that the service and its socket go together.
+func verifyUnits(t *testing.T, dest, service, socket string) {
+	t.Helper()
+	sa, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Fatal("systemd-analyze is needed for this test (scripts/deps.sh installs it): ", err)
+	}
+	dir := t.TempDir()
+	service = strings.ReplaceAll(service, "=/opt/tc/bin/", "="+filepath.Join(dest, "opt/tc/bin")+"/")
+	for name, text := range map[string]string{"toolcage.service": service, "toolcage.socket": socket} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(sa, "verify", "--man=no", filepath.Join(dir, "toolcage.socket"), filepath.Join(dir, "toolcage.service")).CombinedOutput()
+	if err != nil {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		// Older systemd (before 254) does not know DelegateSubgroup= and
+		// ignores it; every other complaint is ours.
+		if line != "" && !strings.Contains(line, "Unknown key 'DelegateSubgroup'") {
+			t.Errorf("systemd-analyze verify: %s", line)
+		}
 	}
 }
 

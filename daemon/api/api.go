@@ -5,6 +5,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/toolcage/toolcage/errdefs"
@@ -261,15 +262,39 @@ type Approval struct {
 	Version    int             `json:"version"`
 	CallerID   string          `json:"caller_id"`
 	CallerType string          `json:"caller_type"`
+	Worker     string          `json:"worker,omitempty"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Rendered   string          `json:"rendered"`
 	Status     string          `json:"status"` // pending | allowed | denied | expired
 	CreatedAt  time.Time       `json:"created_at"`
 	DecidedAt  *time.Time      `json:"decided_at,omitempty"`
 	DecidedBy  string          `json:"decided_by,omitempty"`
+	// UsedAt is when an allowed call ran on it: the waiting caller, or its
+	// retry of the identical call. An allowed approval runs one call.
+	UsedAt *time.Time `json:"used_at,omitempty"`
 	// Always is set on the answer to an allow that approved the call for good.
 	Always bool `json:"always,omitempty"`
 }
+
+// ApprovalAnnouncement is what the approvals webhook POSTs for each new
+// approval. Text is one line for a person (chat webhooks show it as is).
+type ApprovalAnnouncement struct {
+	Event    string   `json:"event"` // approval.pending
+	Text     string   `json:"text"`
+	Approval Approval `json:"approval"`
+}
+
+// Server-sent events on the socket API (GET /v1/approvals/events, GET
+// /v1/executions/events): each event's data is one JSON object.
+const (
+	// EventApproval carries an Approval: new (pending) or just decided.
+	EventApproval = "approval"
+	// EventExecution carries an Execution, once it is recorded.
+	EventExecution = "execution"
+	// EventOverflow ends a stream whose reader fell too far behind; data
+	// is an ErrorBody. Reconnect to go on (events in between are lost).
+	EventOverflow = "overflow"
+)
 
 // ApprovalList is GET /v1/approvals.
 type ApprovalList struct {
@@ -331,4 +356,18 @@ type WorkerToken struct {
 type WorkerTokensRevoked struct {
 	Worker  string `json:"worker"`
 	Revoked int    `json:"revoked"`
+}
+
+// ParseTime reads a time bound of the audit filters: RFC 3339 (with or
+// without fractions of a second), or a duration like 90m or 1h30m meaning
+// that long before now. Days are written in hours (72h).
+func ParseTime(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration before now (1h, 30m)", s)
+	}
+	return now.Add(-d), nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -28,10 +29,15 @@ import (
 // this exact call (tool, version, arguments) for good, it parks as a
 // pending approval in the store and its caller waits for a decision:
 // allowed runs it, denied or no decision within the approval timeout
-// refuses it with approval_denied. Pending approvals outlive the daemon; a
-// caller does not: after a restart (or once the caller gives up) allowing
-// a pending approval runs nothing, but `allow --always` still approves the
-// next identical call.
+// refuses it with approval_denied.
+//
+// An allowed approval is used once. When its caller is no longer waiting
+// (it called with --no-wait, gave up, or the daemon restarted), the
+// caller's retry of the identical call (same tool and version, same caller
+// and worker, same canonical arguments) within the approval's validity
+// runs on it instead of parking again; a second retry, another caller or
+// other arguments park anew. `allow --always` approves every identical
+// call of any caller from then on.
 
 // ApprovalIDLen is the length of an approval id: 8 base32 characters (40
 // random bits), short enough to type.
@@ -131,8 +137,21 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	if policy.Approval(c.approval, always) == policy.ApprovalRun {
 		return d.execute(ctx, c, p)
 	}
+	if d.cfg.ApprovalValidity > 0 {
+		exact := store.ApprovedCall{Tool: c.tool, Version: c.version, CallerID: c.caller.ID, CallerType: c.caller.Type,
+			Worker: c.caller.Worker, ArgsHash: hash}
+		used, err := d.cfg.Store.UseAllowedApproval(ctx, exact, d.now().Add(-d.cfg.ApprovalValidity))
+		if err != nil {
+			return nil, d.refuse(ctx, c, scr, err)
+		}
+		if used != nil {
+			d.log.Info("call runs on the approval a person gave its earlier attempt", "approval_id", used.ID, "tool", c.tool,
+				"version", c.version, "caller_id", c.caller.ID, "call_id", c.id)
+			return d.execute(ctx, c, p)
+		}
+	}
 	q := d.approvals
-	a := &store.Approval{Tool: c.tool, Version: c.version, CallerID: c.caller.ID, CallerType: c.caller.Type,
+	a := &store.Approval{Tool: c.tool, Version: c.version, CallerID: c.caller.ID, CallerType: c.caller.Type, Worker: c.caller.Worker,
 		ArgsHash: hash, Args: scrubJSON(scr, c.args), Rendered: renderedCall(p.req, scr)}
 	var ch chan string
 	for range 5 {
@@ -150,9 +169,14 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	}
 	defer q.unregister(a.ID)
 	d.log.Info("call waits for approval", "approval_id", a.ID, "tool", c.tool, "version", c.version, "caller_id", c.caller.ID)
+	d.announce(a)
 	if c.noWait {
+		again := ""
+		if d.cfg.ApprovalValidity > 0 {
+			again = fmt.Sprintf("; once it is allowed, the same call again within %s runs", d.cfg.ApprovalValidity)
+		}
 		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalRequired,
-			"tool %q needs a person's approval for each call; approval %s is pending (toolcage approvals allow %s)", c.tool, a.ID, a.ID))
+			"tool %q needs a person's approval for each call; approval %s is pending (toolcage approvals allow %s)%s", c.tool, a.ID, a.ID, again))
 	}
 	if c.onWait != nil {
 		c.onWait(a.ID)
@@ -167,6 +191,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		switch {
 		case err == nil:
 			status = store.ApprovalExpired
+			d.announce(got)
 		case errors.Is(err, store.ErrConflict) && got != nil:
 			status = got.Status // decided just as the wait ended
 		default:
@@ -193,6 +218,15 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		case cur.Tool.Version != c.version:
 			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 				"tool %q changed to version %d while approval %s (version %d) waited; call again", c.tool, cur.Tool.Version, a.ID, c.version))
+		}
+		// Used once: by this call, unless a retry of it came first.
+		ok, err := d.cfg.Store.MarkApprovalUsed(context.WithoutCancel(ctx), a.ID)
+		switch {
+		case err != nil:
+			return nil, d.refuse(ctx, c, scr, err)
+		case !ok:
+			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalDenied,
+				"approval %s was used by a retry of this call that came first", a.ID))
 		}
 		// Planned again: a secret may have been rotated while the call waited.
 		return d.run(ctx, c, res)
@@ -311,5 +345,13 @@ func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, alwa
 	}
 	d.log.Info("approval decided", "approval_id", id, "tool", a.Tool, "status", status, "always", always, "by", caller.ID)
 	d.approvals.notify(id, status)
+	d.announce(a)
 	return a, nil
+}
+
+// announce tells Events of a new or decided approval.
+func (d *Dispatcher) announce(a *store.Approval) {
+	if d.cfg.Events != nil && a != nil {
+		d.cfg.Events.ApprovalChanged(a)
+	}
 }

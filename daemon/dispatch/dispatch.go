@@ -56,6 +56,14 @@ type Config struct {
 	// ApprovalTimeout is how long a caller waits for a person's decision
 	// (2 minutes when zero).
 	ApprovalTimeout time.Duration
+	// ApprovalValidity is how long after a person allows a call its
+	// caller's identical retry may run on that approval, once (approvals.go).
+	// Zero: an approval is good only for the caller that waits for it.
+	ApprovalValidity time.Duration
+	// Events, when set, hears of approvals and recorded calls as they
+	// happen, for those who follow them (approvals --watch, audit --follow,
+	// the webhook).
+	Events Events
 	// Kinds are the tool kinds calls are built by (builtin.Kinds() when nil).
 	Kinds *kind.Registry
 	// Limits are each kind's default limits, for what a tool leaves unset.
@@ -93,6 +101,16 @@ type Metrics interface {
 	// ObserveRedactions counts the redaction markers scrubbing put into
 	// one call's result.
 	ObserveRedactions(tool string, n int)
+}
+
+// Events hears what the dispatcher does, as it happens. Its methods are
+// called on the call path and must not block.
+type Events interface {
+	// ApprovalChanged is a new pending approval, or one just decided
+	// (allowed, denied, expired).
+	ApprovalChanged(a *store.Approval)
+	// CallRecorded is a call whose audit record was just written.
+	CallRecorded(e *store.Execution)
 }
 
 // Dispatcher takes one call from a resolved tool to an audit record.
@@ -388,6 +406,8 @@ func (d *Dispatcher) finish(ctx context.Context, c *call, scr *scrub.Scrubber, o
 		if callErr == nil {
 			return &errdefs.Error{Code: errdefs.Internal, Err: errors.New("the call ran but could not be recorded")}
 		}
+	} else if d.cfg.Events != nil {
+		d.cfg.Events.CallRecorded(e)
 	}
 	if callErr != nil {
 		return &CallError{CallID: c.id, Err: callErr}

@@ -176,6 +176,9 @@ func (p *parser) parse(data []byte) *Worker {
 	if nameNode == nil {
 		p.errorAt(root, "name: is required")
 	}
+	if len(p.errs) == 0 {
+		p.toolsetTools(w, root)
+	}
 	p.crossCheck(w, root, approvalTools)
 	return w
 }

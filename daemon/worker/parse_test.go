@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/toolset"
 )
 
 // writeFiles writes name → content under a new temp dir and returns it.
@@ -380,6 +381,57 @@ func BenchmarkParse(b *testing.B) {
 	for b.Loop() {
 		if _, err := Parse(path, data); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A toolset's tools join the worker's own, marked with their toolset, and
+// follow its approval rules; a name given twice is refused.
+func TestParseToolsetTools(t *testing.T) {
+	def := func(name, approval string) *catalog.Definition {
+		src := `{"name":"` + name + `","description":"d","kind":"js","js":{"code":"return 1"}`
+		if approval != "" {
+			src += `,"approval":"` + approval + `"`
+		}
+		d, err := catalog.ParseJSON([]byte(src + "}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	var told toolset.Worker
+	reg := []Toolset{{Name: "notes", Tools: func(w toolset.Worker, _ json.RawMessage) ([]*catalog.Definition, error) {
+		told = w
+		return []*catalog.Definition{def("read_note", ""), def("write_note", "ask")}, nil
+	}}}
+	path := filepath.Join(t.TempDir(), "w.yaml")
+	w, err := parse(path, []byte("name: a\napproval: {default: preApproved}\ntoolsets: {notes: {}}\n"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if told.Name != "a" {
+		t.Errorf("toolset told worker %+v", told)
+	}
+	got := w.EffectiveTools(func(string) (CatalogTool, bool) { return CatalogTool{}, false })
+	want := []EffectiveTool{
+		{Name: "read_note", Source: "toolset:notes", Approval: "preApproved"},
+		{Name: "write_note", Source: "toolset:notes", Approval: "ask"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("effective tools %+v, want %+v", got, want)
+	}
+	for _, tt := range []struct{ yaml, want string }{
+		{"name: a\ntools: [read_note]\ntoolsets: {notes: {}}\n", `3:11: toolsets.notes: tool "read_note" is also named under tools`},
+		{"name: a\ntoolsets: {notes: {}, twice: {}}\n", `2:11: toolsets.twice: tool "read_note" is also defined by toolset:notes`},
+		{"name: a\ntoolsets: {broken: {}}\n", `2:11: toolsets.broken: no tools today`},
+	} {
+		reg := append(reg, Toolset{Name: "twice", Tools: reg[0].Tools},
+			Toolset{Name: "broken", Tools: func(toolset.Worker, json.RawMessage) ([]*catalog.Definition, error) {
+				return nil, errors.New("no tools today")
+			}})
+		_, err := parse(path, []byte(tt.yaml), reg)
+		if err == nil || !strings.HasPrefix(err.Error(), path+":"+tt.want) {
+			t.Errorf("%q: got %v, want %s", tt.yaml, err, tt.want)
 		}
 	}
 }

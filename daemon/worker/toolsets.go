@@ -8,23 +8,55 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/toolset"
+	"github.com/toolcage/toolcage/daemon/toolset/builtin"
 )
 
 // Toolset is a built-in toolset a worker may turn on under toolsets:.
-type Toolset struct {
-	Name        string
-	Description string
-	// Check validates the settings written under the toolset's name, as
-	// JSON ({} when none were written). A nil Check accepts only {}.
-	Check func(settings json.RawMessage) error
+type Toolset = toolset.Toolset
+
+// Toolsets lists the built-in toolsets (daemon/toolset/builtin), sorted
+// by name: Parse accepts their names, checks their settings and adds
+// their tools to the worker's.
+func Toolsets() []Toolset {
+	return builtin.Toolsets()
 }
 
-// Toolsets lists the built-in toolsets, sorted by name. None are built in
-// yet: filesystem, exec, fetch, state and sql come with the next issue. To
-// add one, write its Toolset (in its own package if it needs one) and
-// list it here; Parse then accepts its name and checks its settings.
-func Toolsets() []Toolset {
-	return []Toolset{}
+// toolsetTools adds the tools of each toolset w turns on to w.LocalTools,
+// toolsets in name order, each tool's File its toolset's Source. They are
+// the worker's own, like its tool files' tools: a name given twice is an
+// error, and the worker's approval rules apply to them.
+func (p *parser) toolsetTools(w *Worker, root *yaml.Node) {
+	at := valueOf(root, "toolsets")
+	names := make([]string, 0, len(w.Toolsets))
+	for name := range w.Toolsets {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	info := toolset.Worker{Name: w.Name}
+	for _, name := range names {
+		i := slices.IndexFunc(p.toolsets, func(t Toolset) bool { return t.Name == name })
+		ts := p.toolsets[i]
+		if ts.Tools == nil {
+			continue
+		}
+		defs, err := ts.Tools(info, w.Toolsets[name])
+		if err != nil {
+			p.errorAt(at, "toolsets.%s: %v", name, err)
+			continue
+		}
+		for _, def := range defs {
+			switch prev := w.LocalTool(def.Name); {
+			case prev != nil:
+				p.errorAt(at, "toolsets.%s: tool %q is also defined by %s; a worker's tool names must be unique", name, def.Name, prev.File)
+				continue
+			case slices.Contains(w.Tools, def.Name):
+				p.errorAt(at, "toolsets.%s: tool %q is also named under tools; a worker's tool names must be unique", name, def.Name)
+				continue
+			}
+			w.LocalTools = append(w.LocalTools, &LocalTool{File: toolset.Source(name), Def: def, WrittenApproval: def.WrittenApproval()})
+		}
+	}
 }
 
 // toolsetSettings decodes toolsets: toolset name → settings (a mapping,

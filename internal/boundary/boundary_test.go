@@ -67,6 +67,11 @@ func TestImportBoundaries(t *testing.T) {
 		{pkg: "./policy/shellsyntax", need: []string{"mvdan.cc/sh/v3/syntax"}, leaf: true},
 		{pkg: "./store/...", need: []string{module + "/store"},
 			forbid: []string{module + "/daemon", module + "/executors", module + "/policy", module + "/cmd"}},
+		// the event hub is a leaf; the webhook dials only through the guard
+		{pkg: "./daemon/events", need: []string{"sync"}, leaf: true},
+		{pkg: "./daemon/webhook", need: []string{module + "/policy/netguard"},
+			forbid: []string{module + "/daemon", module + "/store", module + "/executors", module + "/policy"},
+			allow:  []string{module + "/daemon/webhook", module + "/policy/netguard"}},
 		{pkg: "./errdefs", need: []string{"errors"}, leaf: true},
 		{pkg: "./principal", need: []string{module + "/principal"}, leaf: true},
 		{pkg: "./toolspec", need: []string{"time"}, leaf: true},

@@ -1,0 +1,76 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/dispatch"
+	"github.com/toolcage/toolcage/daemon/events"
+	"github.com/toolcage/toolcage/daemon/webhook"
+	"github.com/toolcage/toolcage/store"
+)
+
+// announcer hears from the dispatcher what happens (dispatch.Events) and
+// passes it on without waiting: to the event streams of the socket API
+// and, for new approvals, to the webhook.
+type announcer struct {
+	approvals *events.Hub[store.Approval]
+	calls     *events.Hub[store.Execution]
+	webhook   *webhook.Notifier // nil: no approvals.webhook
+}
+
+// streamBuffer is how many events one stream's reader may fall behind
+// before it is dropped.
+const streamBuffer = 256
+
+func newAnnouncer(cfg ApprovalsConfig, log *slog.Logger) (*announcer, error) {
+	a := &announcer{approvals: events.New[store.Approval](streamBuffer), calls: events.New[store.Execution](streamBuffer)}
+	if cfg.Webhook != "" {
+		n, err := webhook.New(webhook.Config{URL: cfg.Webhook, Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate,
+			UserAgent: "toolcage/" + Version}, log)
+		if err != nil {
+			return nil, err
+		}
+		a.webhook = n
+	}
+	return a, nil
+}
+
+var _ dispatch.Events = (*announcer)(nil)
+
+// ApprovalChanged publishes a new or decided approval; a new one is also
+// announced to the webhook.
+func (a *announcer) ApprovalChanged(ap *store.Approval) {
+	a.approvals.Publish(*ap)
+	if a.webhook != nil && ap.Status == store.ApprovalPending {
+		v := approvalView(ap, false)
+		a.webhook.Announce(api.ApprovalAnnouncement{Event: "approval.pending", Approval: v,
+			Text: fmt.Sprintf("toolcage: approval %s: %s v%d for %s wants to run %s (toolcage approvals allow %s)",
+				v.ID, v.Tool, v.Version, callerText(v.CallerType, v.CallerID, v.Worker), v.Rendered, v.ID)})
+	}
+}
+
+// CallRecorded publishes a recorded call.
+func (a *announcer) CallRecorded(e *store.Execution) { a.calls.Publish(*e) }
+
+// close ends every stream and stops the webhook.
+func (a *announcer) close() {
+	a.approvals.Close()
+	a.calls.Close()
+	if a.webhook != nil {
+		a.webhook.Close()
+	}
+}
+
+// callerText is "llm:worker:ops@ops", as the CLI shows a caller.
+func callerText(typ, id, worker string) string {
+	s := typ
+	if id != "" {
+		s += ":" + id
+	}
+	if worker != "" {
+		s += "@" + worker
+	}
+	return s
+}
