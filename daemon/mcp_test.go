@@ -119,9 +119,9 @@ func connectMCP(t *testing.T, tr sdk.Transport) (*sdk.ClientSession, *mcpEvents)
 	t.Helper()
 	ev := &mcpEvents{listChanged: make(chan struct{}, 16), progress: make(chan *sdk.ProgressNotificationParams, 64)}
 	cl := sdk.NewClient(&sdk.Implementation{Name: "toolcage-test", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { ev.listChanged <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { offer(ev.listChanged, struct{}{}) },
 		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
-			ev.progress <- r.Params
+			offer(ev.progress, r.Params)
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -262,6 +262,7 @@ func TestMCP(t *testing.T) {
 
 			// An approval wait stays open with progress until a person decides.
 			for _, allow := range []bool{true, false} {
+				drain(ev.progress) // the last wait's, if any
 				decided := make(chan error, 1)
 				go func() { decided <- decideWhenPending(person, ev, allow) }()
 				params := &sdk.CallToolParams{Name: "asker", Arguments: map[string]any{"n": 21}}
@@ -396,7 +397,17 @@ func decideWhenPending(person *api.Client, ev *mcpEvents, allow bool) error {
 	return person.Do(context.Background(), "POST", "/v1/approvals/"+id+"/"+verb, map[string]any{}, nil)
 }
 
-func drain(ch chan struct{}) {
+// offer hands v to a test's channel without blocking: a client's
+// notification handler that blocks holds up its whole session (and its
+// Close), and a slow machine sends many progress notifications.
+func offer[T any](ch chan T, v T) {
+	select {
+	case ch <- v:
+	default:
+	}
+}
+
+func drain[T any](ch chan T) {
 	for {
 		select {
 		case <-ch:
