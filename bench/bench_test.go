@@ -66,6 +66,7 @@ type daemonProc struct {
 	cmd    *exec.Cmd
 	client *api.Client
 	dir    string
+	socket string
 }
 
 // startDaemon runs `toolcage daemon` as its own process.

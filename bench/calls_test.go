@@ -49,7 +49,7 @@ func startDaemonEnv(tb testing.TB, env ...string) *daemonProc {
 		os.RemoveAll(dir)
 		tb.Fatal(err)
 	}
-	d := &daemonProc{cmd: cmd, client: api.NewClient(sock), dir: dir}
+	d := &daemonProc{cmd: cmd, client: api.NewClient(sock), dir: dir, socket: sock}
 	tb.Cleanup(d.stop)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

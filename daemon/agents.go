@@ -18,6 +18,7 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 		catalog.WithAlwaysPending(d.cfg.Agents.AlwaysPending),
 		catalog.WithAgentRules(d.agentRules),
 		catalog.WithMountGuard(d.mountGuard),
+		catalog.WithOnChange(d.changes.Publish),
 	}
 }
 

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -127,13 +126,11 @@ func (d *Daemon) authenticate(r *http.Request) (principal.Caller, error) {
 
 // authenticateToken checks a worker token and makes its worker's caller.
 func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, cl claims) (principal.Caller, error) {
-	name, tokenID, err := d.store.Authenticate(ctx, cl.token)
-	if errors.Is(err, store.ErrInvalidToken) {
-		return c, errdefs.Errorf(errdefs.Unauthorized, "the worker token is not valid (unknown, revoked or malformed)")
-	}
+	agent, err := d.tokenCaller(ctx, cl.token)
 	if err != nil {
 		return c, err
 	}
+	name := agent.Worker
 	switch {
 	case cl.typ == principal.TypeUser:
 		return c, errdefs.Errorf(errdefs.Forbidden, "a worker token is an agent's: %s: user is refused", api.HeaderCallerType)
@@ -142,7 +139,7 @@ func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, cl c
 	case cl.worker != "" && cl.worker != name:
 		return c, errdefs.Errorf(errdefs.Forbidden, "the token is worker %q's; %s may not name another worker", name, api.HeaderWorker)
 	}
-	c.Type, c.ID, c.Worker, c.TokenID = principal.TypeLLM, workerCallerID(name), name, tokenID
+	c.Type, c.ID, c.Worker, c.TokenID = agent.Type, agent.ID, agent.Worker, agent.TokenID
 	return c, nil
 }
 

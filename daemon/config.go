@@ -45,6 +45,7 @@ type Config struct {
 	Metrics         MetricsConfig   `mapstructure:"metrics"`
 	Audit           AuditConfig     `mapstructure:"audit"`
 	UI              UIConfig        `mapstructure:"ui"`
+	MCP             MCPConfig       `mapstructure:"mcp"`
 	// Isolation is the isolation of tools that name none: process | docker.
 	Isolation string       `mapstructure:"isolation"`
 	Docker    DockerConfig `mapstructure:"docker"`
@@ -68,6 +69,18 @@ func (c *Config) DockerImage() string {
 		return c.Docker.Image
 	}
 	return image.Tag(Version)
+}
+
+// MCPConfig sets the MCP server: the stdio bridge (`toolcage mcp`) always
+// reaches it over the socket; Listen also serves streamable HTTP.
+type MCPConfig struct {
+	// Listen is a loopback host:port serving /mcp/{worker}; "" is off.
+	Listen string `mapstructure:"listen"`
+	// SessionTimeout drops a streamable HTTP session idle this long.
+	SessionTimeout time.Duration `mapstructure:"session_timeout"`
+	// ProgressInterval is how often a call waiting for approval sends
+	// progress to a client that asked for it.
+	ProgressInterval time.Duration `mapstructure:"progress_interval"`
 }
 
 // MetricsConfig says where else than GET /v1/metrics on the socket the
@@ -290,6 +303,12 @@ func (c *Config) finish(where string) error {
 	}
 	if err := checkMetricsListen(c.Metrics.Listen); err != nil {
 		errs = append(errs, err)
+	}
+	if err := checkLoopbackListen("mcp.listen", c.MCP.Listen, "8765"); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MCP.SessionTimeout <= 0 || c.MCP.ProgressInterval <= 0 {
+		errs = append(errs, errors.New("mcp.session_timeout and mcp.progress_interval must be positive"))
 	}
 	for i, r := range c.ScrubRules() {
 		if err := scrub.CheckRule(r); err != nil {

@@ -76,6 +76,7 @@ func (d *Daemon) routeTable() []route {
 		{"DELETE /v1/workers/{name}", d.person(actWorkerRemove, "name", d.removeWorker)},
 		{"GET /v1/openapi.json", d.openAPI},
 		{"POST /v1/ui/login", d.person(actUILogin, "", d.uiLogin)},
+		{"GET /v1/mcp", d.mcpSession},
 	}
 }
 

@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
+	"github.com/toolcage/toolcage/daemon/mcp"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -66,6 +68,13 @@ type Daemon struct {
 	metricsSrv *http.Server
 	// ui is the review page (ui.go); nil when ui.listen is off.
 	ui *uiServer
+	// changes announces that tools changed (to MCP sessions).
+	changes *changes.Broadcaster
+	// mcp serves workers' tools over MCP; mcpLn and mcpSrv serve
+	// mcp.listen (nil when it is off).
+	mcp    *mcp.Server
+	mcpLn  net.Listener
+	mcpSrv *http.Server
 	// sandbox is the runner of sandboxed executors; nil when disabled.
 	sandbox *host.SandboxRunner
 	// docker is the runner of isolation: docker; nil when unavailable.
@@ -96,7 +105,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		log = slog.New(slog.DiscardHandler)
 	}
 	self := uint32(os.Getuid())
-	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(), stopping: make(chan struct{}),
+	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(), stopping: make(chan struct{}), changes: &changes.Broadcaster{},
 		allowUID: func(uid uint32) bool { return uid == self || uid == 0 }}
 	for _, o := range opts {
 		o(d)
@@ -130,7 +139,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	}
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
-	if d.workers, err = newWorkerRegistry(ctx, st, log); err != nil {
+	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -219,6 +228,25 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		st.Close()
 		os.RemoveAll(d.sandboxState)
 		return nil, err
+	}
+	if d.mcpLn, err = listenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
+		if d.metricsLn != nil {
+			d.metricsLn.Close()
+		}
+		ln.Close()
+		if d.ui != nil {
+			d.ui.ln.Close()
+		}
+		d.egress.Close()
+		d.pool.Close()
+		st.Close()
+		os.RemoveAll(d.sandboxState)
+		return nil, err
+	}
+	d.mcp = d.newMCP()
+	if d.mcpLn != nil {
+		d.mcpLn = limitListener(d.mcpLn, cfg.API.MaxConnections)
+		d.mcpSrv = d.mcpHTTPServer()
 	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
 	if d.metricsLn != nil {
@@ -336,6 +364,14 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		d.log.Info("serving metrics", "addr", d.metricsLn.Addr().String())
 	}
 	d.serveUI()
+	if d.mcpSrv != nil {
+		go func() {
+			if err := d.mcpSrv.Serve(d.mcpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("mcp server", "err", err)
+			}
+		}()
+		d.log.Info("serving MCP over streamable HTTP", "addr", d.mcpLn.Addr().String(), "endpoint", "/mcp/{worker}")
+	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go d.workers.run(wctx)
@@ -362,6 +398,13 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	if d.ui != nil {
 		d.ui.srv.Shutdown(sctx)
 	}
+	// MCP sessions over the socket are hijacked connections, which the
+	// HTTP server no longer tracks: they end here. Streamable HTTP
+	// sessions' streams end with their server (Close: they never idle).
+	d.mcp.Close()
+	if d.mcpSrv != nil {
+		d.mcpSrv.Close()
+	}
 	err := d.srv.Shutdown(sctx)
 	if err != nil {
 		d.log.Warn("shutdown timeout reached; closing remaining connections", "err", err)
@@ -374,6 +417,14 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// MCPAddr is the address mcp.listen bound, or "" when it is off.
+func (d *Daemon) MCPAddr() string {
+	if d.mcpLn == nil {
+		return ""
+	}
+	return d.mcpLn.Addr().String()
 }
 
 // MetricsAddr is the address metrics.listen bound, or "" when it is off.
@@ -406,6 +457,13 @@ func (d *Daemon) Close() error {
 		if d.ui != nil {
 			d.ui.srv.Close()
 			d.ui.ln.Close()
+		}
+		d.mcp.Close()
+		if d.mcpSrv != nil {
+			d.mcpSrv.Close()
+		}
+		if d.mcpLn != nil {
+			d.mcpLn.Close()
 		}
 		d.pool.Close()
 		d.closeDocker()

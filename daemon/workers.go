@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/principal"
@@ -30,6 +31,9 @@ type workerRegistry struct {
 	st    *store.Store
 	log   *slog.Logger
 	watch *worker.Watcher
+	// changes hears of every registration, reload and removal: each may
+	// change what tools a worker's agent sees.
+	changes *changes.Broadcaster
 
 	// check refuses a parsed edit the daemon cannot honour (an unknown
 	// profile); nil accepts every good parse.
@@ -42,8 +46,8 @@ type workerRegistry struct {
 
 // newWorkerRegistry loads the registered workers from the store and
 // watches their files (Run starts the watching).
-func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger) (*workerRegistry, error) {
-	reg := &workerRegistry{st: st, log: log, byName: map[string]*worker.Worker{}, errs: map[string]string{}}
+func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster) (*workerRegistry, error) {
+	reg := &workerRegistry{st: st, log: log, changes: ch, byName: map[string]*worker.Worker{}, errs: map[string]string{}}
 	w, err := worker.NewWatcher(worker.WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused})
 	if err != nil {
 		return nil, err
@@ -97,6 +101,7 @@ func (reg *workerRegistry) changed(w *worker.Worker) {
 	delete(reg.errs, w.Name)
 	reg.mu.Unlock()
 	reg.log.Info("worker reloaded", "worker", w.Name, "path", w.Path)
+	reg.changes.Publish()
 }
 
 // refused notes a broken edit; the last good version stays.
@@ -167,6 +172,7 @@ func (reg *workerRegistry) add(ctx context.Context, w *worker.Worker) (*store.Wo
 	if err := reg.watch.Add(w); err != nil {
 		reg.log.Warn("cannot watch a worker file", "worker", w.Name, "path", w.Path, "err", err)
 	}
+	reg.changes.Publish()
 	return sw, tok, id, nil
 }
 
@@ -186,6 +192,7 @@ func (reg *workerRegistry) remove(ctx context.Context, name string) error {
 	if w != nil {
 		reg.watch.Remove(w.Path)
 	}
+	reg.changes.Publish()
 	return nil
 }
 
@@ -486,6 +493,7 @@ func (d *Daemon) adoptAgentTool(ctx context.Context, c principal.Caller, tool st
 	if err := d.store.AddWorkerTool(ctx, w.Name, tool); err != nil {
 		return fmt.Errorf("tool %q was made, but not added to worker %q: %w", tool, w.Name, err)
 	}
+	d.changes.Publish()
 	return nil
 }
 

@@ -17,6 +17,7 @@ func commands() []*cli.Command {
 		approvalsCommand(),
 		workerCommand(),
 		uiCommand(),
+		mcpCommand(),
 		healthCommand(),
 		sandboxCommand(),
 		imageCommand(),

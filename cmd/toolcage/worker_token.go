@@ -23,22 +23,49 @@ Examples:
 			Name:      "rotate",
 			Usage:     "issue a new token for a worker and revoke its old ones",
 			ArgsUsage: "NAME",
-			UsageText: `toolcage worker token rotate [--json] NAME
+			UsageText: `toolcage worker token rotate [--json] [--save-token | --token-file TFILE] NAME
 
-Example:
-   toolcage worker token rotate ops`,
+Examples:
+   toolcage worker token rotate ops
+   toolcage worker token rotate --save-token ops   # for toolcage mcp --worker ops`,
 			Description: `Revokes every token the worker has and prints a new one, once. Agents
-holding an old token get unauthorized from then on. Only a person may rotate.`,
-			Flags:  []cli.Flag{jsonFlag()},
-			Action: workerAction(runWorkerTokenRotate),
+holding an old token get unauthorized from then on. Only a person may rotate.
+--token-file TFILE writes the new token to TFILE (mode 0600) instead of
+printing it; --save-token writes it where 'toolcage mcp --worker NAME'
+looks by default ($XDG_CONFIG_HOME/toolcage/workers/NAME.token).`,
+			Flags: append([]cli.Flag{jsonFlag()}, tokenFileFlags()...),
+			Action: func(cCtx *cli.Context) error {
+				save, err := tokenSaveOf(cCtx)
+				if err != nil {
+					return err
+				}
+				return workerAction(func(ctx context.Context, a *app, name string, jsonOut bool) error {
+					return runWorkerTokenRotate(ctx, a, name, jsonOut, save)
+				})(cCtx)
+			},
 		}},
 	}
 }
 
-func runWorkerTokenRotate(ctx context.Context, a *app, name string, jsonOut bool) error {
+func runWorkerTokenRotate(ctx context.Context, a *app, name string, jsonOut bool, save tokenSave) error {
 	var out api.WorkerToken
 	raw, err := a.request(ctx, http.MethodPost, "/v1/workers/"+api.PathEscape(name)+"/token", nil, &out)
 	if err != nil {
+		return err
+	}
+	if save.wanted() {
+		path, err := save.write(name, out.Token)
+		if err != nil {
+			return err
+		}
+		if jsonOut {
+			raw, err := savedTokenJSON(out, path)
+			if err != nil {
+				return err
+			}
+			return writeJSON(a.out, raw)
+		}
+		_, err = fmt.Fprintf(a.out, "New token for worker %s written to %s (mode 0600; old tokens are revoked)\n", name, path)
 		return err
 	}
 	if jsonOut {

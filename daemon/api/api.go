@@ -26,6 +26,10 @@ const (
 	// HeaderApprovalWait "0" makes a call of an approval: ask tool return
 	// approval_required with the approval id at once instead of waiting.
 	HeaderApprovalWait = "Toolcage-Approval-Wait"
+	// MCPUpgrade is the protocol GET /v1/mcp switches a connection to: one
+	// MCP session as newline-delimited JSON-RPC (what `toolcage mcp`
+	// relays from its stdio).
+	MCPUpgrade = "toolcage-mcp"
 )
 
 // ErrorBody is every error response: {"error": {...}}.

@@ -105,6 +105,7 @@ type options struct {
 	alwaysPending bool
 	rules         RulesFunc
 	mounts        func() mounts.Guard
+	onChange      func()
 }
 
 // WithMountGuard sets where the catalog learns the daemon's own paths,
@@ -119,6 +120,11 @@ func WithAlwaysPending(on bool) Option { return func(o *options) { o.alwaysPendi
 // WithAgentRules sets where the catalog finds an llm caller's AgentRules.
 // Without it every agent gets the zero rules: no secret grant.
 func WithAgentRules(f RulesFunc) Option { return func(o *options) { o.rules = f } }
+
+// WithOnChange makes the catalog call f after each change it writes (a
+// tool created, changed, rolled back, deleted or moved to another status):
+// the daemon announces it to those who list tools (MCP sessions).
+func WithOnChange(f func()) Option { return func(o *options) { o.onChange = f } }
 
 // New returns a catalog over st.
 func New(st *store.Store, opts ...Option) *Catalog {
@@ -336,10 +342,15 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (*Resolved, error) {
 	return r, nil
 }
 
+// forget drops name's cached resolution. Every write calls it once the
+// store has the change, so it is also where the change is announced.
 func (c *Catalog) forget(name string) {
 	c.mu.Lock()
 	delete(c.active, name)
 	c.mu.Unlock()
+	if c.opts.onChange != nil {
+		c.opts.onChange()
+	}
 }
 
 // List returns the tools matching f and the total before limit/offset.

@@ -13,7 +13,6 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/toolspec"
 )
 
 // Format is one function-calling shape.
@@ -59,45 +58,50 @@ type Tool struct {
 	Annotations Annotations
 }
 
-// effectful are the permissions that let a call change something outside
-// its sandbox. "secrets" only lets it read its own credentials.
-var effectful = []string{"database", "email", "filesystem", "network", "scheduling", "shell"}
-
-// overwriting are the permissions under which a change may replace or
-// remove what was there; email and scheduling only add.
-var overwriting = []string{"database", "filesystem", "shell"}
-
-// AnnotationsOf derives the hints from the tool's kind, permissions and,
-// where the kind knows more (an http tool's method), its block:
-//   - openWorldHint: it may reach hosts outside (network or email, or an
-//     http tool, which always does);
-//   - readOnlyHint: it can change nothing: no permission but secrets, and
-//     an http tool only when its method reads (GET, HEAD);
-//   - destructiveHint: it may overwrite or delete: a filesystem, shell or
-//     database permission, an http PUT/PATCH/DELETE, or network from code
-//     (fetch and curl can send anything); false when it only reads.
+// AnnotationsOf derives a tool's hints, in this one place (the MCP server
+// and the exported definitions both use it), from what its kind's block
+// does by itself (kind.Effects) and then from its permissions, which only
+// ever widen it:
+//
+//   - readOnlyHint: the block changes nothing (JavaScript alone; an HTTP
+//     GET or HEAD; a meta-tool that only reads) and the tool holds no
+//     permission but secrets. Any other permission lets a call act:
+//     fetch can POST, email sends.
+//   - destructiveHint (false when read-only): the block may change or
+//     remove what exists (any shell command; HTTP PUT, PATCH, DELETE), or
+//     the tool holds filesystem, shell, database or scheduling, or it is
+//     code (js, shell) holding network, which can send any request. Email
+//     only adds (a message); an http block's method says what it does.
+//   - openWorldHint: the block leaves the host (any HTTP tool), or the
+//     tool holds network or email.
+//
+// A block of a kind that does not tell its effects counts as the worst:
+// destructive and open world; so does a permission this rule does not know.
 func AnnotationsOf(def *catalog.Definition) Annotations {
-	perms := def.Permissions
-	has := func(list []string) bool {
-		return slices.ContainsFunc(perms, func(p string) bool { return slices.Contains(list, p) })
+	e := kind.Effects{Destructive: true, OpenWorld: true}
+	if ef, ok := def.Spec.(kind.Effecter); ok {
+		e = ef.Effects()
 	}
-	eff, _ := def.Spec.(kind.Effects)
-	isHTTP := def.Kind == toolspec.HTTP
-	a := Annotations{OpenWorldHint: isHTTP || slices.Contains(perms, "network") || slices.Contains(perms, "email")}
-	switch {
-	case isHTTP:
-		others := slices.DeleteFunc(slices.Clone(perms), func(p string) bool { return p == "network" })
-		a.ReadOnlyHint = eff != nil && eff.ReadOnly() && !slices.ContainsFunc(others, func(p string) bool { return slices.Contains(effectful, p) })
-		a.DestructiveHint = !a.ReadOnlyHint && (eff == nil || eff.Destructive() || has(overwriting))
-	case eff != nil:
-		// A tool that runs in the daemon says what it does itself.
-		a.ReadOnlyHint = eff.ReadOnly() && !has(effectful)
-		a.DestructiveHint = !a.ReadOnlyHint && (eff.Destructive() || has(overwriting) || slices.Contains(perms, "network"))
-	default:
-		a.ReadOnlyHint = !has(effectful)
-		a.DestructiveHint = !a.ReadOnlyHint && (has(overwriting) || slices.Contains(perms, "network"))
+	for _, p := range def.Permissions {
+		switch p {
+		case "secrets":
+		case "network":
+			// Code with the network can send any request (fetch,
+			// curl): a DELETE as well as a GET. An http block already
+			// said what its one request does.
+			if !e.OpenWorld {
+				e.Destructive = true
+			}
+			e.ReadOnly, e.OpenWorld = false, true
+		case "email":
+			e.ReadOnly, e.OpenWorld = false, true
+		case "filesystem", "shell", "database", "scheduling":
+			e.ReadOnly, e.Destructive = false, true
+		default:
+			e = kind.Effects{Destructive: true, OpenWorld: true}
+		}
 	}
-	return a
+	return Annotations{ReadOnlyHint: e.ReadOnly, DestructiveHint: e.Destructive && !e.ReadOnly, OpenWorldHint: e.OpenWorld}
 }
 
 // FromDefinition is the tool def describes.

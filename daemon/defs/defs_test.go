@@ -63,8 +63,10 @@ var testDefs = []struct {
 		Annotations{DestructiveHint: true, OpenWorldHint: true}},
 	{`{name: mailer, description: Send mail, kind: js, permissions: [email], js: {code: "return 1"}}`,
 		Annotations{OpenWorldHint: true}},
+	// A shell command is taken at its worst: the hint cannot know whether
+	// the sandbox is on.
 	{`{name: dns_lookup, description: Look up DNS, kind: shell, parameters: {type: object, properties: {domain: {type: string}}, required: [domain]}, shell: {command: "echo {{domain}}"}}`,
-		Annotations{ReadOnlyHint: true}},
+		Annotations{DestructiveHint: true}},
 	{`{name: writer, description: Writes files, kind: shell, permissions: [filesystem], shell: {command: "true"}}`,
 		Annotations{DestructiveHint: true}},
 	{`{name: weather, description: Forecast, kind: http, http: {method: GET, url: "https://api.example.com/forecast/{{city}}", allowed_domains: [api.example.com]}}`,

@@ -178,6 +178,9 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalRequired,
 			"tool %q needs a person's approval for each call; approval %s is pending (toolcage approvals allow %s)%s", c.tool, a.ID, a.ID, again))
 	}
+	if c.onWait != nil {
+		c.onWait(a.ID)
+	}
 	timer := time.NewTimer(q.timeout)
 	defer timer.Stop()
 	var status string

@@ -181,6 +181,10 @@ type CallRequest struct {
 	// NoApprovalWait makes a call that needs a person's approval return
 	// approval_required at once instead of waiting for the decision.
 	NoApprovalWait bool
+	// OnApprovalWait, when set, is called once the call has parked as
+	// pending approval id and its caller starts waiting for a person's
+	// decision (an MCP session then sends progress while it waits).
+	OnApprovalWait func(id string)
 }
 
 // Outcome is a call that ran: what the tool returned, scrubbed.
@@ -227,6 +231,7 @@ type call struct {
 	started time.Time
 	dryRun  bool // an unsaved definition (tools test)
 	noWait  bool
+	onWait  func(approvalID string)
 	// worker bounds the call when it came through one (workers.go).
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
@@ -261,7 +266,7 @@ func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outco
 	}
 	t := res.Tool
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
-		worker: w, approval: approvalFor(w, res), nest: n}
+		onWait: r.OnApprovalWait, worker: w, approval: approvalFor(w, res), nest: n}
 	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}

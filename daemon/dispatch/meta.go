@@ -108,8 +108,9 @@ func (metaSpec) Check(kind.Tool) error             { return nil }
 func (s metaSpec) Compile(kind.Tool) (kind.Compiled, error) {
 	return nil, errdefs.Errorf(errdefs.InvalidDefinition, "meta-tool %s runs in the daemon", s.m.name)
 }
-func (s metaSpec) ReadOnly() bool    { return s.m.readOnly }
-func (s metaSpec) Destructive() bool { return s.m.destructive }
+func (s metaSpec) Effects() kind.Effects {
+	return kind.Effects{ReadOnly: s.m.readOnly, Destructive: s.m.destructive}
+}
 
 // definition is the meta-tool as its worker's agent sees it listed.
 func (m *metaTool) definition() *catalog.Definition {
@@ -490,6 +491,6 @@ func (d *Dispatcher) metaToggle(ctx context.Context, c *call, args map[string]an
 
 // Interface guards.
 var (
-	_ kind.Spec    = metaSpec{}
-	_ kind.Effects = metaSpec{}
+	_ kind.Spec     = metaSpec{}
+	_ kind.Effecter = metaSpec{}
 )

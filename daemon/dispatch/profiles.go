@@ -63,3 +63,15 @@ func orNone(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// CallerMayUse reports whether every profile that applies to caller (the
+// global one, those the config maps its id and worker to, its worker's
+// own) allows the tool def describes: what a listing for that caller
+// shows, so that it lists no tool a call would refuse on profile.
+func (d *Dispatcher) CallerMayUse(def *catalog.Definition, caller principal.Caller) bool {
+	w, err := d.workerOf(caller)
+	if err != nil {
+		return false
+	}
+	return d.profileAllows(def, caller, workerProfile(w)) == nil
+}

@@ -85,7 +85,13 @@ func (d *Dispatcher) AgentTools(ctx context.Context, w *worker.Worker) ([]string
 
 // approvalFor is the approval a call of res through w gets.
 func approvalFor(w *worker.Worker, res *catalog.Resolved) string {
-	def := res.Tool.Def
+	return ToolApproval(w, res.Tool)
+}
+
+// ToolApproval is the approval a call of t through w gets (t's own when w
+// is nil): what a worker's agent is told a tool asks before it calls.
+func ToolApproval(w *worker.Worker, t *catalog.Tool) string {
+	def := t.Def
 	if w == nil {
 		return def.Approval
 	}
@@ -94,7 +100,7 @@ func approvalFor(w *worker.Worker, res *catalog.Resolved) string {
 	}
 	// The tool's word is what its definition writes, not the default the
 	// catalog filled in (worker.EffectiveApproval tells the two apart).
-	return w.ToolApproval(def.Name, def.WrittenApproval(), res.Tool.CreatedBy)
+	return w.ToolApproval(def.Name, def.WrittenApproval(), t.CreatedBy)
 }
 
 // capLimits lowers each of l's limits to the worker's, where it sets one.

@@ -115,21 +115,28 @@ type Spec interface {
 	Compile(t Tool) (Compiled, error)
 }
 
+// Effects is what a block's calls do to the world by themselves, the
+// tool's permissions aside: function-calling hints (MCP's tool
+// annotations) are derived from it and the permissions (defs.AnnotationsOf).
+type Effects struct {
+	// ReadOnly: a call changes nothing (computes, or reads).
+	ReadOnly bool
+	// Destructive: a call may change or remove what exists (not only add).
+	Destructive bool
+	// OpenWorld: a call reaches things outside the daemon's host.
+	OpenWorld bool
+}
+
+// Effecter is a Spec that tells its Effects. A Spec that does not is
+// taken at its worst: not read-only, destructive, open world.
+type Effecter interface {
+	Effects() Effects
+}
+
 // Parameterizer is a Spec that can write the parameters schema of a
 // definition that gives none (an http tool's follow from its {{vars}}).
 type Parameterizer interface {
 	Parameters() (json.RawMessage, error)
-}
-
-// Effects is a Spec that knows more of what its calls do than the tool's
-// permissions tell (an http tool's method): function-calling hints (MCP's
-// readOnlyHint, destructiveHint) follow from it.
-type Effects interface {
-	// ReadOnly reports whether a call only reads.
-	ReadOnly() bool
-	// Destructive reports whether a call may overwrite or delete, not
-	// only add.
-	Destructive() bool
 }
 
 // ArgNeeder is a Spec whose templates cannot render without some

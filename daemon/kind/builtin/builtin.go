@@ -5,8 +5,8 @@ package builtin
 import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/exec"
-	"github.com/toolcage/toolcage/daemon/kind/fs"
 	"github.com/toolcage/toolcage/daemon/kind/fetch"
+	"github.com/toolcage/toolcage/daemon/kind/fs"
 	"github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/daemon/kind/js"
 	"github.com/toolcage/toolcage/daemon/kind/shell"

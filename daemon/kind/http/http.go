@@ -60,12 +60,17 @@ func (s *Spec) Template() template.HTTPSpec {
 // Normalize upper-cases the method.
 func (s *Spec) Normalize() { s.Method = strings.ToUpper(s.Method) }
 
-// ReadOnly is true for GET and HEAD.
-func (s *Spec) ReadOnly() bool { return s.Method == "GET" || s.Method == "HEAD" }
-
-// Destructive is true for PUT, PATCH and DELETE: they replace or remove.
-func (s *Spec) Destructive() bool {
-	return s.Method == "PUT" || s.Method == "PATCH" || s.Method == "DELETE"
+// Effects follow the method's HTTP semantics: GET and HEAD are safe, POST
+// adds, PUT, PATCH and DELETE change or remove; every request leaves the
+// host.
+func (s *Spec) Effects() kind.Effects {
+	switch strings.ToUpper(s.Method) {
+	case "GET", "HEAD":
+		return kind.Effects{ReadOnly: true, OpenWorld: true}
+	case "POST":
+		return kind.Effects{OpenWorld: true}
+	}
+	return kind.Effects{Destructive: true, OpenWorld: true}
 }
 
 // Parameters follow from the block's {{vars}}.
@@ -231,7 +236,7 @@ var (
 	_ kind.Kind          = Kind{}
 	_ kind.Spec          = (*Spec)(nil)
 	_ kind.Parameterizer = (*Spec)(nil)
-	_ kind.Effects       = (*Spec)(nil)
+	_ kind.Effecter      = (*Spec)(nil)
 	_ kind.ArgNeeder     = (*Spec)(nil)
 	_ kind.Templated     = (*Compiled)(nil)
 )

@@ -54,6 +54,10 @@ func New(code string) *Spec { return &Spec{Code: code} }
 // Normalize does nothing: a js block has no defaults.
 func (s *Spec) Normalize() {}
 
+// Effects: code alone only computes; what it may reach is its
+// permissions' to say (fetch needs network).
+func (s *Spec) Effects() kind.Effects { return kind.Effects{ReadOnly: true} }
+
 // Validate checks the block's fields.
 func (s *Spec) Validate(t kind.Tool) []kind.Problem {
 	if strings.TrimSpace(s.Code) == "" {

@@ -53,6 +53,10 @@ type Spec struct {
 // Normalize does nothing: a shell block has no defaults.
 func (s *Spec) Normalize() {}
 
+// Effects: a command may change anything its sandbox lets it touch; the
+// network is its permissions' to say.
+func (s *Spec) Effects() kind.Effects { return kind.Effects{Destructive: true} }
+
 // Validate checks the block's fields.
 func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	if strings.TrimSpace(s.Command) == "" {

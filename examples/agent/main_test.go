@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolcage/toolcage/daemon"
+	"github.com/toolcage/toolcage/daemon/api"
+)
+
+// The example runs as the README says, against a real daemon, with this
+// test as the person: it approves the tool the agent made, then the call.
+func TestAgentExample(t *testing.T) {
+	exe := executor(t)
+	sockDir, err := os.MkdirTemp("", "tc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	sock := filepath.Join(sockDir, "d.sock")
+	cfg, err := daemon.LoadConfig("", map[string]any{"socket": sock, "data_dir": t.TempDir(),
+		"executor.path": exe, "shutdown_timeout": "10s", "mcp.progress_interval": "100ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := daemon.New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Serve(ctx) }()
+	defer func() { cancel(); <-done; d.Close() }()
+
+	person := api.NewClient(sock)
+	def, err := os.ReadFile(filepath.Join("..", "tools", "word_frequency.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := person.Do(ctx, "POST", "/v1/tools", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	wfile, _ := filepath.Abs("worker.yaml")
+	var added api.WorkerToken
+	if err := person.Do(ctx, "POST", "/v1/workers", api.WorkerAddRequest{Path: wfile}, &added); err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "agent_demo.token")
+	if err := os.WriteFile(tokenFile, []byte(added.Token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The person: approve the tool once it is pending, then the call.
+	go func() {
+		for ctx.Err() == nil {
+			var tool api.Tool
+			if person.Do(ctx, "GET", "/v1/tools/shout", nil, &tool) == nil && tool.Status == "pending_approval" {
+				person.Do(ctx, "POST", "/v1/tools/shout/approve", nil, nil)
+			}
+			var l api.ApprovalList
+			if person.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &l) == nil && len(l.Approvals) > 0 {
+				person.Do(ctx, "POST", "/v1/approvals/"+l.Approvals[0].ID+"/allow", map[string]any{}, nil)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	var out syncBuffer
+	if err := run([]string{"--worker", "agent_demo", "--socket", sock, "--token-file", tokenFile, "--wait", "60s"}, &out); err != nil {
+		t.Fatalf("agent: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"1. tools/list\n   word_frequency\n", `"the"`, "shout is pending_approval",
+		"toolcage tools approve shout", "approved: shout is listed", "waits for a person's approval", "→ ", "MADE BY AN AGENT"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// executor is the toolcage-executor `make build` left in TOOLCAGE_BIN_DIR,
+// or one built for this test (with the sandbox launcher beside it).
+func executor(t *testing.T) string {
+	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
+		if p := filepath.Join(bin, "toolcage-executor"); fileExists(p) {
+			return p
+		}
+	}
+	dir := t.TempDir()
+	for _, b := range []string{"toolcage-executor", "toolcage-sandbox"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b), "./cmd/"+b)
+		cmd.Dir = filepath.Join("..", "..")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatal(fmt.Errorf("building %s: %v\n%s", b, err, out))
+		}
+	}
+	return filepath.Join(dir, "toolcage-executor")
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
