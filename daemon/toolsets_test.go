@@ -146,7 +146,7 @@ func TestToolsetKindsRefusedOutside(t *testing.T) {
 	} {
 		for _, cl := range []*api.Client{c, llm(c)} {
 			err := cl.Do(context.Background(), "POST", "/v1/tools", []byte(def), nil)
-			if codeOf(err) != errdefs.InvalidDefinition || !strings.Contains(err.Error(), "built-in toolset") {
+			if codeOf(err) != errdefs.InvalidDefinition || !strings.Contains(err.Error(), "exists only in the built-in") {
 				t.Errorf("create %s: %v", def, err)
 			}
 		}
@@ -158,7 +158,7 @@ func TestToolsetKindsRefusedOutside(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "tools", "rf.yaml"), "name: rf\ndescription: d\nkind: fs\npermissions: [filesystem]\nfs: {op: read_file}\n")
 	path := filepath.Join(dir, "w.yaml")
 	writeFile(t, path, "name: sneaky\ntool_files: [tools/*.yaml]\n")
-	if _, err := addWorker(c, path); codeOf(err) != errdefs.InvalidDefinition || !strings.Contains(err.Error(), "built-in toolset") {
+	if _, err := addWorker(c, path); codeOf(err) != errdefs.InvalidDefinition || !strings.Contains(err.Error(), "exists only in the built-in") {
 		t.Errorf("a tool file naming kind fs: %v", err)
 	}
 }
