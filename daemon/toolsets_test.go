@@ -399,6 +399,53 @@ func TestSQLToolset(t *testing.T) {
 	}
 }
 
+// Removing a worker removes its database (the file and its directory,
+// after the open handle is closed) and its state: the same name added
+// again starts empty.
+func TestWorkerRemoveDeletesItsData(t *testing.T) {
+	data := t.TempDir()
+	td := startDaemon(t, data, nil)
+	path := filepath.Join(t.TempDir(), "gone.yaml")
+	writeFile(t, path, "name: gone\ntoolsets:\n  sql: {}\n  state: {}\n")
+	dir := filepath.Join(data, "workers", "gone")
+	for round := range 2 {
+		w, err := addWorker(td.client, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent := withToken(td.client, w.Token)
+		r, err := callTool(agent, "db_schema", nil)
+		if err != nil || string(r.Result) != `{"tables":[]}` {
+			t.Fatalf("round %d: a new worker's schema: %v %s", round, err, r.Result)
+		}
+		r, err = callTool(agent, "get_state", map[string]any{"key": "k"})
+		if err != nil || !strings.Contains(string(r.Result), `"found":false`) {
+			t.Fatalf("round %d: a new worker's state: %v %s", round, err, r.Result)
+		}
+		if r, err := callTool(agent, "db_sql", map[string]any{"sql": "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('x')"}); err != nil || r.IsError {
+			t.Fatalf("round %d: write: %v %+v", round, err, r)
+		}
+		if _, err := callTool(agent, "set_state", map[string]any{"key": "k", "value": 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "db.sqlite")); err != nil {
+			t.Fatalf("round %d: database file: %v", round, err)
+		}
+		if err := td.client.Do(context.Background(), "DELETE", "/v1/workers/gone", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("round %d: the removed worker's directory: %v", round, err)
+		}
+		if _, err := callTool(agent, "db_schema", nil); codeOf(err) != errdefs.Unauthorized {
+			t.Fatalf("round %d: the removed worker's token: %v", round, err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("round %d: a refused call made the directory again: %v", round, err)
+		}
+	}
+}
+
 // TestFetchToolset: fetch_url reaches any host the toolset's allowlist
 // covers ("*" here), through the guard: the test server on 127.0.0.1 is
 // reached only because the config names that host in

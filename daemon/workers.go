@@ -364,6 +364,12 @@ func (d *Daemon) removeWorker(w http.ResponseWriter, r *http.Request) error {
 	if err := d.workers.remove(r.Context(), name); err != nil {
 		return err
 	}
+	// Its database goes with it (its state rows went with the store's
+	// row): a worker added again under the name starts empty. The worker
+	// is gone by now, so no new call reopens the file.
+	if err := d.workerDBs.Remove(name); err != nil {
+		d.log.Warn("worker removed, but not its database", "worker", name, "path", d.workerDBs.Path(name), "err", err)
+	}
 	d.log.Info("worker removed", "worker", name)
 	w.WriteHeader(http.StatusNoContent)
 	return nil

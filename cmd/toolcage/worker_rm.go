@@ -14,15 +14,18 @@ func workerRmCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rm",
 		Aliases:   []string{"delete"},
-		Usage:     "unregister a worker and revoke its tokens",
+		Usage:     "unregister a worker, revoke its tokens and delete its state and database",
 		ArgsUsage: "NAME",
 		UsageText: `toolcage worker rm NAME
 
 Example:
    toolcage worker rm ops`,
 		Description: `Unregisters the worker: its tokens stop working at once and its file is no
-longer watched. The file itself and the audit log are left as they are.
-Only a person may remove workers.`,
+longer watched. What the worker kept goes with it: its state (the state
+toolset) and its SQLite database (the sql toolset, data_dir/workers/NAME/),
+so a worker added again under the name starts empty. The file itself, its
+workspace and the audit log are left as they are. Only a person may remove
+workers.`,
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: workerAction(runWorkerRm),
 	}

@@ -75,6 +75,10 @@ type Tool struct {
 //   - openWorldHint: the block leaves the host (any HTTP tool), or the
 //     tool holds network or email.
 //
+// A permission the block says it holds by its own operation (Effects.Holds:
+// the built-in toolsets' kinds, e.g. read_file's filesystem) widens
+// nothing: the block's effects already tell what the operation does.
+//
 // A block of a kind that does not tell its effects counts as the worst:
 // destructive and open world; so does a permission this rule does not know.
 func AnnotationsOf(def *catalog.Definition) Annotations {
@@ -83,6 +87,9 @@ func AnnotationsOf(def *catalog.Definition) Annotations {
 		e = ef.Effects()
 	}
 	for _, p := range def.Permissions {
+		if slices.Contains(e.Holds, p) {
+			continue
+		}
 		switch p {
 		case "secrets":
 		case "network":

@@ -125,6 +125,11 @@ type Effects struct {
 	Destructive bool
 	// OpenWorld: a call reaches things outside the daemon's host.
 	OpenWorld bool
+	// Holds are the permissions the block's own operation holds (an fs
+	// tool's filesystem, fetch_url's network): the fields above already
+	// say what it does with them, so they do not widen the hints. Only a
+	// toolset-only kind sets it: its toolset writes the permissions.
+	Holds []string
 }
 
 // Effecter is a Spec that tells its Effects. A Spec that does not is

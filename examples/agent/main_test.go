@@ -79,11 +79,47 @@ func TestAgentExample(t *testing.T) {
 	if err := run([]string{"--worker", "agent_demo", "--socket", sock, "--token-file", tokenFile, "--wait", "60s"}, &out); err != nil {
 		t.Fatalf("agent: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"1. tools/list\n   word_frequency\n", `"the"`, "shout is pending_approval",
-		"toolcage tools approve shout", "approved: shout is listed", "waits for a person's approval", "→ ", "MADE BY AN AGENT"} {
+	for _, want := range []string{"1. tools/list\n   create_tool, ", ", word_frequency\n", `"the"`, "shout is pending_approval",
+		"\n   toolcage tools approve shout\n", "approved: shout is listed", "… tool shout waits for a person's approval", "(toolcage approvals allow ", "→ ", "MADE BY AN AGENT"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	t.Logf("the agent printed:\n%s", out.String())
+	// The tool was made over MCP, by the create_tool meta-tool, as the
+	// worker's agent.
+	var made api.Tool
+	if err := person.Do(ctx, "GET", "/v1/tools/shout", nil, &made); err != nil || made.CreatedBy != "llm" || made.Status != "active" {
+		t.Fatalf("shout: %+v %v", made, err)
+	}
+	var es api.ExecutionList
+	if err := person.Do(ctx, "GET", "/v1/executions?tool=create_tool", nil, &es); err != nil {
+		t.Fatal(err)
+	}
+	if len(es.Executions) != 1 || es.Executions[0].CallerID != "worker:agent_demo" || es.Executions[0].Session != "example-agent" {
+		t.Fatalf("create_tool's audit: %+v", es.Executions)
+	}
+
+	// Run again: shout exists and is listed, so there is nothing to wait for.
+	var again syncBuffer
+	go approveCalls(ctx, person)
+	if err := run([]string{"--worker", "agent_demo", "--socket", sock, "--token-file", tokenFile, "--wait", "60s"}, &again); err != nil {
+		t.Fatalf("agent, again: %v\n%s", err, again.String())
+	}
+	if s := again.String(); !strings.Contains(s, "shout exists already") || strings.Contains(s, "4. wait") || !strings.Contains(s, "MADE BY AN AGENT") {
+		t.Errorf("second run:\n%s", s)
+	}
+}
+
+// approveCalls allows the first call that waits for a person.
+func approveCalls(ctx context.Context, person *api.Client) {
+	for ctx.Err() == nil {
+		var l api.ApprovalList
+		if person.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &l) == nil && len(l.Approvals) > 0 {
+			person.Do(ctx, "POST", "/v1/approvals/"+l.Approvals[0].ID+"/allow", map[string]any{}, nil)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

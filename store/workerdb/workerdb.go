@@ -106,6 +106,29 @@ func (s *Set) Close() error {
 	return errors.Join(errs...)
 }
 
+// Remove deletes worker's database: it closes the open handle, then
+// removes the worker's directory (the file, its -wal and -shm). A worker
+// with no database is no error. A statement still running on the closed
+// handle fails; the caller removes the worker first, so no new call
+// reopens it (a worker added again under the name starts empty).
+func (s *Set) Remove(worker string) error {
+	if !workerNameRE.MatchString(worker) {
+		return fmt.Errorf("%w: worker name %q", ErrInvalid, worker)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	if w := s.dbs[worker]; w != nil {
+		errs = append(errs, w.db.Close())
+		delete(s.dbs, worker)
+	}
+	// The name is one path element (workerNameRE): nothing outside s.dir.
+	if err := os.RemoveAll(filepath.Dir(s.Path(worker))); err != nil {
+		errs = append(errs, fmt.Errorf("removing worker %s's database: %w", worker, err))
+	}
+	return errors.Join(errs...)
+}
+
 // open returns worker's database, opening it with lim's size cap; an
 // open database with another cap is reopened.
 func (s *Set) open(worker string, lim Limits) (*sql.DB, error) {

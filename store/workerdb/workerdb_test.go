@@ -221,3 +221,44 @@ func FuzzExec(f *testing.F) {
 		}
 	})
 }
+
+// Remove closes the open handle and deletes the worker's directory; the
+// name opens an empty database afterwards, and other workers keep theirs.
+func TestRemove(t *testing.T) {
+	s := newSet(t)
+	ctx := context.Background()
+	for _, w := range []string{"w", "other"} {
+		if _, err := s.Exec(ctx, w, "CREATE TABLE t (x); INSERT INTO t VALUES (1)", nil, Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Dir(s.Path("w"))
+	if err := s.Remove("w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the worker's directory is still there: %v", err)
+	}
+	if r, err := s.Exec(ctx, "other", "SELECT count(*) FROM t", nil, Limits{}); err != nil || r.Rows[0][0] != int64(1) {
+		t.Fatalf("the other worker's database: %v %+v", err, r)
+	}
+	tables, err := s.Schema(ctx, "w", Limits{})
+	if err != nil || len(tables) != 0 {
+		t.Fatalf("reopened under the name: %v %+v", err, tables)
+	}
+	// Removing again, or a worker that never had a database, is no error.
+	for _, w := range []string{"w", "never"} {
+		if err := s.Remove(w); err != nil {
+			t.Errorf("Remove(%q): %v", w, err)
+		}
+	}
+	// A name that is not one path element removes nothing.
+	for _, bad := range []string{"", "..", "../other", "a/b", "Other", "."} {
+		if err := s.Remove(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Remove(%q): %v", bad, err)
+		}
+	}
+	if _, err := os.Stat(s.Path("other")); err != nil {
+		t.Fatalf("the other worker's file: %v", err)
+	}
+}

@@ -76,6 +76,13 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	return ps
 }
 
+// Effects: a command may change anything the sandbox lets it touch, as
+// a shell tool's; the filesystem permission is the workspace it runs in.
+// It holds no network.
+func (s *Spec) Effects() kind.Effects {
+	return kind.Effects{Destructive: true, Holds: []string{"filesystem"}}
+}
+
 // Check has nothing to add to Validate.
 func (s *Spec) Check(kind.Tool) error { return nil }
 
@@ -162,5 +169,6 @@ var (
 	_ kind.ToolsetOnly  = Kind{}
 	_ kind.RunsOn       = Kind{}
 	_ kind.Spec         = (*Spec)(nil)
+	_ kind.Effecter     = (*Spec)(nil)
 	_ kind.CallApprover = (*Compiled)(nil)
 )

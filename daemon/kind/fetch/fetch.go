@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/kind"
+	khttp "github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/toolspec"
@@ -87,6 +88,15 @@ func (s *Spec) Check(kind.Tool) error {
 		return &kind.FieldError{Field: "fetch.allowed_domains", Err: err}
 	}
 	return nil
+}
+
+// Effects follow the methods fetch_url may send (Methods: any, so
+// destructive), as an http tool's follow its one method; the network it
+// holds is what it is for.
+func (s *Spec) Effects() kind.Effects {
+	e := khttp.MethodEffects(Methods...)
+	e.Holds = []string{"network"}
+	return e
 }
 
 // Compile keeps the block.
@@ -184,5 +194,6 @@ var (
 	_ kind.ToolsetOnly = Kind{}
 	_ kind.RunsOn      = Kind{}
 	_ kind.Spec        = (*Spec)(nil)
+	_ kind.Effecter    = (*Spec)(nil)
 	_ kind.Compiled    = (*Compiled)(nil)
 )

@@ -76,6 +76,20 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	return ps
 }
 
+// Effects follow the operation: reads change nothing; write_file and
+// edit_file change what exists and delete_file removes it. The
+// filesystem permission is the workspace the operation works on.
+func (s *Spec) Effects() kind.Effects {
+	e := kind.Effects{Holds: []string{"filesystem"}}
+	switch s.Op {
+	case toolspec.FSReadFile, toolspec.FSListFiles, toolspec.FSGlob, toolspec.FSSearch, toolspec.FSFileInfo:
+		e.ReadOnly = true
+	default:
+		e.Destructive = true
+	}
+	return e
+}
+
 // Check has nothing to add to Validate.
 func (s *Spec) Check(kind.Tool) error { return nil }
 
@@ -124,5 +138,6 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 var (
 	_ kind.ToolsetOnly = Kind{}
 	_ kind.Spec        = (*Spec)(nil)
+	_ kind.Effecter    = (*Spec)(nil)
 	_ kind.Compiled    = (*Compiled)(nil)
 )

@@ -63,14 +63,25 @@ func (s *Spec) Normalize() { s.Method = strings.ToUpper(s.Method) }
 // Effects follow the method's HTTP semantics: GET and HEAD are safe, POST
 // adds, PUT, PATCH and DELETE change or remove; every request leaves the
 // host.
-func (s *Spec) Effects() kind.Effects {
-	switch strings.ToUpper(s.Method) {
-	case "GET", "HEAD":
-		return kind.Effects{ReadOnly: true, OpenWorld: true}
-	case "POST":
-		return kind.Effects{OpenWorld: true}
+func (s *Spec) Effects() kind.Effects { return MethodEffects(s.Method) }
+
+// MethodEffects are the effects of a request that may use any of methods:
+// the worst of them (none counts as destructive).
+func MethodEffects(methods ...string) kind.Effects {
+	e := kind.Effects{ReadOnly: len(methods) > 0, OpenWorld: true}
+	if len(methods) == 0 {
+		e.Destructive = true
 	}
-	return kind.Effects{Destructive: true, OpenWorld: true}
+	for _, m := range methods {
+		switch strings.ToUpper(m) {
+		case "GET", "HEAD":
+		case "POST":
+			e.ReadOnly = false
+		default:
+			e.ReadOnly, e.Destructive = false, true
+		}
+	}
+	return e
 }
 
 // Parameters follow from the block's {{vars}}.

@@ -82,6 +82,19 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	return ps
 }
 
+// Effects follow the operation: db_schema reads; db_sql runs any
+// statement, an UPDATE or a DROP as well as a SELECT. The database
+// permission is the worker's own database, which stays on this host.
+func (s *Spec) Effects() kind.Effects {
+	e := kind.Effects{Holds: []string{"database"}}
+	if s.Op == OpSchema {
+		e.ReadOnly = true
+	} else {
+		e.Destructive = true
+	}
+	return e
+}
+
 // Check has nothing more to check.
 func (s *Spec) Check(kind.Tool) error { return nil }
 
@@ -158,5 +171,6 @@ func sqlErr(err error) (*kind.LocalResult, error) {
 var (
 	_ kind.ToolsetOnly = Kind{}
 	_ kind.Spec        = (*Spec)(nil)
+	_ kind.Effecter    = (*Spec)(nil)
 	_ kind.Local       = (*Compiled)(nil)
 )

@@ -84,6 +84,15 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	return ps
 }
 
+// Effects follow the operation: get and list read; set and delete
+// change or remove a value. State stays in the daemon.
+func (s *Spec) Effects() kind.Effects {
+	if s.Op == OpGet || s.Op == OpList {
+		return kind.Effects{ReadOnly: true}
+	}
+	return kind.Effects{Destructive: true}
+}
+
 // Check has nothing more to check.
 func (s *Spec) Check(kind.Tool) error { return nil }
 
@@ -179,5 +188,6 @@ func stateErr(err error) error {
 var (
 	_ kind.ToolsetOnly = Kind{}
 	_ kind.Spec        = (*Spec)(nil)
+	_ kind.Effecter    = (*Spec)(nil)
 	_ kind.Local       = (*Compiled)(nil)
 )
