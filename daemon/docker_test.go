@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -389,5 +390,152 @@ func TestDockerOrphansRemoved(t *testing.T) {
 	}
 	if exists(dead) || !exists(live) || !exists(other) {
 		t.Fatalf("after start: dead daemon's %v (want gone), live one's %v, other host's %v (want kept)", exists(dead), exists(live), exists(other))
+	}
+}
+
+// worldReadable opens dir (recursively) to every uid for reading: the
+// container runs as the image's user, the process sandbox as nobody (root
+// daemon) or the daemon's uid, and a read-only workspace is theirs to read.
+func worldReadable(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return os.Chmod(p, 0o755)
+		}
+		return os.Chmod(p, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDockerWorkspace: a worker's workspace is bound into the container at
+// /workspace the way the process sandbox binds it. The filesystem toolset
+// (the fs executor in the image) and shell tools holding filesystem give
+// the same answers under isolation: docker (the config default) as under
+// process; the read-only bind refuses a write from inside the container;
+// a tool without filesystem sees no /workspace.
+func TestDockerWorkspace(t *testing.T) {
+	dir := sandboxDir(t)
+	ws := filepath.Join(dir, "ws")
+	writeFile(t, filepath.Join(ws, "README.md"), "hello from the workspace\nsecond line\n")
+	writeFile(t, filepath.Join(ws, "src", "main.go"), "package main\n")
+	worldReadable(t, ws)
+	wdir := filepath.Join(dir, "agent")
+	writeFile(t, filepath.Join(wdir, "tools", "ls_ws.yaml"), "name: ls_ws\ndescription: lists the workspace\nkind: shell\npermissions: [filesystem]\nshell: {command: \"ls -1 /workspace /workspace/src\"}\n")
+	writeFile(t, filepath.Join(wdir, "tools", "touch_ws.yaml"), "name: touch_ws\ndescription: writes the workspace\nkind: shell\npermissions: [filesystem]\nshell: {command: \"touch /workspace/new-file\"}\n")
+	writeFile(t, filepath.Join(wdir, "tools", "no_fs.yaml"), "name: no_fs\ndescription: looks for the workspace without the permission\nkind: shell\nshell: {command: \"ls /workspace\"}\n")
+	path := filepath.Join(wdir, "w.yaml")
+	writeFile(t, path, "name: ws_agent\nworkspace: ../ws\ntool_files: [tools/*.yaml]\ntoolsets: {filesystem: {}}\napproval: {tools: {write_file: preApproved}}\n")
+
+	proc := startDaemon(t, "", nil)
+	dock := startDockerDaemon(t, func(c *Config) { c.Isolation = "docker" })
+	agents := map[string]*api.Client{}
+	for iso, td := range map[string]*testDaemon{"process": proc, "docker": dock} {
+		added, err := addWorker(td.client, path)
+		if err != nil {
+			t.Fatalf("%s: %v", iso, err)
+		}
+		agents[iso] = noWait(withToken(td.client, added.Token))
+	}
+	type call struct {
+		tool string
+		args map[string]any
+		// pick reduces a call's answer to what both modes must agree on
+		pick func(t *testing.T, r api.CallResponse, err error) string
+	}
+	result := func(t *testing.T, r api.CallResponse, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%s|%v", r.Result, r.IsError)
+	}
+	refused := func(t *testing.T, _ api.CallResponse, err error) string {
+		return fmt.Sprintf("%s|%v", codeOf(err), err != nil && strings.Contains(err.Error(), "read-only"))
+	}
+	exit := func(want string) func(t *testing.T, r api.CallResponse, err error) string {
+		return func(t *testing.T, r api.CallResponse, err error) string {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := shellOut(t, r)
+			if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+				t.Fatalf("want a failure saying %q: %+v", want, out)
+			}
+			return "failed: " + want
+		}
+	}
+	stdout := func(t *testing.T, r api.CallResponse, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := shellOut(t, r)
+		return fmt.Sprintf("%d|%s", out.ExitCode, out.Stdout)
+	}
+	for _, k := range []call{
+		{"read_file", map[string]any{"path": "README.md"}, result},
+		{"read_file", map[string]any{"path": "README.md", "start_line": 2, "end_line": 2}, result},
+		{"list_files", map[string]any{"path": "."}, result},
+		{"list_files", map[string]any{"path": "src"}, result},
+		{"write_file", map[string]any{"path": "x.txt", "content": "x"}, refused},
+		{"ls_ws", nil, stdout},
+		{"touch_ws", nil, exit("Read-only file system")},
+		{"no_fs", nil, exit("No such file")},
+	} {
+		t.Run(k.tool, func(t *testing.T) {
+			got := map[string]string{}
+			for _, iso := range []string{"process", "docker"} {
+				r, err := callTool(agents[iso], k.tool, k.args)
+				got[iso] = k.pick(t, r, err)
+			}
+			if got["process"] != got["docker"] {
+				t.Fatalf("%s %v: process and docker disagree:\nprocess: %s\ndocker:  %s", k.tool, k.args, got["process"], got["docker"])
+			}
+			t.Logf("%s %v: %s", k.tool, k.args, got["docker"])
+		})
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new-file")); err == nil {
+		t.Fatal("a read-only workspace was written from a container")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {
+		t.Fatal("a read-only workspace was written by write_file")
+	}
+	// The containers of the calls: the fs executor's and the shell tools'
+	// with filesystem bind the workspace read-only at /workspace; the shell
+	// tool's without it binds nothing but the socket dir.
+	_, cli := imagetest.Engine(t)
+	res, err := cli.ContainerList(context.Background(), client.ContainerListOptions{Filters: make(client.Filters).Add("label", host.LabelDaemon+"="+dock.d.docker.ID())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, ct := range res.Items {
+		kind := ct.Labels[host.LabelKind]
+		in, err := cli.ContainerInspect(context.Background(), ct.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wsMounts []string
+		for _, m := range in.Container.Mounts {
+			if m.Destination == "/workspace" {
+				wsMounts = append(wsMounts, fmt.Sprintf("%s rw=%v", m.Source, m.RW))
+			}
+		}
+		switch {
+		case len(wsMounts) == 0:
+			seen[kind+" without"]++
+		case len(wsMounts) == 1 && wsMounts[0] == ws+" rw=false":
+			seen[kind+" read-only"]++
+		default:
+			t.Fatalf("%s container %.12s binds /workspace as %v, want %s read-only", kind, ct.ID, wsMounts, ws)
+		}
+	}
+	for _, want := range []string{"fs read-only", "shell read-only", "shell without"} {
+		if seen[want] == 0 {
+			t.Errorf("no %s container with the workspace %s (saw %v)", strings.Fields(want)[0], strings.Fields(want)[1], seen)
+		}
 	}
 }
