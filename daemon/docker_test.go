@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,8 +110,13 @@ func TestDockerSameResultsAsProcess(t *testing.T) {
 		{"shell_pipe", `"kind":"shell","shell":{"command":"echo {{.w}} | tr a-z A-Z | wc -c"}`, map[string]any{"w": "hello"}, raw},
 		{"shell_exit", `"kind":"shell","shell":{"command":"echo out; echo err >&2; exit 3"}`, nil, raw},
 		{"shell_tmp", `"kind":"shell","shell":{"command":"echo kept > /tmp/f && cat /tmp/f && ls /tmp | grep -c f"}`, nil, raw},
+		// utils.callTool: the nested call travels back over the Host
+		// stream on the executor's own connection, the socket in the
+		// container's bind-mounted dir; the callee runs in a container too.
+		{"js_calltool", `"kind":"js","js":{"code":"const r = await utils.callTool('shout', {w: args.w}); return {got: r, n: 1 + await utils.callTool('js_add_docker', {a: 1, b: 2})}"}`, map[string]any{"w": "nested"}, raw},
 		{"http_get", `"kind":"http","permissions":["network"],"http":{"method":"GET","url":"http://` + ip + `:8080/{{file}}","allowed_domains":["` + ip + `"]}`, map[string]any{"file": "group"}, httpPick},
 	}
+	create(t, c, `{"name":"shout","description":"called by js_calltool","isolation":"docker","kind":"shell","shell":{"command":"echo {{.w}} | tr a-z A-Z"}}`)
 	for _, k := range cases {
 		t.Run(k.name, func(t *testing.T) {
 			got := map[string]string{}
@@ -129,7 +135,22 @@ func TestDockerSameResultsAsProcess(t *testing.T) {
 			if k.name == "http_get" && !strings.Contains(got["docker"], "toolcage:x:65532") {
 				t.Fatalf("http tool did not reach the server: %s", got["docker"])
 			}
+			if k.name == "js_calltool" && !strings.Contains(got["docker"], `"stdout":"NESTED\n"`) {
+				t.Fatalf("the nested call's answer is not in the result: %s", got["docker"])
+			}
 		})
+	}
+	// The nested calls of the docker caller are recorded under it.
+	r, err := callTool(c, "js_calltool_docker", map[string]any{"w": "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nested []string
+	for _, e := range executionsOf(t, c, "parent="+r.CallID) {
+		nested = append(nested, e.Tool+"/"+e.Outcome)
+	}
+	if slices.Sort(nested); strings.Join(nested, ",") != "js_add_docker/ok,shout/ok" {
+		t.Fatalf("nested records of the docker caller: %v", nested)
 	}
 	// A file and a background process a call leaves are gone before the
 	// next call of the same warm container.
