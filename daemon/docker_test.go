@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/executors/image"
 	"github.com/toolcage/toolcage/executors/image/imagetest"
@@ -558,5 +559,123 @@ func TestDockerWorkspace(t *testing.T) {
 		if seen[want] == 0 {
 			t.Errorf("no %s container with the workspace %s (saw %v)", strings.Fields(want)[0], strings.Fields(want)[1], seen)
 		}
+	}
+}
+
+// workspaceContainers lists, for each container of daemon td, the host
+// sources bound at /workspace.
+func workspaceContainers(t *testing.T, td *testDaemon) []string {
+	t.Helper()
+	_, cli := imagetest.Engine(t)
+	res, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", host.LabelDaemon+"="+td.d.docker.ID())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ct := range res.Items {
+		in, err := cli.ContainerInspect(context.Background(), ct.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			continue // removed meanwhile
+		}
+		for _, m := range in.Container.Mounts {
+			if m.Destination == "/workspace" {
+				out = append(out, m.Source)
+			}
+		}
+	}
+	return out
+}
+
+// TestDockerMountSourceBecameSymlink: the engine resolves bind sources
+// itself, so the container runner checks each source again right before
+// the container is created and started and refuses one that has become a
+// symlink. Through the daemon: a workspace swapped for a symlink to
+// another directory after the worker was registered fails the first call
+// with a clear error, and no container binds anything at /workspace. At
+// the runner (the pool, past the daemon's own check): a key whose source
+// has a symlink in its path is refused with policy_denied and no
+// container is made.
+func TestDockerMountSourceBecameSymlink(t *testing.T) {
+	dir := sandboxDir(t)
+	ws := filepath.Join(dir, "ws")
+	other := filepath.Join(dir, "other")
+	writeFile(t, filepath.Join(ws, "mine.txt"), "the workspace\n")
+	writeFile(t, filepath.Join(other, "theirs.txt"), "not the workspace\n")
+	worldReadable(t, dir)
+	wdir := filepath.Join(dir, "agent")
+	writeFile(t, filepath.Join(wdir, "tools", "ls_ws.yaml"), "name: ls_ws\ndescription: lists the workspace\nkind: shell\npermissions: [filesystem]\nshell: {command: \"ls /workspace\"}\n")
+	path := filepath.Join(wdir, "w.yaml")
+	writeFile(t, path, "name: swap_agent\nworkspace: ../ws\ntool_files: [tools/*.yaml]\ntoolsets: {filesystem: {}}\n")
+	td := startDockerDaemon(t, func(c *Config) { c.Isolation = "docker" })
+	added, err := addWorker(td.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := noWait(withToken(td.client, added.Token))
+
+	// The swap: the workspace's directory moves away, a symlink to
+	// another directory takes its name.
+	if err := os.Rename(ws, ws+".orig"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []struct {
+		tool string
+		args map[string]any
+	}{{"ls_ws", nil}, {"read_file", map[string]any{"path": "theirs.txt"}}} {
+		r, err := callTool(agent, k.tool, k.args)
+		if codeOf(err) != errdefs.PolicyDenied || !strings.Contains(err.Error(), "symlink") {
+			t.Fatalf("%s on a workspace swapped for a symlink: %v %s, want policy_denied naming the symlink", k.tool, err, r.Result)
+		}
+	}
+	if got := workspaceContainers(t, td); len(got) != 0 {
+		t.Fatalf("containers bind /workspace from %v after the refused calls", got)
+	}
+	// Swapped back, the same call works: the refusal was the symlink's.
+	if err := os.Remove(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(ws+".orig", ws); err != nil {
+		t.Fatal(err)
+	}
+	r, err := callTool(agent, "ls_ws", nil)
+	if err != nil || shellOut(t, r).Stdout != "mine.txt\n" {
+		t.Fatalf("after the swap back: %v %s", err, r.Result)
+	}
+
+	// The runner's own check, past the daemon's: a source whose parent is
+	// now a symlink (to a directory holding a "ws" of its own).
+	if err := os.Rename(dir+"/other", dir+"/decoy"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "decoy", "ws", "decoy.txt"), "decoy\n")
+	worldReadable(t, filepath.Join(dir, "decoy"))
+	linked := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Join(dir, "decoy"), linked); err != nil {
+		t.Fatal(err)
+	}
+	starts := td.d.docker.Starts()
+	req := func(id string) *executors.Request {
+		return &executors.Request{CallID: id, Tool: "ls_ws", Kind: executors.KindShell, Args: json.RawMessage(`{}`),
+			Permissions: []string{"filesystem"}, Limits: executors.Limits{Timeout: 10 * time.Second},
+			Shell: &executors.ShellCall{Argv: []string{"ls", "/workspace"}}}
+	}
+	key := host.NewKey(executors.KindShell, "docker", []string{"filesystem"})
+	_, err = td.d.pool.Execute(context.Background(), key.WithMounts([]host.Mount{{Source: filepath.Join(linked, "ws"), Target: "/workspace"}}), req("c1"))
+	if errdefs.CodeOf(err) != errdefs.PolicyDenied || !strings.Contains(err.Error(), "symlink") || !strings.Contains(err.Error(), "nothing was mounted") {
+		t.Fatalf("a source with a symlink in its path: %v, want policy_denied", err)
+	}
+	if n := td.d.docker.Starts(); n != starts {
+		t.Fatalf("%d containers were started for a refused source", n-starts)
+	}
+	if got := workspaceContainers(t, td); len(got) != 1 || got[0] != ws {
+		t.Fatalf("containers bind /workspace from %v, want only %s", got, ws)
+	}
+	// The same key on the real directory runs.
+	res, err := td.d.pool.Execute(context.Background(), key.WithMounts([]host.Mount{{Source: ws, Target: "/workspace"}}), req("c2"))
+	if err != nil || !strings.Contains(string(res.Value), "mine.txt") {
+		t.Fatalf("the real source: %v %+v", err, res)
 	}
 }

@@ -135,6 +135,9 @@ func (r *DockerRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientC
 	if err := checkPrivateDir(r.StateDir); err != nil {
 		return nil, err
 	}
+	if err := checkBindSources(key.MountList()); err != nil {
+		return nil, err
+	}
 	group := socketGroup()
 	return &plugin.ClientConfig{
 		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
@@ -214,8 +217,10 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 	}
 	// The key's mounts (a worker's workspace, a tool's own), bound as the
 	// process sandbox binds them: read-only unless writable, never
-	// propagating. The daemon checked each source when it built the key.
-	for _, m := range key.MountList() {
+	// propagating. The daemon checked each source when it built the key;
+	// Start checks again that none has become a symlink.
+	binds := key.MountList()
+	for _, m := range binds {
 		target := m.Target
 		if target == "" {
 			target = m.Source
@@ -234,7 +239,7 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 		AttachStderr: true,
 		Labels:       map[string]string{LabelDaemon: r.ID(), LabelOwner: OwnerLabel(), LabelKind: string(key.Kind)},
 	}
-	p := &containerProc{r: r, cc: cc, hc: hc, socketDir: socketDir, name: "container:" + string(key.Kind)}
+	p := &containerProc{r: r, cc: cc, hc: hc, binds: binds, socketDir: socketDir, name: "container:" + string(key.Kind)}
 	return p, nil
 }
 
@@ -290,6 +295,7 @@ type containerProc struct {
 	r         *DockerRunner
 	cc        *container.Config
 	hc        *container.HostConfig
+	binds     []Mount
 	socketDir string
 	name      string
 	id        string
@@ -304,6 +310,9 @@ type containerProc struct {
 
 func (p *containerProc) Start(ctx context.Context) error {
 	cli := p.r.Client
+	if err := checkBindSources(p.binds); err != nil {
+		return err
+	}
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: p.cc, HostConfig: p.hc})
 	if err != nil {
 		return fmt.Errorf("docker create: %w", err)
@@ -324,6 +333,14 @@ func (p *containerProc) Start(ctx context.Context) error {
 		outW.CloseWithError(err)
 		errW.CloseWithError(err)
 	}()
+	// The engine resolves bind sources when it starts the container, so
+	// the last check is right before: the window left is the engine's own
+	// path walk, where the process sandbox has none (it binds the
+	// descriptor it opened).
+	if err := checkBindSources(p.binds); err != nil {
+		p.cleanup()
+		return err
+	}
 	if _, err := cli.ContainerStart(ctx, p.id, client.ContainerStartOptions{}); err != nil {
 		p.cleanup()
 		return fmt.Errorf("docker start: %w", err)
@@ -455,6 +472,18 @@ func (p *containerProc) reset(ctx context.Context) (sandbox.ContainerReply, erro
 		return rep, err
 	}
 	return rep, json.Unmarshal(line, &rep)
+}
+
+// checkBindSources refuses mounts whose source is not the path the daemon
+// checked: a component of it has become a symlink since (the engine would
+// follow it), or it is gone.
+func checkBindSources(ms []Mount) error {
+	for _, m := range ms {
+		if err := sandbox.CheckNoSymlinks(m.Source); err != nil {
+			return errdefs.Errorf(errdefs.PolicyDenied, "container mount of %s: %v; nothing was mounted", m.Source, err)
+		}
+	}
+	return nil
 }
 
 // checkPrivateDir: dir exists, is a directory (not a symlink) owned by the
