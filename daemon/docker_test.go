@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -525,6 +526,45 @@ func TestDockerWorkspace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {
 		t.Fatal("a read-only workspace was written by write_file")
 	}
+	// A writable workspace: the fs executor and a shell tool write it from
+	// the container as from the sandbox, and the files have the same owner
+	// (the sandbox's ids, which the container runs as when it has mounts).
+	rw := filepath.Join(dir, "rw")
+	writeFile(t, filepath.Join(rw, "keep.txt"), "kept\n")
+	worldReadable(t, rw)
+	sandboxOwn(t, rw)
+	rwPath := filepath.Join(wdir, "rw.yaml")
+	writeFile(t, rwPath, "name: rw_agent\nworkspace: ../rw\nreadonly: false\ntool_files: [tools/touch_ws.yaml]\ntoolsets: {filesystem: {}}\napproval: {tools: {write_file: preApproved}}\n")
+	owners := map[string]string{}
+	for iso, td := range map[string]*testDaemon{"process": proc, "docker": dock} {
+		added, err := addWorker(td.client, rwPath)
+		if err != nil {
+			t.Fatalf("%s: %v", iso, err)
+		}
+		rwAgent := noWait(withToken(td.client, added.Token))
+		r, err := callTool(rwAgent, "write_file", map[string]any{"path": "by-" + iso + "/f.txt", "content": iso})
+		if err != nil || r.IsError {
+			t.Fatalf("%s write_file in a writable workspace: %v %s", iso, err, r.Result)
+		}
+		if r, err := callTool(rwAgent, "touch_ws", nil); err != nil || shellOut(t, r).ExitCode != 0 {
+			t.Fatalf("%s touch in a writable workspace: %v %s", iso, err, r.Result)
+		}
+		for _, f := range []string{"by-" + iso + "/f.txt", "new-file"} {
+			fi, err := os.Stat(filepath.Join(rw, f))
+			if err != nil {
+				t.Fatalf("%s: %v", iso, err)
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			owners[iso+" "+f] = fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+		}
+		if err := os.Remove(filepath.Join(rw, "new-file")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if owners["process by-process/f.txt"] != owners["docker by-docker/f.txt"] || owners["process new-file"] != owners["docker new-file"] {
+		t.Fatalf("files written in the workspace have other owners per isolation: %v", owners)
+	}
+
 	// The containers of the calls: the fs executor's and the shell tools'
 	// with filesystem bind the workspace read-only at /workspace; the shell
 	// tool's without it binds nothing but the socket dir.
@@ -547,6 +587,8 @@ func TestDockerWorkspace(t *testing.T) {
 			}
 		}
 		switch {
+		case len(wsMounts) == 1 && wsMounts[0] == rw+" rw=true":
+			seen[kind+" writable"]++
 		case len(wsMounts) == 0:
 			seen[kind+" without"]++
 		case len(wsMounts) == 1 && wsMounts[0] == ws+" rw=false":
@@ -555,7 +597,7 @@ func TestDockerWorkspace(t *testing.T) {
 			t.Fatalf("%s container %.12s binds /workspace as %v, want %s read-only", kind, ct.ID, wsMounts, ws)
 		}
 	}
-	for _, want := range []string{"fs read-only", "shell read-only", "shell without"} {
+	for _, want := range []string{"fs read-only", "shell read-only", "shell without", "fs writable", "shell writable"} {
 		if seen[want] == 0 {
 			t.Errorf("no %s container with the workspace %s (saw %v)", strings.Fields(want)[0], strings.Fields(want)[1], seen)
 		}
