@@ -7,9 +7,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/executors/image"
 	"github.com/toolcage/toolcage/executors/image/imagetest"
@@ -108,8 +112,13 @@ func TestDockerSameResultsAsProcess(t *testing.T) {
 		{"shell_pipe", `"kind":"shell","shell":{"command":"echo {{.w}} | tr a-z A-Z | wc -c"}`, map[string]any{"w": "hello"}, raw},
 		{"shell_exit", `"kind":"shell","shell":{"command":"echo out; echo err >&2; exit 3"}`, nil, raw},
 		{"shell_tmp", `"kind":"shell","shell":{"command":"echo kept > /tmp/f && cat /tmp/f && ls /tmp | grep -c f"}`, nil, raw},
+		// utils.callTool: the nested call travels back over the Host
+		// stream on the executor's own connection, the socket in the
+		// container's bind-mounted dir; the callee runs in a container too.
+		{"js_calltool", `"kind":"js","js":{"code":"const r = await utils.callTool('shout', {w: args.w}); return {got: r, n: 1 + await utils.callTool('js_add_docker', {a: 1, b: 2})}"}`, map[string]any{"w": "nested"}, raw},
 		{"http_get", `"kind":"http","permissions":["network"],"http":{"method":"GET","url":"http://` + ip + `:8080/{{file}}","allowed_domains":["` + ip + `"]}`, map[string]any{"file": "group"}, httpPick},
 	}
+	create(t, c, `{"name":"shout","description":"called by js_calltool","isolation":"docker","kind":"shell","shell":{"command":"echo {{.w}} | tr a-z A-Z"}}`)
 	for _, k := range cases {
 		t.Run(k.name, func(t *testing.T) {
 			got := map[string]string{}
@@ -128,7 +137,22 @@ func TestDockerSameResultsAsProcess(t *testing.T) {
 			if k.name == "http_get" && !strings.Contains(got["docker"], "toolcage:x:65532") {
 				t.Fatalf("http tool did not reach the server: %s", got["docker"])
 			}
+			if k.name == "js_calltool" && !strings.Contains(got["docker"], `"stdout":"NESTED\n"`) {
+				t.Fatalf("the nested call's answer is not in the result: %s", got["docker"])
+			}
 		})
+	}
+	// The nested calls of the docker caller are recorded under it.
+	r, err := callTool(c, "js_calltool_docker", map[string]any{"w": "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nested []string
+	for _, e := range executionsOf(t, c, "parent="+r.CallID) {
+		nested = append(nested, e.Tool+"/"+e.Outcome)
+	}
+	if slices.Sort(nested); strings.Join(nested, ",") != "js_add_docker/ok,shout/ok" {
+		t.Fatalf("nested records of the docker caller: %v", nested)
 	}
 	// A file and a background process a call leaves are gone before the
 	// next call of the same warm container.
@@ -389,5 +413,311 @@ func TestDockerOrphansRemoved(t *testing.T) {
 	}
 	if exists(dead) || !exists(live) || !exists(other) {
 		t.Fatalf("after start: dead daemon's %v (want gone), live one's %v, other host's %v (want kept)", exists(dead), exists(live), exists(other))
+	}
+}
+
+// worldReadable opens dir (recursively) to every uid for reading: the
+// container runs as the image's user, the process sandbox as nobody (root
+// daemon) or the daemon's uid, and a read-only workspace is theirs to read.
+func worldReadable(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return os.Chmod(p, 0o755)
+		}
+		return os.Chmod(p, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDockerWorkspace: a worker's workspace is bound into the container at
+// /workspace the way the process sandbox binds it. The filesystem toolset
+// (the fs executor in the image) and shell tools holding filesystem give
+// the same answers under isolation: docker (the config default) as under
+// process; the read-only bind refuses a write from inside the container;
+// a tool without filesystem sees no /workspace.
+func TestDockerWorkspace(t *testing.T) {
+	dir := sandboxDir(t)
+	ws := filepath.Join(dir, "ws")
+	writeFile(t, filepath.Join(ws, "README.md"), "hello from the workspace\nsecond line\n")
+	writeFile(t, filepath.Join(ws, "src", "main.go"), "package main\n")
+	worldReadable(t, ws)
+	wdir := filepath.Join(dir, "agent")
+	writeFile(t, filepath.Join(wdir, "tools", "ls_ws.yaml"), "name: ls_ws\ndescription: lists the workspace\nkind: shell\npermissions: [filesystem]\nshell: {command: \"ls -1 /workspace /workspace/src\"}\n")
+	writeFile(t, filepath.Join(wdir, "tools", "touch_ws.yaml"), "name: touch_ws\ndescription: writes the workspace\nkind: shell\npermissions: [filesystem]\nshell: {command: \"touch /workspace/new-file\"}\n")
+	writeFile(t, filepath.Join(wdir, "tools", "no_fs.yaml"), "name: no_fs\ndescription: looks for the workspace without the permission\nkind: shell\nshell: {command: \"ls /workspace\"}\n")
+	path := filepath.Join(wdir, "w.yaml")
+	writeFile(t, path, "name: ws_agent\nworkspace: ../ws\ntool_files: [tools/*.yaml]\ntoolsets: {filesystem: {}}\napproval: {tools: {write_file: preApproved}}\n")
+
+	proc := startDaemon(t, "", nil)
+	dock := startDockerDaemon(t, func(c *Config) { c.Isolation = "docker" })
+	agents := map[string]*api.Client{}
+	for iso, td := range map[string]*testDaemon{"process": proc, "docker": dock} {
+		added, err := addWorker(td.client, path)
+		if err != nil {
+			t.Fatalf("%s: %v", iso, err)
+		}
+		agents[iso] = noWait(withToken(td.client, added.Token))
+	}
+	type call struct {
+		tool string
+		args map[string]any
+		// pick reduces a call's answer to what both modes must agree on
+		pick func(t *testing.T, r api.CallResponse, err error) string
+	}
+	result := func(t *testing.T, r api.CallResponse, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%s|%v", r.Result, r.IsError)
+	}
+	refused := func(t *testing.T, _ api.CallResponse, err error) string {
+		return fmt.Sprintf("%s|%v", codeOf(err), err != nil && strings.Contains(err.Error(), "read-only"))
+	}
+	exit := func(want string) func(t *testing.T, r api.CallResponse, err error) string {
+		return func(t *testing.T, r api.CallResponse, err error) string {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := shellOut(t, r)
+			if out.ExitCode == 0 || !strings.Contains(out.Stderr, want) {
+				t.Fatalf("want a failure saying %q: %+v", want, out)
+			}
+			return "failed: " + want
+		}
+	}
+	stdout := func(t *testing.T, r api.CallResponse, err error) string {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := shellOut(t, r)
+		return fmt.Sprintf("%d|%s", out.ExitCode, out.Stdout)
+	}
+	for _, k := range []call{
+		{"read_file", map[string]any{"path": "README.md"}, result},
+		{"read_file", map[string]any{"path": "README.md", "start_line": 2, "end_line": 2}, result},
+		{"list_files", map[string]any{"path": "."}, result},
+		{"list_files", map[string]any{"path": "src"}, result},
+		{"write_file", map[string]any{"path": "x.txt", "content": "x"}, refused},
+		{"ls_ws", nil, stdout},
+		{"touch_ws", nil, exit("Read-only file system")},
+		{"no_fs", nil, exit("No such file")},
+	} {
+		t.Run(k.tool, func(t *testing.T) {
+			got := map[string]string{}
+			for _, iso := range []string{"process", "docker"} {
+				r, err := callTool(agents[iso], k.tool, k.args)
+				got[iso] = k.pick(t, r, err)
+			}
+			if got["process"] != got["docker"] {
+				t.Fatalf("%s %v: process and docker disagree:\nprocess: %s\ndocker:  %s", k.tool, k.args, got["process"], got["docker"])
+			}
+			t.Logf("%s %v: %s", k.tool, k.args, got["docker"])
+		})
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new-file")); err == nil {
+		t.Fatal("a read-only workspace was written from a container")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {
+		t.Fatal("a read-only workspace was written by write_file")
+	}
+	// A writable workspace: the fs executor and a shell tool write it from
+	// the container as from the sandbox, and the files have the same owner
+	// (the sandbox's ids, which the container runs as when it has mounts).
+	rw := filepath.Join(dir, "rw")
+	writeFile(t, filepath.Join(rw, "keep.txt"), "kept\n")
+	worldReadable(t, rw)
+	sandboxOwn(t, rw)
+	rwPath := filepath.Join(wdir, "rw.yaml")
+	writeFile(t, rwPath, "name: rw_agent\nworkspace: ../rw\nreadonly: false\ntool_files: [tools/touch_ws.yaml]\ntoolsets: {filesystem: {}}\napproval: {tools: {write_file: preApproved}}\n")
+	owners := map[string]string{}
+	for iso, td := range map[string]*testDaemon{"process": proc, "docker": dock} {
+		added, err := addWorker(td.client, rwPath)
+		if err != nil {
+			t.Fatalf("%s: %v", iso, err)
+		}
+		rwAgent := noWait(withToken(td.client, added.Token))
+		r, err := callTool(rwAgent, "write_file", map[string]any{"path": "by-" + iso + "/f.txt", "content": iso})
+		if err != nil || r.IsError {
+			t.Fatalf("%s write_file in a writable workspace: %v %s", iso, err, r.Result)
+		}
+		if r, err := callTool(rwAgent, "touch_ws", nil); err != nil || shellOut(t, r).ExitCode != 0 {
+			t.Fatalf("%s touch in a writable workspace: %v %s", iso, err, r.Result)
+		}
+		for _, f := range []string{"by-" + iso + "/f.txt", "new-file"} {
+			fi, err := os.Stat(filepath.Join(rw, f))
+			if err != nil {
+				t.Fatalf("%s: %v", iso, err)
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			owners[iso+" "+f] = fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+		}
+		if err := os.Remove(filepath.Join(rw, "new-file")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if owners["process by-process/f.txt"] != owners["docker by-docker/f.txt"] || owners["process new-file"] != owners["docker new-file"] {
+		t.Fatalf("files written in the workspace have other owners per isolation: %v", owners)
+	}
+
+	// The containers of the calls: the fs executor's and the shell tools'
+	// with filesystem bind the workspace read-only at /workspace; the shell
+	// tool's without it binds nothing but the socket dir.
+	_, cli := imagetest.Engine(t)
+	res, err := cli.ContainerList(context.Background(), client.ContainerListOptions{Filters: make(client.Filters).Add("label", host.LabelDaemon+"="+dock.d.docker.ID())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, ct := range res.Items {
+		kind := ct.Labels[host.LabelKind]
+		in, err := cli.ContainerInspect(context.Background(), ct.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wsMounts []string
+		for _, m := range in.Container.Mounts {
+			if m.Destination == "/workspace" {
+				wsMounts = append(wsMounts, fmt.Sprintf("%s rw=%v", m.Source, m.RW))
+			}
+		}
+		switch {
+		case len(wsMounts) == 1 && wsMounts[0] == rw+" rw=true":
+			seen[kind+" writable"]++
+		case len(wsMounts) == 0:
+			seen[kind+" without"]++
+		case len(wsMounts) == 1 && wsMounts[0] == ws+" rw=false":
+			seen[kind+" read-only"]++
+		default:
+			t.Fatalf("%s container %.12s binds /workspace as %v, want %s read-only", kind, ct.ID, wsMounts, ws)
+		}
+	}
+	for _, want := range []string{"fs read-only", "shell read-only", "shell without", "fs writable", "shell writable"} {
+		if seen[want] == 0 {
+			t.Errorf("no %s container with the workspace %s (saw %v)", strings.Fields(want)[0], strings.Fields(want)[1], seen)
+		}
+	}
+}
+
+// workspaceContainers lists, for each container of daemon td, the host
+// sources bound at /workspace.
+func workspaceContainers(t *testing.T, td *testDaemon) []string {
+	t.Helper()
+	_, cli := imagetest.Engine(t)
+	res, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", host.LabelDaemon+"="+td.d.docker.ID())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ct := range res.Items {
+		in, err := cli.ContainerInspect(context.Background(), ct.ID, client.ContainerInspectOptions{})
+		if err != nil {
+			continue // removed meanwhile
+		}
+		for _, m := range in.Container.Mounts {
+			if m.Destination == "/workspace" {
+				out = append(out, m.Source)
+			}
+		}
+	}
+	return out
+}
+
+// TestDockerMountSourceBecameSymlink: the engine resolves bind sources
+// itself, so the container runner checks each source again right before
+// the container is created and started and refuses one that has become a
+// symlink. Through the daemon: a workspace swapped for a symlink to
+// another directory after the worker was registered fails the first call
+// with a clear error, and no container binds anything at /workspace. At
+// the runner (the pool, past the daemon's own check): a key whose source
+// has a symlink in its path is refused with policy_denied and no
+// container is made.
+func TestDockerMountSourceBecameSymlink(t *testing.T) {
+	dir := sandboxDir(t)
+	ws := filepath.Join(dir, "ws")
+	other := filepath.Join(dir, "other")
+	writeFile(t, filepath.Join(ws, "mine.txt"), "the workspace\n")
+	writeFile(t, filepath.Join(other, "theirs.txt"), "not the workspace\n")
+	worldReadable(t, dir)
+	wdir := filepath.Join(dir, "agent")
+	writeFile(t, filepath.Join(wdir, "tools", "ls_ws.yaml"), "name: ls_ws\ndescription: lists the workspace\nkind: shell\npermissions: [filesystem]\nshell: {command: \"ls /workspace\"}\n")
+	path := filepath.Join(wdir, "w.yaml")
+	writeFile(t, path, "name: swap_agent\nworkspace: ../ws\ntool_files: [tools/*.yaml]\ntoolsets: {filesystem: {}}\n")
+	td := startDockerDaemon(t, func(c *Config) { c.Isolation = "docker" })
+	added, err := addWorker(td.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := noWait(withToken(td.client, added.Token))
+
+	// The swap: the workspace's directory moves away, a symlink to
+	// another directory takes its name.
+	if err := os.Rename(ws, ws+".orig"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []struct {
+		tool string
+		args map[string]any
+	}{{"ls_ws", nil}, {"read_file", map[string]any{"path": "theirs.txt"}}} {
+		r, err := callTool(agent, k.tool, k.args)
+		if codeOf(err) != errdefs.PolicyDenied || !strings.Contains(err.Error(), "symlink") {
+			t.Fatalf("%s on a workspace swapped for a symlink: %v %s, want policy_denied naming the symlink", k.tool, err, r.Result)
+		}
+	}
+	if got := workspaceContainers(t, td); len(got) != 0 {
+		t.Fatalf("containers bind /workspace from %v after the refused calls", got)
+	}
+	// Swapped back, the same call works: the refusal was the symlink's.
+	if err := os.Remove(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(ws+".orig", ws); err != nil {
+		t.Fatal(err)
+	}
+	r, err := callTool(agent, "ls_ws", nil)
+	if err != nil || shellOut(t, r).Stdout != "mine.txt\n" {
+		t.Fatalf("after the swap back: %v %s", err, r.Result)
+	}
+
+	// The runner's own check, past the daemon's: a source whose parent is
+	// now a symlink (to a directory holding a "ws" of its own).
+	if err := os.Rename(dir+"/other", dir+"/decoy"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "decoy", "ws", "decoy.txt"), "decoy\n")
+	worldReadable(t, filepath.Join(dir, "decoy"))
+	linked := filepath.Join(dir, "link")
+	if err := os.Symlink(filepath.Join(dir, "decoy"), linked); err != nil {
+		t.Fatal(err)
+	}
+	starts := td.d.docker.Starts()
+	req := func(id string) *executors.Request {
+		return &executors.Request{CallID: id, Tool: "ls_ws", Kind: executors.KindShell, Args: json.RawMessage(`{}`),
+			Permissions: []string{"filesystem"}, Limits: executors.Limits{Timeout: 10 * time.Second},
+			Shell: &executors.ShellCall{Argv: []string{"ls", "/workspace"}}}
+	}
+	key := host.NewKey(executors.KindShell, "docker", []string{"filesystem"})
+	_, err = td.d.pool.Execute(context.Background(), key.WithMounts([]host.Mount{{Source: filepath.Join(linked, "ws"), Target: "/workspace"}}), req("c1"))
+	if errdefs.CodeOf(err) != errdefs.PolicyDenied || !strings.Contains(err.Error(), "symlink") || !strings.Contains(err.Error(), "nothing was mounted") {
+		t.Fatalf("a source with a symlink in its path: %v, want policy_denied", err)
+	}
+	if n := td.d.docker.Starts(); n != starts {
+		t.Fatalf("%d containers were started for a refused source", n-starts)
+	}
+	if got := workspaceContainers(t, td); len(got) != 1 || got[0] != ws {
+		t.Fatalf("containers bind /workspace from %v, want only %s", got, ws)
+	}
+	// The same key on the real directory runs.
+	res, err := td.d.pool.Execute(context.Background(), key.WithMounts([]host.Mount{{Source: ws, Target: "/workspace"}}), req("c2"))
+	if err != nil || !strings.Contains(string(res.Value), "mine.txt") {
+		t.Fatalf("the real source: %v %+v", err, res)
 	}
 }

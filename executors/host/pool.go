@@ -378,7 +378,7 @@ func (p *Pool) start(ctx context.Context, key Key) (*instance, error) {
 	runner := p.cfg.Runners[key.Isolation]
 	cfg, err := runner.ClientConfig(ctx, key)
 	if err != nil {
-		return nil, &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "start executor", Err: err}
+		return nil, startError(err)
 	}
 	cfg.HandshakeConfig = executors.Handshake
 	cfg.Plugins = executors.HostPluginMap(key.Host)
@@ -397,7 +397,7 @@ func (p *Pool) start(ctx context.Context, key Key) (*instance, error) {
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
-		return nil, &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "start executor", Err: err}
+		return nil, startError(err)
 	}
 	raw, err := rpc.Dispense(executors.PluginName)
 	if err != nil {
@@ -415,6 +415,16 @@ func (p *Pool) start(ctx context.Context, key Key) (*instance, error) {
 	}
 	p.started.Add(1)
 	return &instance{client: client, exec: ex, pid: pid, lastUsed: time.Now()}, nil
+}
+
+// startError is an executor start that failed: executor_failed, unless
+// the runner refused the start on policy (a mount source that became a
+// symlink), which keeps its code.
+func startError(err error) error {
+	if errdefs.CodeOf(err) == errdefs.PolicyDenied {
+		return err
+	}
+	return &errdefs.Error{Code: errdefs.ExecutorFailed, Op: "start executor", Err: err}
 }
 
 func (p *Pool) kill(inst *instance) {

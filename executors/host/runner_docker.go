@@ -65,7 +65,9 @@ type ContainerLimits struct {
 // Engine: the executor image (package image) with no network unless the
 // key holds the network permission, a read-only root, tmpfs /tmp and work
 // dir, memory, pids and CPU caps, every capability dropped,
-// no-new-privileges and a non-root user. It provides isolation "docker".
+// no-new-privileges and a non-root user (the image's; a container with
+// host mounts runs as the ids the process sandbox uses, see mountUser).
+// It provides isolation "docker".
 //
 // go-plugin's socket dir (0770, group shared with the container user) is
 // bind-mounted at /run/toolcage, and closed to writes from the container
@@ -117,14 +119,26 @@ func (r *DockerRunner) ID() string {
 	return r.id
 }
 
-// containerUser is the image's non-root user; socketGroup is the group
-// both sides share on the socket dir: the user's own when the daemon is
-// root (it can chown), else the daemon's, added to the container's groups.
+// socketGroup is the group both sides share on the socket dir: the image
+// user's when the daemon is root (it can chown), else the daemon's; a
+// container whose user is not in it has it added to its groups.
 func socketGroup() int {
 	if os.Geteuid() == 0 {
 		return image.GID
 	}
 	return os.Getegid()
+}
+
+// mountUser is the uid and gid a container with host mounts runs as: the
+// ids the process sandbox reaches the host as (nobody when the daemon is
+// root, the daemon's own otherwise). So a workspace is readable and
+// writable alike in both isolations, and what a tool writes there has the
+// same owner whichever ran it.
+func mountUser() (int, int) {
+	if os.Geteuid() == 0 {
+		return sandbox.DefaultHostID, sandbox.DefaultHostID
+	}
+	return os.Geteuid(), os.Getegid()
 }
 
 // ClientConfig implements Runner.
@@ -133,6 +147,9 @@ func (r *DockerRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientC
 		return nil, errors.New("docker runner: no engine client or image")
 	}
 	if err := checkPrivateDir(r.StateDir); err != nil {
+		return nil, err
+	}
+	if err := checkBindSources(key.MountList()); err != nil {
 		return nil, err
 	}
 	group := socketGroup()
@@ -169,6 +186,13 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 	env = append(env, sandbox.ContainerEnv(containerControl, image.WorkDir)...)
 	env = append(env, r.Env...)
 
+	// The key's mounts (a worker's workspace, a tool's own), bound below.
+	// A container that has any runs as the ids the process sandbox uses.
+	binds := key.MountList()
+	uid, gid := image.UID, image.GID
+	if len(binds) > 0 {
+		uid, gid = mountUser()
+	}
 	tmp := r.Limits.TmpBytes
 	if tmp <= 0 {
 		tmp = 64 << 20
@@ -176,7 +200,7 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 	tmpfs := func(mode string, owner bool) string {
 		o := "rw,nosuid,nodev,size=" + strconv.FormatInt(tmp, 10) + ",mode=" + mode
 		if owner {
-			o += ",uid=" + strconv.Itoa(image.UID) + ",gid=" + strconv.Itoa(image.GID)
+			o += ",uid=" + strconv.Itoa(uid) + ",gid=" + strconv.Itoa(gid)
 		}
 		return o
 	}
@@ -204,7 +228,7 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 	if r.Limits.CPUs > 0 {
 		hc.Resources.NanoCPUs = int64(r.Limits.CPUs * 1e9)
 	}
-	if group != image.GID {
+	if group != gid {
 		hc.GroupAdd = []string{strconv.Itoa(group)}
 	}
 	if r.hasPerm(key, "network") {
@@ -212,10 +236,11 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 		// network guard still checks every address it dials.
 		hc.NetworkMode = ""
 	}
-	// The key's mounts (a worker's workspace, a tool's own), bound as the
-	// process sandbox binds them: read-only unless writable, never
-	// propagating. The daemon checked each source when it built the key.
-	for _, m := range key.MountList() {
+	// The mounts are bound as the process sandbox binds them: read-only
+	// unless writable, never propagating. The daemon checked each source
+	// when it built the key; Start checks again that none has become a
+	// symlink.
+	for _, m := range binds {
 		target := m.Target
 		if target == "" {
 			target = m.Source
@@ -228,13 +253,13 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 		Entrypoint:   []string{image.ExecutorPath},
 		Cmd:          []string{"--kind", string(key.Kind)},
 		Env:          env,
-		User:         strconv.Itoa(image.UID) + ":" + strconv.Itoa(image.GID),
+		User:         strconv.Itoa(uid) + ":" + strconv.Itoa(gid),
 		WorkingDir:   image.WorkDir,
 		AttachStdout: true,
 		AttachStderr: true,
 		Labels:       map[string]string{LabelDaemon: r.ID(), LabelOwner: OwnerLabel(), LabelKind: string(key.Kind)},
 	}
-	p := &containerProc{r: r, cc: cc, hc: hc, socketDir: socketDir, name: "container:" + string(key.Kind)}
+	p := &containerProc{r: r, cc: cc, hc: hc, binds: binds, socketDir: socketDir, name: "container:" + string(key.Kind)}
 	return p, nil
 }
 
@@ -290,6 +315,7 @@ type containerProc struct {
 	r         *DockerRunner
 	cc        *container.Config
 	hc        *container.HostConfig
+	binds     []Mount
 	socketDir string
 	name      string
 	id        string
@@ -304,6 +330,9 @@ type containerProc struct {
 
 func (p *containerProc) Start(ctx context.Context) error {
 	cli := p.r.Client
+	if err := checkBindSources(p.binds); err != nil {
+		return err
+	}
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: p.cc, HostConfig: p.hc})
 	if err != nil {
 		return fmt.Errorf("docker create: %w", err)
@@ -324,6 +353,14 @@ func (p *containerProc) Start(ctx context.Context) error {
 		outW.CloseWithError(err)
 		errW.CloseWithError(err)
 	}()
+	// The engine resolves bind sources when it starts the container, so
+	// the last check is right before: the window left is the engine's own
+	// path walk, where the process sandbox has none (it binds the
+	// descriptor it opened).
+	if err := checkBindSources(p.binds); err != nil {
+		p.cleanup()
+		return err
+	}
 	if _, err := cli.ContainerStart(ctx, p.id, client.ContainerStartOptions{}); err != nil {
 		p.cleanup()
 		return fmt.Errorf("docker start: %w", err)
@@ -455,6 +492,18 @@ func (p *containerProc) reset(ctx context.Context) (sandbox.ContainerReply, erro
 		return rep, err
 	}
 	return rep, json.Unmarshal(line, &rep)
+}
+
+// checkBindSources refuses mounts whose source is not the path the daemon
+// checked: a component of it has become a symlink since (the engine would
+// follow it), or it is gone.
+func checkBindSources(ms []Mount) error {
+	for _, m := range ms {
+		if err := sandbox.CheckNoSymlinks(m.Source); err != nil {
+			return errdefs.Errorf(errdefs.PolicyDenied, "container mount of %s: %v; nothing was mounted", m.Source, err)
+		}
+	}
+	return nil
 }
 
 // checkPrivateDir: dir exists, is a directory (not a symlink) owned by the

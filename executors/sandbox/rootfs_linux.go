@@ -311,6 +311,19 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
+// CheckNoSymlinks refuses p when any component of it is a symlink now,
+// walking it as the sandbox's binds do (openat2 RESOLVE_NO_SYMLINKS). A
+// runner that hands a bind source to someone else to open (the Docker
+// Engine resolves its own) calls it right before, on the resolved path
+// it checked.
+func CheckNoSymlinks(p string) error {
+	fd, err := openNoSymlinks(p)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
 // openNoSymlinks opens p (O_PATH) refusing a symlink in any of its
 // components: a bind source resolved when it was checked that has since
 // become a symlink is refused, never followed.

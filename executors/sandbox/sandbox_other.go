@@ -4,7 +4,11 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 // Init does nothing where there is no sandbox.
@@ -43,3 +47,26 @@ func (c *Cmd) Seal(context.Context) error         { return ErrUnsupported }
 func (c *Cmd) VerifyListener(string) error        { return ErrUnsupported }
 func (c *Cmd) Reset(context.Context) error        { return ErrUnsupported }
 func (c *Cmd) CgroupCurrent() int64               { return -1 }
+
+// CheckNoSymlinks refuses p when any component of it is a symlink now,
+// by lstat of each component from the root (no openat2 here).
+func CheckNoSymlinks(p string) error {
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("bind %s: not an absolute path", p)
+	}
+	cur := string(filepath.Separator)
+	for _, c := range strings.Split(strings.Trim(filepath.Clean(p), string(filepath.Separator)), string(filepath.Separator)) {
+		if c == "" {
+			continue
+		}
+		cur = filepath.Join(cur, c)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return fmt.Errorf("bind %s: %w", p, err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("bind %s: a component of the path has become a symlink since it was checked", p)
+		}
+	}
+	return nil
+}
