@@ -7,7 +7,7 @@ import (
 	"github.com/toolcage/toolcage/errdefs"
 )
 
-// The HTTP status of every stable code, as the README documents them; a code
+// The HTTP status of every stable code, as docs/operations.md documents them; a code
 // added to errdefs without a status here fails.
 func TestStatusOfEveryCode(t *testing.T) {
 	want := map[errdefs.Code]int{

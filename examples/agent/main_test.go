@@ -17,7 +17,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 )
 
-// The example runs as the README says, against a real daemon, with this
+// The example runs as docs/agents.md says, against a real daemon, with this
 // test as the person: it approves the tool the agent made, then the call.
 func TestAgentExample(t *testing.T) {
 	exe := executor(t)
