@@ -142,7 +142,7 @@ shell:
 `)
 	create(t, c, jsTool)
 	agent := llm(c)
-	if err := agent.Do(bg, "POST", "/v1/tools", []byte("name: disk_usage\ndescription: disk usage of a directory\nkind: shell\nparameters: {type: object, properties: {path: {type: string}}}\nshell: {command: 'du -sh {{.path}}'}"), nil); err != nil {
+	if err := agent.Do(bg, "POST", "/v1/tools", []byte("name: disk_usage\ndescription: disk usage of a directory\nkind: shell\nparameters: {type: object, properties: {path: {type: string}}, required: [path]}\nshell: {command: 'du -sh {{.path}}'}"), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Do(bg, "POST", "/v1/tools/disk_usage/approve", nil, nil); err != nil {
@@ -151,7 +151,7 @@ shell:
 	if err := agent.Do(bg, "PATCH", "/v1/tools/disk_usage", []byte(`{"shell":{"command":"du -sh --apparent-size {{.path}}"},"limits":{"timeout":"5s"}}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := agent.Do(bg, "POST", "/v1/tools", []byte("name: tail_log\ndescription: last lines of a log\nkind: shell\nparameters: {type: object, properties: {file: {type: string}}}\nshell: {command: 'tail -n 20 {{.file}}'}"), nil); err != nil {
+	if err := agent.Do(bg, "POST", "/v1/tools", []byte("name: tail_log\ndescription: last lines of a log\nkind: shell\nparameters: {type: object, properties: {file: {type: string}}, required: [file]}\nshell: {command: 'tail -n 20 {{.file}}'}"), nil); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -195,16 +195,8 @@ shell:
 		}
 		done <- r
 	}()
-	var list api.ApprovalList
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := c.Do(bg, "GET", "/v1/approvals?status=pending", nil, &list); err != nil {
-			t.Fatal(err)
-		}
-		if len(list.Approvals) == 2 {
-			break
-		}
-	}
-	if len(list.Approvals) != 2 || list.Approvals[1].Tool != "ask_js" {
+	list := waitPending(t, c, 2)
+	if list.Approvals[1].Tool != "ask_js" {
 		t.Fatalf("pending: %+v", list)
 	}
 	id, parked := list.Approvals[1].ID, list.Approvals[0].ID
