@@ -40,19 +40,7 @@ func TestApprovalAPI(t *testing.T) {
 		r, err := callTool(c, "ask_js", map[string]any{"n": 21})
 		done <- answer{r, err}
 	}()
-	var list api.ApprovalList
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if err := c.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &list); err != nil {
-			t.Fatal(err)
-		}
-		if len(list.Approvals) == 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if len(list.Approvals) != 2 {
-		t.Fatalf("pending: %+v", list)
-	}
+	list := waitPending(t, c, 2)
 	a := list.Approvals[1]
 	if a.ID == ae.ApprovalID || !strings.HasPrefix(a.Rendered, "sha256:") || a.Status != "pending" || string(a.Arguments) != `{"n":21}` {
 		t.Fatalf("approval %+v", a)
@@ -79,4 +67,23 @@ func TestApprovalAPI(t *testing.T) {
 	if err := c.Do(ctx, "POST", "/v1/approvals/"+ae.ApprovalID+"/deny", nil, &got); err != nil || got.Status != "denied" {
 		t.Fatalf("deny: %+v %v", got, err)
 	}
+}
+
+// waitPending waits (up to 10s) until c sees n pending approvals and
+// returns them, oldest first.
+func waitPending(t *testing.T, c *api.Client, n int) api.ApprovalList {
+	t.Helper()
+	var list api.ApprovalList
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := c.Do(context.Background(), "GET", "/v1/approvals?status=pending", nil, &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Approvals) == n || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(list.Approvals) != n {
+		t.Fatalf("pending: want %d, got %+v", n, list)
+	}
+	return list
 }

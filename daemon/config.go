@@ -301,10 +301,10 @@ func (c *Config) finish(where string) error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown_timeout must be positive"))
 	}
-	if err := checkMetricsListen(c.Metrics.Listen); err != nil {
+	if err := checkLoopbackListen("metrics.listen", c.Metrics.Listen, "127.0.0.1:9464"); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkLoopbackListen("mcp.listen", c.MCP.Listen, "8765"); err != nil {
+	if err := checkLoopbackListen("mcp.listen", c.MCP.Listen, "127.0.0.1:8765"); err != nil {
 		errs = append(errs, err)
 	}
 	if c.MCP.SessionTimeout <= 0 || c.MCP.ProgressInterval <= 0 {

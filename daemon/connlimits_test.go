@@ -80,15 +80,7 @@ func TestSocketBodyTimeoutSparesLongCalls(t *testing.T) {
 		done <- err
 	}()
 	ctx := context.Background()
-	var list api.ApprovalList
-	for deadline := time.Now().Add(10 * time.Second); len(list.Approvals) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := c.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &list); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(list.Approvals) != 1 {
-		t.Fatalf("pending: %+v", list)
-	}
+	list := waitPending(t, c, 1)
 	time.Sleep(800 * time.Millisecond) // four body timeouts
 	if err := c.Do(ctx, "POST", "/v1/approvals/"+list.Approvals[0].ID+"/allow", api.ApprovalDecision{}, nil); err != nil {
 		t.Fatal(err)

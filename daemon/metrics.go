@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -142,23 +141,6 @@ func (d *Daemon) metricsHandler(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listenMetrics opens metrics.listen (checked loopback at config load);
-// nil when it is off.
-func listenMetrics(addr string) (net.Listener, error) { return listenLoopback("metrics.listen", addr) }
-
-// listenLoopback opens a TCP address checked loopback at config load; nil
-// when addr is "" (off).
-func listenLoopback(key, addr string) (net.Listener, error) {
-	if addr == "" {
-		return nil, nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	return ln, nil
-}
-
 // metricsServer serves only GET /metrics, with timeouts, for Prometheus
 // to scrape over loopback TCP.
 func (d *Daemon) metricsServer() *http.Server {
@@ -172,27 +154,4 @@ func (d *Daemon) metricsServer() *http.Server {
 		IdleTimeout:       60 * time.Second,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-}
-
-// checkMetricsListen accepts "" (off) or host:port on a loopback IP.
-func checkMetricsListen(addr string) error {
-	return checkLoopbackListen("metrics.listen", addr, "9464")
-}
-
-// checkLoopbackListen accepts "" (off) or host:port on a loopback IP for
-// the config key named key. A name is refused: what it resolves to could
-// change.
-func checkLoopbackListen(key, addr, port string) error {
-	if addr == "" {
-		return nil
-	}
-	h, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%s: want host:port on loopback, like 127.0.0.1:%s: %w", key, port, err)
-	}
-	ip := net.ParseIP(h)
-	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%s: must be a loopback IP address (127.0.0.0/8 or ::1), got %q", key, addr)
-	}
-	return nil
 }

@@ -100,7 +100,7 @@ func WithPeerCheck(allow func(uid uint32) bool) Option {
 
 // New opens the store, prepares the executor pool and binds the socket. It
 // does not serve until Serve is called.
-func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Daemon, error) {
+func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *Daemon, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -137,25 +137,38 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	if err != nil {
 		return nil, err
 	}
+	// undo holds what New has opened so far; a later step's failure closes
+	// it all, newest first.
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
+	undo = append(undo, func() { st.Close() })
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
 	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes); err != nil {
-		st.Close()
 		return nil, err
 	}
 	runner, err := d.processRunner(exe)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
+	undo = append(undo, func() {
+		if d.sandboxState != "" {
+			os.RemoveAll(d.sandboxState)
+		}
+	})
 	runners := map[string]host.Runner{catalog.IsolationProcess: runner}
 	if d.docker, err = d.dockerRunner(ctx); err != nil {
-		st.Close()
-		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
 	if d.docker != nil {
 		runners[catalog.IsolationDocker] = d.docker
+		undo = append(undo, d.closeDocker)
 	}
 	d.pool = host.NewPool(host.PoolConfig{
 		Runners:        runners,
@@ -165,24 +178,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 		AcquireTimeout: cfg.Executor.AcquireTimeout,
 		Logger:         log,
 	})
+	undo = append(undo, func() { d.pool.Close() })
 	d.secretsKey = newSecretsKey(secretsKey)
 	// Each worker's own SQLite database (the sql toolset), beside the
 	// daemon's: data_dir/workers/<name>/db.sqlite.
 	d.workerDBs = workerdb.New(filepath.Join(cfg.DataDir, "workers"))
+	undo = append(undo, func() { d.workerDBs.Close() })
 	guards := netguard.NewCache(64)
 	if d.egress, err = egress.Listen(guards, log); err != nil {
-		d.pool.Close()
-		st.Close()
-		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	undo = append(undo, func() { d.egress.Close() })
 	if d.events, err = newAnnouncer(cfg.Approvals, log); err != nil {
-		d.egress.Close()
-		d.pool.Close()
-		st.Close()
-		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	undo = append(undo, d.events.close)
 	d.disp = dispatch.New(dispatch.Config{
 		Catalog: d.catalog, Store: st, Pool: d.pool, Scrubber: scrubber,
 		Secrets: storedSecrets{key: d.secretsKey, st: st}, Egress: d.egress,
@@ -202,45 +212,22 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (*Da
 	d.workers.check = d.checkWorker
 	ln, err := d.listenAPI()
 	if err != nil {
-		d.events.close()
-		d.egress.Close()
-		d.pool.Close()
-		st.Close()
-		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
-	if d.metricsLn, err = listenMetrics(cfg.Metrics.Listen); err != nil {
-		ln.Close()
-		d.events.close()
-		d.egress.Close()
-		d.pool.Close()
-		st.Close()
-		os.RemoveAll(d.sandboxState)
+	undo = append(undo, func() { ln.Close() })
+	if d.metricsLn, err = listenLoopback("metrics.listen", cfg.Metrics.Listen); err != nil {
 		return nil, err
+	}
+	if d.metricsLn != nil {
+		undo = append(undo, func() { d.metricsLn.Close() })
 	}
 	if d.ui, err = d.listenUI(); err != nil {
-		if d.metricsLn != nil {
-			d.metricsLn.Close()
-		}
-		ln.Close()
-		d.egress.Close()
-		d.pool.Close()
-		st.Close()
-		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
+	if d.ui != nil {
+		undo = append(undo, func() { d.ui.ln.Close() })
+	}
 	if d.mcpLn, err = listenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
-		if d.metricsLn != nil {
-			d.metricsLn.Close()
-		}
-		ln.Close()
-		if d.ui != nil {
-			d.ui.ln.Close()
-		}
-		d.egress.Close()
-		d.pool.Close()
-		st.Close()
-		os.RemoveAll(d.sandboxState)
 		return nil, err
 	}
 	d.mcp = d.newMCP()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -38,7 +37,7 @@ type UIConfig struct {
 // check validates the ui settings.
 func (c UIConfig) check() []error {
 	var errs []error
-	if err := checkLoopback("ui.listen", c.Listen, "127.0.0.1:8765"); err != nil {
+	if err := checkLoopbackListen("ui.listen", c.Listen, "127.0.0.1:8765"); err != nil {
 		errs = append(errs, err)
 	}
 	if c.LoginTTL <= 0 {
@@ -50,25 +49,6 @@ func (c UIConfig) check() []error {
 	return errs
 }
 
-// checkLoopback refuses an address (of config key key) that is not a
-// loopback IP and port; "" (off) passes.
-func checkLoopback(key, addr, example string) error {
-	if addr == "" {
-		return nil
-	}
-	h, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%s: want host:port on loopback, like %s: %w", key, example, err)
-	}
-	if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%s: must be a loopback IP address (127.0.0.0/8 or ::1), got %q", key, addr)
-	}
-	if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("%s: bad port in %q", key, addr)
-	}
-	return nil
-}
-
 // uiServer is the running review page: its listener, server and pages.
 type uiServer struct {
 	ln    net.Listener
@@ -78,12 +58,9 @@ type uiServer struct {
 
 // listenUI binds ui.listen and builds the page; nil when it is off.
 func (d *Daemon) listenUI() (*uiServer, error) {
-	if d.cfg.UI.Listen == "" {
-		return nil, nil
-	}
-	ln, err := net.Listen("tcp", d.cfg.UI.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("ui.listen: %w", err)
+	ln, err := listenLoopback("ui.listen", d.cfg.UI.Listen)
+	if ln == nil || err != nil {
+		return nil, err
 	}
 	pages, err := ui.New(ui.Config{Addr: ln.Addr().String(), LoginTTL: d.cfg.UI.LoginTTL,
 		SessionTTL: d.cfg.UI.SessionTTL, Log: d.log}, uiBackend{d})

@@ -195,16 +195,8 @@ shell:
 		}
 		done <- r
 	}()
-	var list api.ApprovalList
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := c.Do(bg, "GET", "/v1/approvals?status=pending", nil, &list); err != nil {
-			t.Fatal(err)
-		}
-		if len(list.Approvals) == 2 {
-			break
-		}
-	}
-	if len(list.Approvals) != 2 || list.Approvals[1].Tool != "ask_js" {
+	list := waitPending(t, c, 2)
+	if list.Approvals[1].Tool != "ask_js" {
 		t.Fatalf("pending: %+v", list)
 	}
 	id, parked := list.Approvals[1].ID, list.Approvals[0].ID

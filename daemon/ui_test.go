@@ -171,15 +171,7 @@ func TestUIReview(t *testing.T) {
 		}
 		done <- r
 	}()
-	var list api.ApprovalList
-	for deadline := time.Now().Add(10 * time.Second); len(list.Approvals) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := c.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &list); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(list.Approvals) != 1 {
-		t.Fatalf("pending: %+v", list)
-	}
+	list := waitPending(t, c, 1)
 	id := list.Approvals[0].ID
 	code, page := b.do("GET", "/approvals", nil)
 	if code != http.StatusOK || !strings.Contains(page, `id="approval-`+id+`"`) || !strings.Contains(page, list.Approvals[0].Rendered) ||
@@ -247,15 +239,7 @@ func TestUIReview(t *testing.T) {
 		_, err := callTool(c, "ask_js", map[string]any{"n": 7})
 		denied <- err
 	}()
-	var pending api.ApprovalList
-	for deadline := time.Now().Add(10 * time.Second); len(pending.Approvals) == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := c.Do(ctx, "GET", "/v1/approvals?status=pending", nil, &pending); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(pending.Approvals) != 1 {
-		t.Fatalf("pending: %+v", pending)
-	}
+	pending := waitPending(t, c, 1)
 	if code, _ := b.do("POST", "/approvals/"+pending.Approvals[0].ID+"/deny", url.Values{"csrf": {csrf}}); code != http.StatusSeeOther {
 		t.Fatalf("deny: %d", code)
 	}

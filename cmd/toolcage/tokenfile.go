@@ -136,6 +136,33 @@ func (s tokenSave) write(worker, token string) (string, error) {
 	return path, nil
 }
 
+// answer is a command's answer with a new token for worker: written
+// where s says, when it says anywhere (then the human line is saved(path)
+// and --json leaves the token out and names the file), or else shown (the
+// human lines) or the API's answer raw (--json).
+func (s tokenSave) answer(a *app, worker string, out api.WorkerToken, raw json.RawMessage, jsonOut bool, saved func(path string) string, shown string) error {
+	if !s.wanted() {
+		if jsonOut {
+			return writeJSON(a.out, raw)
+		}
+		_, err := fmt.Fprint(a.out, shown)
+		return err
+	}
+	path, err := s.write(worker, out.Token)
+	if err != nil {
+		return err
+	}
+	if jsonOut {
+		raw, err := savedTokenJSON(out, path)
+		if err != nil {
+			return err
+		}
+		return writeJSON(a.out, raw)
+	}
+	_, err = fmt.Fprint(a.out, saved(path))
+	return err
+}
+
 // savedTokenJSON is --json's answer when the token went to a file: the
 // API's shape with the token left out and the file named.
 func savedTokenJSON(out api.WorkerToken, path string) (json.RawMessage, error) {

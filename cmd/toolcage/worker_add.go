@@ -65,24 +65,9 @@ func runWorkerAdd(ctx context.Context, a *app, file string, jsonOut bool, save t
 	if err != nil {
 		return err
 	}
-	if save.wanted() {
-		path, err := save.write(out.Worker.Name, out.Token)
-		if err != nil {
-			return err
-		}
-		if jsonOut {
-			raw, err := savedTokenJSON(out, path)
-			if err != nil {
-				return err
-			}
-			return writeJSON(a.out, raw)
-		}
-		_, err = fmt.Fprintf(a.out, "Registered worker %s (%s)\nToken written to %s (mode 0600; the daemon keeps only its hash)\n", out.Worker.Name, out.Worker.Path, path)
-		return err
+	saved := func(path string) string {
+		return fmt.Sprintf("Registered worker %s (%s)\nToken written to %s (mode 0600; the daemon keeps only its hash)\n", out.Worker.Name, out.Worker.Path, path)
 	}
-	if jsonOut {
-		return writeJSON(a.out, raw)
-	}
-	_, err = fmt.Fprintf(a.out, "Registered worker %s (%s)\nToken (shown once; the daemon keeps only its hash):\n%s\n", out.Worker.Name, out.Worker.Path, out.Token)
-	return err
+	shown := fmt.Sprintf("Registered worker %s (%s)\nToken (shown once; the daemon keeps only its hash):\n%s\n", out.Worker.Name, out.Worker.Path, out.Token)
+	return save.answer(a, out.Worker.Name, out, raw, jsonOut, saved, shown)
 }

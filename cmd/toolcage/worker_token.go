@@ -53,26 +53,11 @@ func runWorkerTokenRotate(ctx context.Context, a *app, name string, jsonOut bool
 	if err != nil {
 		return err
 	}
-	if save.wanted() {
-		path, err := save.write(name, out.Token)
-		if err != nil {
-			return err
-		}
-		if jsonOut {
-			raw, err := savedTokenJSON(out, path)
-			if err != nil {
-				return err
-			}
-			return writeJSON(a.out, raw)
-		}
-		_, err = fmt.Fprintf(a.out, "New token for worker %s written to %s (mode 0600; old tokens are revoked)\n", name, path)
-		return err
+	saved := func(path string) string {
+		return fmt.Sprintf("New token for worker %s written to %s (mode 0600; old tokens are revoked)\n", name, path)
 	}
-	if jsonOut {
-		return writeJSON(a.out, raw)
-	}
-	_, err = fmt.Fprintf(a.out, "New token for worker %s (shown once; old tokens are revoked):\n%s\n", name, out.Token)
-	return err
+	shown := fmt.Sprintf("New token for worker %s (shown once; old tokens are revoked):\n%s\n", name, out.Token)
+	return save.answer(a, name, out, raw, jsonOut, saved, shown)
 }
 
 func workerTokenRevokeCommand() *cli.Command {

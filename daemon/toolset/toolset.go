@@ -9,6 +9,7 @@ package toolset
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 )
@@ -40,3 +41,39 @@ type Toolset struct {
 
 // Source is how a worker lists the origin of a toolset's tool ("toolset:NAME").
 func Source(name string) string { return "toolset:" + name }
+
+// New is a toolset whose settings decode into S. decode both checks the
+// settings (Check) and reads them for tools (Tools), so what Check passes
+// is what Tools is given.
+func New[S any](name, description string, decode func(settings json.RawMessage) (S, error), tools func(w Worker, s S) ([]*catalog.Definition, error)) Toolset {
+	return Toolset{
+		Name:        name,
+		Description: description,
+		Check: func(raw json.RawMessage) error {
+			_, err := decode(raw)
+			return err
+		},
+		Tools: func(w Worker, raw json.RawMessage) ([]*catalog.Definition, error) {
+			s, err := decode(raw)
+			if err != nil {
+				return nil, err
+			}
+			return tools(w, s)
+		},
+	}
+}
+
+// Define reads one tool definition a toolset writes, given as the JSON
+// object a tool file would hold, with catalog.ParseToolsetJSON. An error
+// names the tool: it is the toolset's own bug, not the worker file's.
+func Define(def map[string]any) (*catalog.Definition, error) {
+	b, err := json.Marshal(def)
+	if err != nil {
+		return nil, err
+	}
+	d, err := catalog.ParseToolsetJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", def["name"], err)
+	}
+	return d, nil
+}

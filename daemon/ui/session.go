@@ -82,14 +82,7 @@ func (s *sessions) mint(person string) (string, time.Time) {
 	defer s.mu.Unlock()
 	s.sweepLocked(now)
 	if len(s.logins) >= maxLogins {
-		var oldest [32]byte
-		var at time.Time
-		for h, o := range s.logins {
-			if at.IsZero() || o.minted.Before(at) {
-				oldest, at = h, o.minted
-			}
-		}
-		delete(s.logins, oldest)
+		dropOldest(s.logins, func(l *login) time.Time { return l.minted })
 	}
 	s.logins[hashToken(tok)] = l
 	return tok, l.expires
@@ -112,14 +105,7 @@ func (s *sessions) redeem(tok string) (string, *session, bool) {
 	}
 	s.sweepLocked(now)
 	if len(s.live) >= maxSessions {
-		var oldest [32]byte
-		var at time.Time
-		for h, o := range s.live {
-			if at.IsZero() || o.started.Before(at) {
-				oldest, at = h, o.started
-			}
-		}
-		delete(s.live, oldest)
+		dropOldest(s.live, func(v *session) time.Time { return v.started })
 	}
 	cookie := newToken()
 	sess := &session{label: "ui-" + newToken()[:8], person: l.person, csrf: newToken(),
@@ -191,4 +177,17 @@ func (s *sessions) sweepLocked(now time.Time) {
 // time (for equal lengths; the length itself is no secret).
 func sameToken(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// dropOldest deletes the entry of m that began first (by began): a full
+// table makes room by forgetting its oldest login or session.
+func dropOldest[V any](m map[[32]byte]V, began func(V) time.Time) {
+	var oldest [32]byte
+	var at time.Time
+	for h, v := range m {
+		if t := began(v); at.IsZero() || t.Before(at) {
+			oldest, at = h, t
+		}
+	}
+	delete(m, oldest)
 }

@@ -7,7 +7,6 @@ package exec
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
@@ -34,21 +33,9 @@ func decode(raw json.RawMessage) (Settings, error) {
 }
 
 // Toolset is the exec toolset.
-var Toolset = toolset.Toolset{
-	Name:        "exec",
-	Description: "run a command line in the worker's workspace, each command it runs approved by the worker's rules",
-	Check: func(raw json.RawMessage) error {
-		_, err := decode(raw)
-		return err
-	},
-	Tools: tools,
-}
+var Toolset = toolset.New("exec", "run a command line in the worker's workspace, each command it runs approved by the worker's rules", decode, tools)
 
-func tools(w toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error) {
-	s, err := decode(raw)
-	if err != nil {
-		return nil, err
-	}
+func tools(w toolset.Worker, s Settings) ([]*catalog.Definition, error) {
 	desc := "Run a shell command line"
 	block := map[string]any{"rules": s.Rules}
 	perms := []string{}
@@ -66,13 +53,9 @@ func tools(w toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error)
 				"description": "the command line, as sh -c runs it"}}},
 		"exec": block,
 	}
-	b, err := json.Marshal(def)
+	d, err := toolset.Define(def)
 	if err != nil {
 		return nil, err
-	}
-	d, err := catalog.ParseToolsetJSON(b)
-	if err != nil {
-		return nil, fmt.Errorf("exec: %w", err)
 	}
 	return []*catalog.Definition{d}, nil
 }

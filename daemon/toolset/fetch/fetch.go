@@ -45,23 +45,11 @@ func decode(raw json.RawMessage) (Settings, error) {
 
 // Toolset is the fetch toolset.
 func Toolset() toolset.Toolset {
-	return toolset.Toolset{
-		Name:        "fetch",
-		Description: "fetch_url: HTTP requests to the hosts the worker allows",
-		Check: func(raw json.RawMessage) error {
-			_, err := decode(raw)
-			return err
-		},
-		Tools: tools,
-	}
+	return toolset.New("fetch", "fetch_url: HTTP requests to the hosts the worker allows", decode, tools)
 }
 
-func tools(_ toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error) {
-	s, err := decode(raw)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(map[string]any{
+func tools(_ toolset.Worker, s Settings) ([]*catalog.Definition, error) {
+	def, err := toolset.Define(map[string]any{
 		"name": "fetch_url", "kind": kfetch.Name, "category": "Network", "permissions": []string{"network"},
 		"description": "Send an HTTP request and get {status, headers, body}: the body as JSON when it is JSON, else {data} text or {data_base64}; " +
 			"a long body is cut (truncated: true). Only public hosts the worker allows are reached.",
@@ -76,10 +64,6 @@ func tools(_ toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error)
 	})
 	if err != nil {
 		return nil, err
-	}
-	def, err := catalog.ParseToolsetJSON(b)
-	if err != nil {
-		return nil, fmt.Errorf("fetch_url: %w", err)
 	}
 	return []*catalog.Definition{def}, nil
 }

@@ -67,15 +67,7 @@ func decode(raw json.RawMessage) (Settings, error) {
 }
 
 // Toolset is the filesystem toolset.
-var Toolset = toolset.Toolset{
-	Name:        "filesystem",
-	Description: "read, write, edit, list, glob, search, delete and describe files of the worker's workspace",
-	Check: func(raw json.RawMessage) error {
-		_, err := decode(raw)
-		return err
-	},
-	Tools: tools,
-}
+var Toolset = toolset.New("filesystem", "read, write, edit, list, glob, search, delete and describe files of the worker's workspace", decode, tools)
 
 // param is one property of a tool's parameters.
 type param struct {
@@ -123,13 +115,9 @@ func Names() []string {
 	return out
 }
 
-func tools(w toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error) {
+func tools(w toolset.Worker, s Settings) ([]*catalog.Definition, error) {
 	if w.Workspace == "" {
 		return nil, errors.New("the filesystem toolset works on the worker's workspace; add workspace: to the worker file")
-	}
-	s, err := decode(raw)
-	if err != nil {
-		return nil, err
 	}
 	out := make([]*catalog.Definition, 0, len(toolList))
 	for _, t := range toolList {
@@ -155,13 +143,9 @@ func tools(w toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error)
 		if t.writes {
 			def["approval"] = catalog.ApprovalAsk
 		}
-		b, err := json.Marshal(def)
+		d, err := toolset.Define(def)
 		if err != nil {
 			return nil, err
-		}
-		d, err := catalog.ParseToolsetJSON(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.op, err)
 		}
 		out = append(out, d)
 	}

@@ -45,22 +45,10 @@ func decode(raw json.RawMessage) (Settings, error) {
 
 // Toolset is the sql toolset.
 func Toolset() toolset.Toolset {
-	return toolset.Toolset{
-		Name:        "sql",
-		Description: "a SQLite database of the worker's own",
-		Check: func(raw json.RawMessage) error {
-			_, err := decode(raw)
-			return err
-		},
-		Tools: tools,
-	}
+	return toolset.New("sql", "a SQLite database of the worker's own", decode, tools)
 }
 
-func tools(_ toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error) {
-	s, err := decode(raw)
-	if err != nil {
-		return nil, err
-	}
+func tools(_ toolset.Worker, s Settings) ([]*catalog.Definition, error) {
 	spec := func(op string) ksql.Spec {
 		return ksql.Spec{Op: op, QueryTimeout: s.QueryTimeout, MaxBytes: s.MaxBytes}
 	}
@@ -86,13 +74,9 @@ func tools(_ toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error)
 	}
 	out := make([]*catalog.Definition, 0, len(defs))
 	for _, d := range defs {
-		b, err := json.Marshal(d)
+		def, err := toolset.Define(d)
 		if err != nil {
 			return nil, err
-		}
-		def, err := catalog.ParseToolsetJSON(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d["name"], err)
 		}
 		out = append(out, def)
 	}

@@ -52,22 +52,10 @@ func decode(raw json.RawMessage) (Settings, error) {
 
 // Toolset is the state toolset.
 func Toolset() toolset.Toolset {
-	return toolset.Toolset{
-		Name:        "state",
-		Description: "JSON values kept per worker across calls and restarts",
-		Check: func(raw json.RawMessage) error {
-			_, err := decode(raw)
-			return err
-		},
-		Tools: tools,
-	}
+	return toolset.New("state", "JSON values kept per worker across calls and restarts", decode, tools)
 }
 
-func tools(_ toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error) {
-	s, err := decode(raw)
-	if err != nil {
-		return nil, err
-	}
+func tools(_ toolset.Worker, s Settings) ([]*catalog.Definition, error) {
 	lim := store.StateLimits{MaxKeys: s.MaxKeys, MaxKeyBytes: s.MaxKeyBytes, MaxValueBytes: int(s.MaxValueBytes)}.WithDefaults()
 	key := map[string]any{"type": "string", "minLength": 1, "maxLength": lim.MaxKeyBytes, "description": "the key"}
 	defs := []struct {
@@ -90,23 +78,15 @@ func tools(_ toolset.Worker, raw json.RawMessage) ([]*catalog.Definition, error)
 		if d.required != nil {
 			params["required"] = d.required
 		}
-		def, err := catalog.ParseToolsetJSON(mustJSON(map[string]any{
+		def, err := toolset.Define(map[string]any{
 			"name": d.name, "description": d.desc, "kind": kstate.Name, "category": "State",
 			"parameters": params,
 			"state":      kstate.Spec{Op: d.op, MaxKeys: lim.MaxKeys, MaxKeyBytes: lim.MaxKeyBytes, MaxValueBytes: kind.ByteSize(lim.MaxValueBytes)},
-		}))
+		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.name, err)
+			return nil, err
 		}
 		out = append(out, def)
 	}
 	return out, nil
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // built from literals above
-	}
-	return b
 }
