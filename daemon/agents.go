@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
@@ -26,8 +28,21 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 // may reach: the data dir (database, secrets), the socket, the secrets
 // key, and the sandbox state dir (other executors' plugin sockets).
 func (d *Daemon) mountGuard() mounts.Guard {
-	return mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState},
+	return mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()},
 		func(p string) bool { return p == "" })}
+}
+
+// tokenDir is where the CLI keeps worker token files by default
+// (`worker add --save-token`, read by `toolcage mcp`): the config
+// directory of the daemon's user, which is the person's when they run it
+// themselves. "" when that user has none. Read at each check, as the
+// environment names it.
+func tokenDir() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "toolcage")
 }
 
 // agentRules reads the rules of the caller's worker from the registry

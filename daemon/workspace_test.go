@@ -267,3 +267,38 @@ func TestToolMountsAndGrants(t *testing.T) {
 		t.Fatalf("a mount outside the grant: %v", err)
 	}
 }
+
+// TestWorkspaceTokenDirForbidden: the directory the CLI keeps worker token
+// files in (the config directory's toolcage/) is never mounted, nor its
+// parents; a sibling is.
+func TestWorkspaceTokenDirForbidden(t *testing.T) {
+	dir, err := os.MkdirTemp("/var/tmp", "tc-tokdir-")
+	if err != nil {
+		t.Skip("no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cfg := filepath.Join(dir, "cfg")
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	writeFile(t, filepath.Join(cfg, "toolcage", "workers", "ops.token"), "tcw_x\n")
+	if err := os.MkdirAll(filepath.Join(dir, "project"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	td := startDaemon(t, filepath.Join(dir, "data"), nil)
+	for i, tt := range []struct {
+		ws      string
+		refused bool
+	}{
+		{filepath.Join(cfg, "toolcage", "workers"), true},
+		{filepath.Join(cfg, "toolcage"), true},
+		{cfg, true},
+		{filepath.Join(dir, "project"), false},
+	} {
+		name := "t" + string(rune('a'+i))
+		path := filepath.Join(dir, name+".yaml")
+		writeFile(t, path, "name: "+name+"\nworkspace: "+tt.ws+"\n")
+		_, err := addWorker(td.client, path)
+		if refused := err != nil; refused != tt.refused || (refused && codeOf(err) != errdefs.Forbidden) {
+			t.Errorf("workspace %s: %v, want refused %v", tt.ws, err, tt.refused)
+		}
+	}
+}
