@@ -594,3 +594,26 @@ func mustCall(t *testing.T, c *api.Client, tool string, args any) api.CallRespon
 	}
 	return r
 }
+
+// TestExecGitInAPersonsRepo: exec runs git in a read-only workspace the
+// sandbox's user does not own (a person's repository, a root daemon's
+// sandbox running as nobody): git's ownership check is told the workspace
+// is safe, so it works as the person would expect.
+func TestExecGitInAPersonsRepo(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	dir := sandboxDir(t)
+	gitRepo(t, dir, "the person's commit") // left owned by the test's user
+	path := filepath.Join(dir, "agent", "w.yaml")
+	writeFile(t, path, "name: git_agent\nworkspace: ../repo\ntoolsets:\n  exec:\n    rules:\n      - {pattern: \"git log\", approval: preApproved}\n")
+	added, err := addWorker(td.client, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := callTool(noWait(withToken(td.client, added.Token)), "exec", map[string]any{"command": "git log --oneline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := shellOut(t, r); out.ExitCode != 0 || !strings.Contains(out.Stdout, "the person's commit") {
+		t.Errorf("git log in a repository the sandbox does not own: %+v", out)
+	}
+}

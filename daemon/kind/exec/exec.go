@@ -160,8 +160,21 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	if _, err := c.rules.Decide(cmd); err != nil {
 		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: fmt.Errorf("exec: %w", err)}
 	}
-	req.Shell = &toolspec.ShellCall{Command: cmd, Dir: c.spec.Dir}
+	req.Shell = &toolspec.ShellCall{Command: cmd, Dir: c.spec.Dir, Env: gitSafeWorkspace}
 	return &kind.Built{}, nil
+}
+
+// gitSafeWorkspace tells git that the workspace is the person's own
+// repository. The sandbox runs commands as another user than the one who
+// owns it (nobody, for a root daemon), and git then refuses it as of
+// "dubious ownership". The person chose this directory for this worker;
+// the check guards against config of another user's, which this is not.
+// Given as command-scope config (GIT_CONFIG_COUNT), which git reads for
+// safe.directory, unlike a repository's own config.
+var gitSafeWorkspace = map[string]string{
+	"GIT_CONFIG_COUNT":   "1",
+	"GIT_CONFIG_KEY_0":   "safe.directory",
+	"GIT_CONFIG_VALUE_0": "/workspace",
 }
 
 // Interface guards.
