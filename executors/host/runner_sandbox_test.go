@@ -447,7 +447,11 @@ func TestSandboxForkBomb(t *testing.T) {
 
 func TestSandboxMemoryLimit(t *testing.T) {
 	needRoot(t)
-	p, _, _ := newSandboxPool(t, sandbox.Config{MemoryBytes: 64 << 20})
+	// The cap leaves the hog below the largest process in the sandbox
+	// when it is reached: this executor is the race-built test binary,
+	// tens of MiB itself, and at 64 MiB the OOM killer could pick it
+	// over a hog that had grown to less.
+	p, _, _ := newSandboxPool(t, sandbox.Config{MemoryBytes: 192 << 20})
 	mustCall(t, p, sbxKey, sbxOp{Op: "echo"})
 	// A tool process that grows past the cap is killed by the OOM killer…
 	_, err := sbxCall(t, p, sbxKey, sbxOp{Op: "sh", Cmd: "head -c 300000000 /dev/zero | tail -c 299999999 >/dev/null; echo done"})
@@ -456,8 +460,8 @@ func TestSandboxMemoryLimit(t *testing.T) {
 	}
 	// …and an executor that does is killed with it: the call fails and the
 	// pool replaces the executor.
-	if _, err := sbxCall(t, p, sbxKey, sbxOp{Op: "alloc", N: 200}); errdefs.CodeOf(err) != errdefs.ExecutorFailed {
-		t.Fatalf("alloc 200 MiB: %v, want executor_failed", err)
+	if _, err := sbxCall(t, p, sbxKey, sbxOp{Op: "alloc", N: 400}); errdefs.CodeOf(err) != errdefs.ExecutorFailed {
+		t.Fatalf("alloc 400 MiB: %v, want executor_failed", err)
 	}
 	if next := mustCall(t, p, sbxKey, sbxOp{Op: "echo"}); next.Pid == 0 {
 		t.Fatal("no executor after the OOM kill")
