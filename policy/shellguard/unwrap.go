@@ -465,97 +465,56 @@ type unwrapped struct {
 func unwrap(args []arg, ws *shellsyntax.Grammar) unwrapped {
 	var u unwrapped
 	shellMode, noExec, joinOff := false, false, false
-	i := 1
+	i := len(args)
 	var prefix []arg // words env -S splits off
-	for i < len(args) {
-		a := args[i].e
-		if a == "--" {
-			i++
-			break
+	text := func(k int) (string, bool) { return args[k+1].e, true }
+	isAssign := func(k int) bool {
+		a := args[k+1].e
+		return isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0
+	}
+	// value is an option's value: attached (from the word's e text) or the
+	// next word's p text.
+	value := func(o shellsyntax.Opt) string {
+		if o.ValueWord >= 0 {
+			return args[o.ValueWord+1].p
 		}
-		if a == "-" && args[0].e == "env" {
-			i++
-			continue
-		}
-		if strings.HasPrefix(a, "--") && len(a) > 2 {
-			name, val, hasEq := strings.Cut(a[2:], "=")
-			switch {
-			case slices.Contains(ws.CodeLong, name):
-				if !hasEq && i+1 < len(args) {
-					i++
-					u.payload = argData(args[i])
-				} else {
-					u.payload = &data{texts: []string{val}, origins: args[i].origins}
-				}
-				return u
-			case slices.Contains(ws.SplitLong, name):
-				if !hasEq && i+1 < len(args) {
-					i++
-					val = args[i].p
-				}
-				prefix = append(prefix, literalArgs(strings.Fields(val))...)
-			case slices.Contains(ws.ValueLong, name), slices.Contains(ws.ModLong, name), ws.UnknownVal && !slices.Contains(ws.FlagLong, name):
-				if !hasEq {
-					i++
-				}
-			}
-			i++
-			continue
-		}
-		if len(a) > 1 && a[0] == '-' {
-			if ws.Numeric && a[1] >= '0' && a[1] <= '9' {
-				i++
-				continue
-			}
-			consumed := false
-			for j := 1; j < len(a) && !consumed; j++ {
-				ch := a[j]
-				switch {
-				case strings.IndexByte(ws.CodeOpts, ch) >= 0:
-					if j+1 < len(a) {
-						u.payload = &data{texts: []string{args[i].p[strings.IndexByte(args[i].p, ch)+1:]}, origins: args[i].origins}
-					} else if i+1 < len(args) {
-						i++
-						u.payload = argData(args[i])
-					}
-					return u
-				case strings.IndexByte(ws.SplitOpts, ch) >= 0:
-					val := a[j+1:]
-					if val == "" && i+1 < len(args) {
-						i++
-						val = args[i].p
-					}
-					prefix = append(prefix, literalArgs(strings.Fields(val))...)
-					consumed = true
-				case strings.IndexByte(ws.NoExec, ch) >= 0:
-					noExec = true
-				case strings.IndexByte(ws.ValueOpts, ch) >= 0, strings.IndexByte(ws.ModOpts, ch) >= 0:
-					if j+1 == len(a) {
-						i++
-					}
-					consumed = true
-				case strings.IndexByte(ws.ShellFlags, ch) >= 0:
-					shellMode = true
-				case ws.JoinOff != "" && strings.IndexByte(ws.JoinOff, ch) >= 0:
-					joinOff = true
-				}
-			}
-			i++
-			continue
-		}
-		if ws.Assigns && (isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0) {
-			name, val, _ := strings.Cut(a, "=")
+		return o.Value
+	}
+walk:
+	for o := range ws.Options(len(args)-1, text, isAssign) {
+		switch o.Kind {
+		case shellsyntax.OptEnd:
+			i = o.Word + 2
+			break walk
+		case shellsyntax.OptOperand:
+			i = o.Word + 1
+			break walk
+		case shellsyntax.OptAssign:
+			name, val, _ := strings.Cut(args[o.Word+1].e, "=")
 			u.assigns = append(u.assigns, assign{name: name, value: val})
-			i++
 			continue
+		case shellsyntax.OptCode:
+			a := args[o.Word+1]
+			switch {
+			case o.ValueWord >= 0:
+				u.payload = argData(args[o.ValueWord+1])
+			case o.Long:
+				u.payload = &data{texts: []string{o.Value}, origins: a.origins}
+			case o.Attached:
+				u.payload = &data{texts: []string{a.p[strings.IndexByte(a.p, o.Name[0])+1:]}, origins: a.origins}
+			}
+			return u
+		case shellsyntax.OptSplit:
+			prefix = append(prefix, literalArgs(strings.Fields(value(o)))...)
+		case shellsyntax.OptShell:
+			shellMode = true
+		case shellsyntax.OptJoinOff:
+			joinOff = true
 		}
-		break
+		noExec = noExec || o.NoExec
 	}
 	if noExec {
 		return u
-	}
-	if i > len(args) {
-		i = len(args) // an option's value was missing
 	}
 	rest := args[i:]
 	if len(rest) < ws.Leading {

@@ -73,6 +73,7 @@ type Grammar struct {
 	Join       bool   // the operands are joined into one shell command line (ssh, watch)
 	JoinOff    string // short flags that turn join off (watch -x)
 	UnknownVal bool   // unknown long options take a value
+	DashOpt    bool   // a lone "-" is an option (env -: env -i)
 	FlagLong   []string
 	ProgArg    bool // the first operand is the program text (awk)
 	// subcommand: the first operand names what runs (git: a subcommand,
@@ -142,7 +143,7 @@ var grammars = map[string]*Grammar{
 	"printf": {Role: RolePrintf},
 	"test":   {Role: RoleTest}, "[": {Role: RoleTest},
 	// Wrappers: they run a command.
-	"env":              {Role: RoleWrapper, ValueOpts: "uCP", ValueLong: []string{"unset", "chdir"}, SplitOpts: "S", SplitLong: []string{"split-string"}, Assigns: true},
+	"env":              {Role: RoleWrapper, ValueOpts: "uCP", ValueLong: []string{"unset", "chdir"}, SplitOpts: "S", SplitLong: []string{"split-string"}, Assigns: true, DashOpt: true},
 	"sudo":             sudoGrammar,
 	"run0":             {Role: RoleWrapper, ValueOpts: "ugDM", ValueLong: []string{"user", "group", "chdir", "machine", "property", "description", "slice", "setenv", "nice", "background", "unit"}, Assigns: true},
 	"doas":             {Role: RoleWrapper, ValueOpts: "uC", ShellFlags: "s", NoExec: "L"},
