@@ -32,7 +32,7 @@ const (
 
 type cmdSpec struct {
 	kind kind
-	wrap *shellsyntax.Grammar
+	g    *shellsyntax.Grammar // its grammar (policy/shellsyntax)
 	lang string
 }
 
@@ -80,12 +80,12 @@ func specOf(name string) cmdSpec {
 	}
 	switch g.Role {
 	case shellsyntax.RoleWrapper:
-		return cmdSpec{kind: kindWrapper, wrap: g}
+		return cmdSpec{kind: kindWrapper, g: g}
 	case shellsyntax.RoleShell:
-		return cmdSpec{kind: kindShell}
+		return cmdSpec{kind: kindShell, g: g}
 	case shellsyntax.RoleInterp:
 		if g.Lang != "" {
-			return cmdSpec{kind: kindInterp, lang: g.Lang, wrap: g}
+			return cmdSpec{kind: kindInterp, lang: g.Lang, g: g}
 		}
 	case shellsyntax.RoleEval:
 		// Of the builtins that evaluate text, these are followed.
@@ -102,11 +102,11 @@ func specOf(name string) cmdSpec {
 	case shellsyntax.RoleSource:
 		return cmdSpec{kind: kindSource}
 	case shellsyntax.RoleXargs:
-		return cmdSpec{kind: kindXargs}
+		return cmdSpec{kind: kindXargs, g: g}
 	case shellsyntax.RoleFind:
 		return cmdSpec{kind: kindFind}
 	case shellsyntax.RoleSu:
-		return cmdSpec{kind: kindSu}
+		return cmdSpec{kind: kindSu, g: g}
 	}
 	return cmdSpec{}
 }
@@ -199,14 +199,14 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	var res stageResult
 	switch spec.kind {
 	case kindWrapper:
-		return w.runWrapper(seg, spec.wrap, sc, stdin, pc)
+		return w.runWrapper(seg, spec.g, sc, stdin, pc)
 	case kindShell:
-		w.runShell(seg, sc, stdin)
+		w.runShell(seg, spec.g, sc, stdin)
 		res.kinds = ksShell
 		res.out = &data{origins: originDecode | originsOf(stdin)}
 		return res
 	case kindInterp:
-		w.runInterp(seg, spec.lang, spec.wrap, sc, stdin)
+		w.runInterp(seg, spec.lang, spec.g, sc, stdin)
 		res.kinds = ksShell
 		res.out = &data{origins: originDecode | originsOf(stdin)}
 		if stdin != nil && stdin.list != nil && listFilters[name] {
@@ -550,57 +550,37 @@ func isAssignText(s string) bool {
 }
 
 // runShell follows sh/bash/...: -c text, a script file or standard input.
-func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
+func (w *walker) runShell(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
 	cmode, stdinMode := false, false
-	i := 1
-	for i < len(args) {
-		a := args[i].e
-		if a == "--" || a == "-" {
-			i++
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			name, _, hasEq := strings.Cut(a[2:], "=")
-			switch name {
-			case "rcfile", "init-file":
-				if !hasEq && i+1 < len(args) {
-					i++
-					w.runShellData(w.fileData(args[i], stdin), &scope{depth: sc.depth + 1}, seg)
-				}
-			case "command":
-				// fish --command=TEXT
-				if hasEq {
-					_, val, _ := strings.Cut(args[i].p, "=")
-					w.runShellData(&data{texts: []string{val}, origins: args[i].origins}, &scope{depth: sc.depth + 1}, seg)
-				} else if i+1 < len(args) {
-					i++
-					w.runShellData(argData(args[i]), &scope{depth: sc.depth + 1}, seg)
-				}
+	i := len(args)
+	text := func(k int) (string, bool) { return args[k+1].e, true }
+walk:
+	for o := range g.Options(len(args)-1, text, nil) {
+		switch {
+		case o.Kind == shellsyntax.OptEnd:
+			i = o.Word + 2
+			break walk
+		case o.Kind == shellsyntax.OptOperand:
+			i = o.Word + 1
+			if args[i].e == "-" {
+				i++
 			}
-			i++
-			continue
+			break walk
+		case o.Kind == shellsyntax.OptShell:
+			cmode = true
+		case o.Kind == shellsyntax.OptStdin:
+			stdinMode = true
+		case o.Kind == shellsyntax.OptValue && o.Long && o.ValueWord >= 0:
+			// --rcfile FILE, --init-file FILE
+			w.runShellData(w.fileData(args[o.ValueWord+1], stdin), &scope{depth: sc.depth + 1}, seg)
+		case o.Kind == shellsyntax.OptCode && o.Attached:
+			// fish --command=TEXT
+			_, val, _ := strings.Cut(args[o.Word+1].p, "=")
+			w.runShellData(&data{texts: []string{val}, origins: args[o.Word+1].origins}, &scope{depth: sc.depth + 1}, seg)
+		case o.Kind == shellsyntax.OptCode && o.ValueWord >= 0:
+			w.runShellData(argData(args[o.ValueWord+1]), &scope{depth: sc.depth + 1}, seg)
 		}
-		if len(a) > 1 && (a[0] == '-' || a[0] == '+') {
-			for j := 1; j < len(a); j++ {
-				switch a[j] {
-				case 'c':
-					cmode = true
-				case 's':
-					stdinMode = true
-				case 'o', 'O':
-					if j == len(a)-1 {
-						i++
-					}
-				}
-			}
-			i++
-			continue
-		}
-		break
-	}
-	if i > len(args) {
-		i = len(args)
 	}
 	operands := args[i:]
 	switch {

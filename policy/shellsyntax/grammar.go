@@ -74,8 +74,11 @@ type Grammar struct {
 	JoinOff    string // short flags that turn join off (watch -x)
 	UnknownVal bool   // unknown long options take a value
 	DashOpt    bool   // a lone "-" is an option (env -: env -i)
-	FlagLong   []string
-	ProgArg    bool // the first operand is the program text (awk)
+	// clustered: a value option inside a cluster leaves the letters after it
+	// flags (sh -oc reads -o, then -c); only the last letter takes a value.
+	Clustered bool
+	FlagLong  []string
+	ProgArg   bool // the first operand is the program text (awk)
 	// subcommand: the first operand names what runs (git: a subcommand,
 	// an alias that may be !shell text, or a git-NAME program on PATH).
 	Subcommand bool
@@ -86,7 +89,7 @@ type Grammar struct {
 }
 
 var (
-	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true}
+	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true, Clustered: true}
 	pythonGrammar = &Grammar{Role: RoleInterp, Lang: "python", CodeOpts: "c", ModOpts: "m", ValueOpts: "WXQ"}
 	perlGrammar   = &Grammar{Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"}
 	rubyGrammar   = &Grammar{Role: RoleInterp, Lang: "ruby", CodeOpts: "e", ModOpts: "r", ValueOpts: "ICEFK"}

@@ -103,7 +103,11 @@ func (g *Grammar) Options(n int, text func(i int) (string, bool), isAssign func(
 			for k := 1; k < len(t); k++ {
 				ch := t[k]
 				o := Opt{Kind: g.shortKind(ch), Word: w, Name: t[k : k+1], ValueWord: -1, NoExec: strings.IndexByte(g.NoExec, ch) >= 0}
-				if o.Kind.TakesValue() {
+				switch {
+				case o.Kind.TakesValue() && g.Clustered && k+1 < len(t):
+					// sh -oc: the letters after -o are flags too; a
+					// value comes only after the cluster's last letter.
+				case o.Kind.TakesValue():
 					o.Value, o.Attached = t[k+1:], k+1 < len(t)
 					if !o.Attached {
 						if i+1 < n {

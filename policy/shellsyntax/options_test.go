@@ -54,6 +54,8 @@ func TestOptions(t *testing.T) {
 		{"sh", "-ec echo", "flag:0:e shell:0:c operand:1"},
 		{"sh", "-o pipefail -s", "value:0:o@1 stdin:2:s"},
 		{"sh", "+o x -c", "value:0:o@1 shell:2:c"},
+		{"sh", "-oc x y", "value:0:o shell:0:c operand:1"},
+		{"sh", "-co x y", "shell:0:c value:0:o@1 operand:2"},
 		{"bash", "--rcfile f --command=ls", "value:0:rcfile@1 code:2:command=ls"},
 		{"bash", "--command", "code:0:command"},
 		{"perl", "-Mstrict -e print x", "mod:0:M=strict code:1:e@2 operand:3"},
