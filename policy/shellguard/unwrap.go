@@ -239,7 +239,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 		return stageResult{out: &data{origins: originOther}}
 	case kindXargs:
-		return w.runXargs(seg, sc, stdin, pc)
+		return w.runXargs(seg, spec.g, sc, stdin, pc)
 	case kindFind:
 		w.runFind(seg, sc, pc)
 	case kindSu:
@@ -656,76 +656,41 @@ func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 
 // runXargs follows xargs to its command, with the items it reads from a
 // known input appended (or substituted for -I's replacement string).
-func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
+func (w *walker) runXargs(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	args := nonDropped(seg.args)
 	replace := ""
 	nul := false
 	delim := ""
-	i := 1
-	for i < len(args) {
-		a := args[i].e
-		if a == "--" {
-			i++
-			break
+	i := len(args)
+	text := func(k int) (string, bool) { return args[k+1].e, true }
+	// value is an option's value: attached or the next word.
+	value := func(o shellsyntax.Opt) string {
+		if o.ValueWord >= 0 {
+			return args[o.ValueWord+1].e
 		}
-		if !strings.HasPrefix(a, "-") || len(a) < 2 {
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasEq := strings.Cut(a[2:], "=")
-			switch name {
-			case "null":
-				nul = true
-			case "replace":
-				replace = "{}"
-				if hasEq {
-					replace = val
-				}
-			case "delimiter":
-				if !hasEq && i+1 < len(args) {
-					i++
-					val = args[i].e
-				}
-				delim = val
-			case "arg-file", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var":
-				if !hasEq {
-					i++
-				}
-			}
-			i++
-			continue
-		}
-		switch a[1] {
-		case '0':
-			nul = true
-		case 'I':
-			if len(a) > 2 {
-				replace = a[2:]
-			} else if i+1 < len(args) {
-				i++
-				replace = args[i].e
-			}
-		case 'i':
-			replace = "{}"
-			if len(a) > 2 {
-				replace = a[2:]
-			}
-		case 'd':
-			if len(a) > 2 {
-				delim = a[2:]
-			} else if i+1 < len(args) {
-				i++
-				delim = args[i].e
-			}
-		case 'a', 'E', 'L', 'n', 'P', 's':
-			if len(a) == 2 {
-				i++
-			}
-		}
-		i++
+		return o.Value
 	}
-	if i > len(args) {
-		i = len(args)
+walk:
+	for o := range g.Options(len(args)-1, text, nil) {
+		switch {
+		case o.Kind == shellsyntax.OptEnd:
+			i = o.Word + 2
+			break walk
+		case o.Kind == shellsyntax.OptOperand:
+			i = o.Word + 1
+			break walk
+		case o.Name == "0" || o.Name == "null":
+			nul = true
+		case o.Name == "I":
+			replace = value(o)
+		case o.Name == "i" || o.Name == "replace":
+			replace = "{}"
+			if o.Attached {
+				replace = o.Value
+			}
+		case o.Name == "d" || o.Name == "delimiter":
+			delim = value(o)
+		}
 	}
 	inner := args[i:]
 	if len(inner) == 0 {

@@ -49,8 +49,12 @@ type Grammar struct {
 
 	ValueOpts string   // short options taking a value
 	ValueLong []string // long options taking a value (unless written --opt=value)
-	CodeOpts  string   // short options whose value is code
-	CodeLong  []string
+	// optOpts: short options whose value, if any, is attached (xargs -i,
+	// -e, -l); optLong: long ones taking a value only as --opt=value.
+	OptOpts  string
+	OptLong  []string
+	CodeOpts string // short options whose value is code
+	CodeLong []string
 	// modOpts: short options whose value names code the program loads or
 	// runs as well as its operands (perl -M, ruby -r, node -r, php -d,
 	// python -m, ssh -o ProxyCommand=...).
@@ -221,7 +225,7 @@ var grammars = map[string]*Grammar{
 	"setlock":         {Role: RoleWrapper, Leading: 1},
 	"lckdo":           {Role: RoleWrapper, ValueOpts: "w", Leading: 1},
 	"with-lock-ex":    {Role: RoleWrapper, Leading: 1},
-	"xargs":           {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}},
+	"xargs":           {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
 	"git":             {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
 	// Commands that join their operands into a shell command line.
 	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true},

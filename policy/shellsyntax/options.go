@@ -82,7 +82,7 @@ func (g *Grammar) Options(n int, text func(i int) (string, bool), isAssign func(
 			if strings.HasPrefix(t, "--") {
 				name, val, hasEq := strings.Cut(t[2:], "=")
 				o := Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: hasEq, ValueWord: -1}
-				if o.Kind.TakesValue() && !hasEq {
+				if o.Kind.TakesValue() && !hasEq && !slices.Contains(g.OptLong, name) {
 					if i+1 < n {
 						o.ValueWord = i + 1
 					}
@@ -104,6 +104,9 @@ func (g *Grammar) Options(n int, text func(i int) (string, bool), isAssign func(
 				ch := t[k]
 				o := Opt{Kind: g.shortKind(ch), Word: w, Name: t[k : k+1], ValueWord: -1, NoExec: strings.IndexByte(g.NoExec, ch) >= 0}
 				switch {
+				case o.Kind == OptValue && strings.IndexByte(g.OptOpts, ch) >= 0:
+					o.Value, o.Attached = t[k+1:], k+1 < len(t)
+					k = len(t)
 				case o.Kind.TakesValue() && g.Clustered && k+1 < len(t):
 					// sh -oc: the letters after -o are flags too; a
 					// value comes only after the cluster's last letter.
@@ -137,7 +140,7 @@ func (g *Grammar) shortKind(ch byte) OptKind {
 		return OptSplit
 	case strings.IndexByte(g.ProgOpts, ch) >= 0:
 		return OptProg
-	case strings.IndexByte(g.ValueOpts, ch) >= 0:
+	case strings.IndexByte(g.ValueOpts, ch) >= 0, strings.IndexByte(g.OptOpts, ch) >= 0:
 		return OptValue
 	case strings.IndexByte(g.ShellFlags, ch) >= 0:
 		return OptShell
@@ -160,7 +163,7 @@ func (g *Grammar) longKind(name string) OptKind {
 		return OptSplit
 	case slices.Contains(g.ProgLong, name):
 		return OptProg
-	case slices.Contains(g.ValueLong, name), g.UnknownVal && !slices.Contains(g.FlagLong, name):
+	case slices.Contains(g.ValueLong, name), slices.Contains(g.OptLong, name), g.UnknownVal && !slices.Contains(g.FlagLong, name):
 		return OptValue
 	}
 	return OptFlag

@@ -80,6 +80,8 @@ func TestOptions(t *testing.T) {
 		{"sudo", "A=1 -u", "assign:0 value:1:u"},
 		{"sh", "-", "operand:0"},
 		{"sh", "", ""},
+		{"xargs", "-0 -I {} -i -ix --replace --eof=e -n 1 cmd", "flag:0:0 value:1:I@2 value:3:i value:4:i=x value:5:replace value:6:eof=e value:7:n@8 operand:9"},
+		{"xargs", "-r0n1 -d, sh", "flag:0:r flag:0:0 value:0:n=1 value:1:d=, operand:2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.prog+" "+tt.words, func(t *testing.T) {
@@ -101,7 +103,7 @@ func TestOptions(t *testing.T) {
 func TestGrammarLetterSets(t *testing.T) {
 	for name, g := range grammars {
 		sets := map[string]string{"code": g.CodeOpts, "mod": g.ModOpts, "split": g.SplitOpts, "prog": g.ProgOpts,
-			"value": g.ValueOpts, "shell": g.ShellFlags, "stdin": g.StdinFlags, "joinoff": g.JoinOff}
+			"value": g.ValueOpts, "shell": g.ShellFlags, "stdin": g.StdinFlags, "joinoff": g.JoinOff, "opt": g.OptOpts}
 		seen := map[rune]string{}
 		for set, letters := range sets {
 			for _, ch := range letters {
@@ -112,7 +114,7 @@ func TestGrammarLetterSets(t *testing.T) {
 			}
 		}
 		longs := map[string]string{}
-		for set, names := range map[string][]string{"code": g.CodeLong, "mod": g.ModLong, "split": g.SplitLong, "prog": g.ProgLong, "value": g.ValueLong, "flag": g.FlagLong} {
+		for set, names := range map[string][]string{"code": g.CodeLong, "mod": g.ModLong, "split": g.SplitLong, "prog": g.ProgLong, "value": g.ValueLong, "opt": g.OptLong, "flag": g.FlagLong} {
 			for _, n := range names {
 				if other, ok := longs[n]; ok {
 					t.Errorf("%s: --%s is in %s and %s", name, n, other, set)

@@ -298,7 +298,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		}
 		inner := args[first:]
 		if name == "xargs" || strings.HasSuffix(name, "/xargs") {
-			inner = ck.xargsData(args[:first], inner, cmd)
+			inner = ck.xargsData(p, args[:first], inner, cmd)
 		}
 		return ck.checkProgram(inner, depth+1)
 	case eval:
@@ -523,27 +523,23 @@ func (ck *checker) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []
 // xargsData marks what xargs fills in from its input, which an argument
 // can reach through a pipe: with -I/-i/--replace, the words of the command
 // holding the replacement string; otherwise one more operand at the end.
-func (ck *checker) xargsData(opts, inner []*word, at *word) []*word {
+func (ck *checker) xargsData(p *shellsyntax.Grammar, opts, inner []*word, at *word) []*word {
 	if !ck.hasArgs {
 		return inner
 	}
 	repl := ""
-	for j, w := range opts {
-		lit, ok := literal(w)
-		if !ok {
-			continue
-		}
+	text := func(i int) (string, bool) { return literal(opts[i]) }
+	for o := range p.Options(len(opts), text, nil) {
 		switch {
-		case lit == "-I" && j+1 < len(opts):
-			repl, _ = literal(opts[j+1])
-		case strings.HasPrefix(lit, "-I"):
-			repl = lit[2:]
-		case lit == "-i" || lit == "--replace":
+		case o.Name == "I" && o.ValueWord >= 0:
+			repl, _ = literal(opts[o.ValueWord])
+		case o.Name == "I":
+			repl = o.Value
+		case o.Name == "i" || o.Name == "replace":
 			repl = "{}"
-		case strings.HasPrefix(lit, "-i"):
-			repl = lit[2:]
-		case strings.HasPrefix(lit, "--replace="):
-			repl = lit[len("--replace="):]
+			if o.Attached {
+				repl = o.Value
+			}
 		}
 	}
 	if repl != "" {
