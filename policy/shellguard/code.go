@@ -39,21 +39,16 @@ func (w *walker) runInterp(seg *segment, lang string, spec *shellsyntax.Grammar,
 		}
 		return arg{}, false
 	}
-	start := i
+	from := i
 	i = len(args)
-	text := func(k int) (string, bool) { return args[start+k].e, true }
 walk:
-	for o := range spec.Options(len(args)-start, text, nil) {
-		o.Word += start
-		if o.ValueWord >= 0 {
-			o.ValueWord += start
-		}
+	for o := range options(spec, args, from, nil) {
 		switch o.Kind {
 		case shellsyntax.OptEnd:
-			i = o.Word + 1
+			i = o.Rest()
 			break walk
 		case shellsyntax.OptOperand:
-			i = o.Word
+			i = o.Rest()
 			if args[i].e == "-" {
 				i++
 			}

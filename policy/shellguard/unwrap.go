@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -467,37 +468,33 @@ func unwrap(args []arg, ws *shellsyntax.Grammar) unwrapped {
 	shellMode, noExec, joinOff := false, false, false
 	i := len(args)
 	var prefix []arg // words env -S splits off
-	text := func(k int) (string, bool) { return args[k+1].e, true }
 	isAssign := func(k int) bool {
-		a := args[k+1].e
+		a := args[k].e
 		return isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0
 	}
 	// value is an option's value: attached (from the word's e text) or the
 	// next word's p text.
 	value := func(o shellsyntax.Opt) string {
 		if o.ValueWord >= 0 {
-			return args[o.ValueWord+1].p
+			return args[o.ValueWord].p
 		}
 		return o.Value
 	}
 walk:
-	for o := range ws.Options(len(args)-1, text, isAssign) {
+	for o := range options(ws, args, 1, isAssign) {
 		switch o.Kind {
-		case shellsyntax.OptEnd:
-			i = o.Word + 2
-			break walk
-		case shellsyntax.OptOperand:
-			i = o.Word + 1
+		case shellsyntax.OptEnd, shellsyntax.OptOperand:
+			i = o.Rest()
 			break walk
 		case shellsyntax.OptAssign:
-			name, val, _ := strings.Cut(args[o.Word+1].e, "=")
+			name, val, _ := strings.Cut(args[o.Word].e, "=")
 			u.assigns = append(u.assigns, assign{name: name, value: val})
 			continue
 		case shellsyntax.OptCode:
-			a := args[o.Word+1]
+			a := args[o.Word]
 			switch {
 			case o.ValueWord >= 0:
-				u.payload = argData(args[o.ValueWord+1])
+				u.payload = argData(args[o.ValueWord])
 			case o.Long:
 				u.payload = &data{texts: []string{o.Value}, origins: a.origins}
 			case o.Attached:
@@ -544,6 +541,11 @@ walk:
 	return u
 }
 
+// options walks args from word from against g's options (policy/shellsyntax).
+func options(g *shellsyntax.Grammar, args []arg, from int, isAssign func(int) bool) iter.Seq[shellsyntax.Opt] {
+	return g.Options(from, len(args), func(k int) (string, bool) { return args[k].e, true }, isAssign)
+}
+
 func isAssignText(s string) bool {
 	eq := strings.IndexByte(s, '=')
 	return eq > 0 && shellsyntax.IsName(s[:eq])
@@ -554,15 +556,14 @@ func (w *walker) runShell(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin
 	args := nonDropped(seg.args)
 	cmode, stdinMode := false, false
 	i := len(args)
-	text := func(k int) (string, bool) { return args[k+1].e, true }
 walk:
-	for o := range g.Options(len(args)-1, text, nil) {
+	for o := range options(g, args, 1, nil) {
 		switch {
 		case o.Kind == shellsyntax.OptEnd:
-			i = o.Word + 2
+			i = o.Rest()
 			break walk
 		case o.Kind == shellsyntax.OptOperand:
-			i = o.Word + 1
+			i = o.Rest()
 			if args[i].e == "-" {
 				i++
 			}
@@ -573,13 +574,13 @@ walk:
 			stdinMode = true
 		case o.Kind == shellsyntax.OptValue && o.Long && o.ValueWord >= 0:
 			// --rcfile FILE, --init-file FILE
-			w.runShellData(w.fileData(args[o.ValueWord+1], stdin), &scope{depth: sc.depth + 1}, seg)
+			w.runShellData(w.fileData(args[o.ValueWord], stdin), &scope{depth: sc.depth + 1}, seg)
 		case o.Kind == shellsyntax.OptCode && o.Attached:
 			// fish --command=TEXT
-			_, val, _ := strings.Cut(args[o.Word+1].p, "=")
-			w.runShellData(&data{texts: []string{val}, origins: args[o.Word+1].origins}, &scope{depth: sc.depth + 1}, seg)
+			_, val, _ := strings.Cut(args[o.Word].p, "=")
+			w.runShellData(&data{texts: []string{val}, origins: args[o.Word].origins}, &scope{depth: sc.depth + 1}, seg)
 		case o.Kind == shellsyntax.OptCode && o.ValueWord >= 0:
-			w.runShellData(argData(args[o.ValueWord+1]), &scope{depth: sc.depth + 1}, seg)
+			w.runShellData(argData(args[o.ValueWord]), &scope{depth: sc.depth + 1}, seg)
 		}
 	}
 	operands := args[i:]
@@ -662,22 +663,18 @@ func (w *walker) runXargs(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin
 	nul := false
 	delim := ""
 	i := len(args)
-	text := func(k int) (string, bool) { return args[k+1].e, true }
 	// value is an option's value: attached or the next word.
 	value := func(o shellsyntax.Opt) string {
 		if o.ValueWord >= 0 {
-			return args[o.ValueWord+1].e
+			return args[o.ValueWord].e
 		}
 		return o.Value
 	}
 walk:
-	for o := range g.Options(len(args)-1, text, nil) {
+	for o := range options(g, args, 1, nil) {
 		switch {
-		case o.Kind == shellsyntax.OptEnd:
-			i = o.Word + 2
-			break walk
-		case o.Kind == shellsyntax.OptOperand:
-			i = o.Word + 1
+		case o.Kind == shellsyntax.OptEnd, o.Kind == shellsyntax.OptOperand:
+			i = o.Rest()
 			break walk
 		case o.Name == "0" || o.Name == "null":
 			nul = true

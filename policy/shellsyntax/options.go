@@ -25,6 +25,15 @@ const (
 	OptProg                   // its value is the program file (awk -f)
 )
 
+// Rest is where the operands start when the walk stops at o (an operand
+// or "--").
+func (o Opt) Rest() int {
+	if o.Kind == OptEnd {
+		return o.Word + 1
+	}
+	return o.Word
+}
+
 // TakesValue says whether an option of kind k takes a value.
 func (k OptKind) TakesValue() bool { return k >= OptValue }
 
@@ -45,16 +54,16 @@ type Opt struct {
 	NoExec bool
 }
 
-// Options walks the options of a command line's arguments (the words
-// after the program name) against g. text gives word i's text and whether
+// Options walks the options of a command line's words from..n-1 (the
+// words after the program name) against g. text gives word i's text and whether
 // it is known (a word only known at run time is an operand); isAssign,
 // asked only when g.Assigns and before the first operand, says whether
 // word i is a NAME=value assignment. The walk ends after "--" and, unless
 // g.Permute, after the first operand.
-func (g *Grammar) Options(n int, text func(i int) (string, bool), isAssign func(i int) bool) iter.Seq[Opt] {
+func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign func(i int) bool) iter.Seq[Opt] {
 	return func(yield func(Opt) bool) {
 		seenOperand := false
-		for i := 0; i < n; i++ {
+		for i := from; i < n; i++ {
 			t, known := text(i)
 			if known && t == "--" {
 				yield(Opt{Kind: OptEnd, Word: i, ValueWord: -1})

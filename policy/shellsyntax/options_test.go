@@ -19,7 +19,7 @@ func walk(g *Grammar, words []string) string {
 		return ok && IsName(name)
 	}
 	var out []string
-	for o := range g.Options(len(words), text, isAssign) {
+	for o := range g.Options(0, len(words), text, isAssign) {
 		s := fmt.Sprintf("%s:%d", kindNames[o.Kind], o.Word)
 		if o.Name != "" {
 			s += ":" + o.Name
@@ -142,7 +142,7 @@ func FuzzOptions(f *testing.F) {
 		}
 		args := words[1:]
 		last := -1
-		for o := range g.Options(len(args), func(i int) (string, bool) { return args[i], !strings.HasPrefix(args[i], "$") }, func(i int) bool { return strings.Contains(args[i], "=") }) {
+		for o := range g.Options(0, len(args), func(i int) (string, bool) { return args[i], !strings.HasPrefix(args[i], "$") }, func(i int) bool { return strings.Contains(args[i], "=") }) {
 			if o.Word < last || o.Word >= len(args) {
 				t.Fatalf("%q: step at word %d after %d", line, o.Word, last)
 			}

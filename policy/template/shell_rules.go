@@ -480,7 +480,7 @@ func (ck *checker) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []
 	first = -1
 	text := func(i int) (string, bool) { return literal(args[i]) }
 	isAssign := func(i int) bool { return args[i].assign != "" }
-	for o := range p.Options(len(args), text, isAssign) {
+	for o := range p.Options(0, len(args), text, isAssign) {
 		opt := "-" + o.Name
 		if o.Long {
 			opt = "-" + opt
@@ -529,7 +529,7 @@ func (ck *checker) xargsData(p *shellsyntax.Grammar, opts, inner []*word, at *wo
 	}
 	repl := ""
 	text := func(i int) (string, bool) { return literal(opts[i]) }
-	for o := range p.Options(len(opts), text, nil) {
+	for o := range p.Options(0, len(opts), text, nil) {
 		switch {
 		case o.Name == "I" && o.ValueWord >= 0:
 			repl, _ = literal(opts[o.ValueWord])

@@ -84,7 +84,7 @@ func (ck *checker) checkPositionalCode(name string, p *shellsyntax.Grammar, args
 func fixedProgram(lang string, p *shellsyntax.Grammar, args []*word) (code string, pos, vars []*word) {
 	shellC := false
 	text := func(i int) (string, bool) { return literal(args[i]) }
-	for o := range p.Options(len(args), text, nil) {
+	for o := range p.Options(0, len(args), text, nil) {
 		switch o.Kind {
 		case shellsyntax.OptEnd:
 			if code == "" && o.Word+1 < len(args) && (shellC || p.ProgArg) {
