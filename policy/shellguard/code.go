@@ -26,19 +26,6 @@ func (w *walker) runInterp(seg *segment, lang string, spec *shellsyntax.Grammar,
 			i++
 		}
 	}
-	// value is an option's value: attached or the next word.
-	value := func(o shellsyntax.Opt) (arg, bool) {
-		a := args[o.Word]
-		switch {
-		case o.Attached && o.Long:
-			return arg{e: o.Value, p: o.Value, origins: a.origins}, true
-		case o.Attached:
-			return arg{e: o.Value, p: a.p[strings.IndexByte(a.p, o.Name[0])+1:], origins: a.origins}, true
-		case o.ValueWord >= 0:
-			return args[o.ValueWord], true
-		}
-		return arg{}, false
-	}
 	from := i
 	i = len(args)
 walk:
@@ -54,7 +41,7 @@ walk:
 			}
 			break walk
 		case shellsyntax.OptCode:
-			v, ok := value(o)
+			v, ok := optArg(args, o)
 			if !ok {
 				continue
 			}
@@ -75,11 +62,11 @@ walk:
 			if lang == "python" && !o.Long {
 				return // python -m runs the module instead
 			}
-			if v, ok := value(o); ok {
+			if v, ok := optArg(args, o); ok {
 				mods = append(mods, v)
 			}
 		case shellsyntax.OptProg:
-			if v, ok := value(o); ok {
+			if v, ok := optArg(args, o); ok {
 				prog = &v
 			}
 		}

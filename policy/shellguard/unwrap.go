@@ -472,14 +472,6 @@ func unwrap(args []arg, ws *shellsyntax.Grammar) unwrapped {
 		a := args[k].e
 		return isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0
 	}
-	// value is an option's value: attached (from the word's e text) or the
-	// next word's p text.
-	value := func(o shellsyntax.Opt) string {
-		if o.ValueWord >= 0 {
-			return args[o.ValueWord].p
-		}
-		return o.Value
-	}
 walk:
 	for o := range options(ws, args, 1, isAssign) {
 		switch o.Kind {
@@ -491,18 +483,17 @@ walk:
 			u.assigns = append(u.assigns, assign{name: name, value: val})
 			continue
 		case shellsyntax.OptCode:
-			a := args[o.Word]
-			switch {
-			case o.ValueWord >= 0:
-				u.payload = argData(args[o.ValueWord])
-			case o.Long:
-				u.payload = &data{texts: []string{o.Value}, origins: a.origins}
-			case o.Attached:
-				u.payload = &data{texts: []string{a.p[strings.IndexByte(a.p, o.Name[0])+1:]}, origins: a.origins}
+			if v, ok := optArg(args, o); ok {
+				u.payload = argData(v)
 			}
 			return u
 		case shellsyntax.OptSplit:
-			prefix = append(prefix, literalArgs(strings.Fields(value(o)))...)
+			// The value attached, as matched; the next word, as written.
+			v, _ := optArg(args, o)
+			if o.ValueWord >= 0 {
+				v.e = v.p
+			}
+			prefix = append(prefix, literalArgs(strings.Fields(v.e))...)
 		case shellsyntax.OptShell:
 			shellMode = true
 		case shellsyntax.OptJoinOff:
@@ -544,6 +535,21 @@ walk:
 // options walks args from word from against g's options (policy/shellsyntax).
 func options(g *shellsyntax.Grammar, args []arg, from int, isAssign func(int) bool) iter.Seq[shellsyntax.Opt] {
 	return g.Options(from, len(args), func(k int) (string, bool) { return args[k].e, true }, isAssign)
+}
+
+// optArg is an option's value: attached to it (after "=" or its letter)
+// or the next word; false when the line ends first.
+func optArg(args []arg, o shellsyntax.Opt) (arg, bool) {
+	a := args[o.Word]
+	switch {
+	case o.Attached && o.Long:
+		return arg{e: o.Value, p: o.Value, origins: a.origins}, true
+	case o.Attached:
+		return arg{e: o.Value, p: a.p[strings.IndexByte(a.p, o.Name[0])+1:], origins: a.origins}, true
+	case o.ValueWord >= 0:
+		return args[o.ValueWord], true
+	}
+	return arg{}, false
 }
 
 func isAssignText(s string) bool {
@@ -663,13 +669,6 @@ func (w *walker) runXargs(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin
 	nul := false
 	delim := ""
 	i := len(args)
-	// value is an option's value: attached or the next word.
-	value := func(o shellsyntax.Opt) string {
-		if o.ValueWord >= 0 {
-			return args[o.ValueWord].e
-		}
-		return o.Value
-	}
 walk:
 	for o := range options(g, args, 1, nil) {
 		switch {
@@ -679,14 +678,16 @@ walk:
 		case o.Name == "0" || o.Name == "null":
 			nul = true
 		case o.Name == "I":
-			replace = value(o)
+			v, _ := optArg(args, o)
+			replace = v.e
 		case o.Name == "i" || o.Name == "replace":
 			replace = "{}"
 			if o.Attached {
 				replace = o.Value
 			}
 		case o.Name == "d" || o.Name == "delimiter":
-			delim = value(o)
+			v, _ := optArg(args, o)
+			delim = v.e
 		}
 	}
 	inner := args[i:]
