@@ -2,7 +2,6 @@ package shellguard
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -27,100 +26,50 @@ func (w *walker) runInterp(seg *segment, lang string, spec *shellsyntax.Grammar,
 			i++
 		}
 	}
-	module := false
-	// optValue is the value of option ch in args[i] at j: attached or the
-	// next word.
-	optValue := func(j int, ch byte) (arg, bool) {
-		a := args[i].e
-		if j+1 < len(a) {
-			p := args[i].p
-			k := strings.IndexByte(p, ch)
-			return arg{e: a[j+1:], p: p[k+1:], origins: args[i].origins}, true
-		}
-		if i+1 < len(args) {
-			i++
-			return args[i], true
-		}
-		return arg{}, false
-	}
-	for i < len(args) && len(code) == 0 {
-		a := args[i].e
-		if a == "--" || a == "-" {
-			i++
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasEq := strings.Cut(a[2:], "=")
-			var dst *[]arg
-			switch {
-			case slices.Contains(spec.CodeLong, name):
-				dst = &code
-			case slices.Contains(spec.ModLong, name):
-				dst = &mods
-			case slices.Contains(spec.ProgLong, name):
-				if !hasEq && i+1 < len(args) {
-					i++
-					prog = &args[i]
-				} else if hasEq {
-					prog = &arg{e: val, p: val, origins: args[i].origins}
-				}
-			case slices.Contains(spec.ValueLong, name) && !hasEq:
+	from := i
+	i = len(args)
+walk:
+	for o := range options(spec, args, from, nil) {
+		switch o.Kind {
+		case shellsyntax.OptEnd:
+			i = o.Rest()
+			break walk
+		case shellsyntax.OptOperand:
+			i = o.Rest()
+			if args[i].e == "-" {
 				i++
 			}
-			if dst != nil {
-				if hasEq {
-					*dst = append(*dst, arg{e: val, p: val, origins: args[i].origins})
-				} else if i+1 < len(args) {
-					i++
-					*dst = append(*dst, args[i])
-				}
+			break walk
+		case shellsyntax.OptCode:
+			v, ok := optArg(args, o)
+			if !ok {
+				continue
 			}
-			i++
-			continue
-		}
-		if len(a) > 1 && a[0] == '-' {
-			consumed := false
-			for j := 1; j < len(a) && !consumed; j++ {
-				ch := a[j]
-				switch {
-				case strings.IndexByte(spec.CodeOpts, ch) >= 0:
-					if v, ok := optValue(j, ch); ok {
-						code = append(code, v)
-					}
-					consumed = true
-				case strings.IndexByte(spec.ModOpts, ch) >= 0:
-					if lang == "python" {
-						module = true // python -m runs the module instead
-					} else if v, ok := optValue(j, ch); ok {
-						mods = append(mods, v)
-					}
-					consumed = true
-				case strings.IndexByte(spec.ProgOpts, ch) >= 0:
-					if v, ok := optValue(j, ch); ok {
-						prog = &v
-					}
-					consumed = true
-				case strings.IndexByte(spec.ValueOpts, ch) >= 0:
-					if j+1 == len(a) {
-						i++
-					}
-					consumed = true
-				}
+			code = append(code, v)
+			i = o.Word + 1
+			if o.ValueWord >= 0 {
+				i = o.ValueWord + 1
 			}
-			i++
-			if lang == "perl" || lang == "ruby" {
+			if !o.Long && (lang == "perl" || lang == "ruby") {
 				// perl -e may repeat; keep collecting.
 				for i < len(args) && (args[i].e == "-e" || args[i].e == "-E") && i+1 < len(args) {
 					code = append(code, args[i+1])
 					i += 2
 				}
 			}
-			if module {
-				return
+			break walk
+		case shellsyntax.OptMod:
+			if lang == "python" && !o.Long {
+				return // python -m runs the module instead
 			}
-			continue
+			if v, ok := optArg(args, o); ok {
+				mods = append(mods, v)
+			}
+		case shellsyntax.OptProg:
+			if v, ok := optArg(args, o); ok {
+				prog = &v
+			}
 		}
-		break
 	}
 	// Code loaded with the program (perl -MFoo;code, php -d
 	// auto_prepend_file=...) is checked too.

@@ -179,6 +179,11 @@ var denyCases = []struct{ cmd, want string }{
 	{`script -qc 'rm -rf /' /dev/null`, "destructive_file_ops/rm_recursive_critical"},
 	{`ssh localhost 'rm -rf /'`, "destructive_file_ops/rm_recursive_critical"},
 	{`xargs -a list.txt rm -rf /`, "destructive_file_ops/rm_recursive_critical"},
+	// --eof and --max-lines take a value only as --opt=VALUE: the next
+	// word is the command.
+	{`xargs --eof rm -rf /`, "destructive_file_ops/rm_recursive_critical"},
+	{`xargs --max-lines rm -rf /`, "destructive_file_ops/rm_recursive_critical"},
+	{`xargs -ix -r rm -rf /`, "destructive_file_ops/rm_recursive_critical"},
 	{`eval "rm -rf /"`, "destructive_file_ops/rm_recursive_critical"},
 	{`x='rm -rf /'; eval "$x"`, "destructive_file_ops/rm_recursive_critical"},
 	{`sh -c 'rm -rf "$1"' _ /`, "destructive_file_ops/rm_recursive_critical"},

@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ const (
 
 type cmdSpec struct {
 	kind kind
-	wrap *shellsyntax.Grammar
+	g    *shellsyntax.Grammar // its grammar (policy/shellsyntax)
 	lang string
 }
 
@@ -80,12 +81,12 @@ func specOf(name string) cmdSpec {
 	}
 	switch g.Role {
 	case shellsyntax.RoleWrapper:
-		return cmdSpec{kind: kindWrapper, wrap: g}
+		return cmdSpec{kind: kindWrapper, g: g}
 	case shellsyntax.RoleShell:
-		return cmdSpec{kind: kindShell}
+		return cmdSpec{kind: kindShell, g: g}
 	case shellsyntax.RoleInterp:
 		if g.Lang != "" {
-			return cmdSpec{kind: kindInterp, lang: g.Lang, wrap: g}
+			return cmdSpec{kind: kindInterp, lang: g.Lang, g: g}
 		}
 	case shellsyntax.RoleEval:
 		// Of the builtins that evaluate text, these are followed.
@@ -102,11 +103,11 @@ func specOf(name string) cmdSpec {
 	case shellsyntax.RoleSource:
 		return cmdSpec{kind: kindSource}
 	case shellsyntax.RoleXargs:
-		return cmdSpec{kind: kindXargs}
+		return cmdSpec{kind: kindXargs, g: g}
 	case shellsyntax.RoleFind:
 		return cmdSpec{kind: kindFind}
 	case shellsyntax.RoleSu:
-		return cmdSpec{kind: kindSu}
+		return cmdSpec{kind: kindSu, g: g}
 	}
 	return cmdSpec{}
 }
@@ -199,14 +200,14 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	var res stageResult
 	switch spec.kind {
 	case kindWrapper:
-		return w.runWrapper(seg, spec.wrap, sc, stdin, pc)
+		return w.runWrapper(seg, spec.g, sc, stdin, pc)
 	case kindShell:
-		w.runShell(seg, sc, stdin)
+		w.runShell(seg, spec.g, sc, stdin)
 		res.kinds = ksShell
 		res.out = &data{origins: originDecode | originsOf(stdin)}
 		return res
 	case kindInterp:
-		w.runInterp(seg, spec.lang, spec.wrap, sc, stdin)
+		w.runInterp(seg, spec.lang, spec.g, sc, stdin)
 		res.kinds = ksShell
 		res.out = &data{origins: originDecode | originsOf(stdin)}
 		if stdin != nil && stdin.list != nil && listFilters[name] {
@@ -239,7 +240,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 		return stageResult{out: &data{origins: originOther}}
 	case kindXargs:
-		return w.runXargs(seg, sc, stdin, pc)
+		return w.runXargs(seg, spec.g, sc, stdin, pc)
 	case kindFind:
 		w.runFind(seg, sc, pc)
 	case kindSu:
@@ -465,97 +466,43 @@ type unwrapped struct {
 func unwrap(args []arg, ws *shellsyntax.Grammar) unwrapped {
 	var u unwrapped
 	shellMode, noExec, joinOff := false, false, false
-	i := 1
+	i := len(args)
 	var prefix []arg // words env -S splits off
-	for i < len(args) {
-		a := args[i].e
-		if a == "--" {
-			i++
-			break
-		}
-		if a == "-" && args[0].e == "env" {
-			i++
-			continue
-		}
-		if strings.HasPrefix(a, "--") && len(a) > 2 {
-			name, val, hasEq := strings.Cut(a[2:], "=")
-			switch {
-			case slices.Contains(ws.CodeLong, name):
-				if !hasEq && i+1 < len(args) {
-					i++
-					u.payload = argData(args[i])
-				} else {
-					u.payload = &data{texts: []string{val}, origins: args[i].origins}
-				}
-				return u
-			case slices.Contains(ws.SplitLong, name):
-				if !hasEq && i+1 < len(args) {
-					i++
-					val = args[i].p
-				}
-				prefix = append(prefix, literalArgs(strings.Fields(val))...)
-			case slices.Contains(ws.ValueLong, name), slices.Contains(ws.ModLong, name), ws.UnknownVal && !slices.Contains(ws.FlagLong, name):
-				if !hasEq {
-					i++
-				}
-			}
-			i++
-			continue
-		}
-		if len(a) > 1 && a[0] == '-' {
-			if ws.Numeric && a[1] >= '0' && a[1] <= '9' {
-				i++
-				continue
-			}
-			consumed := false
-			for j := 1; j < len(a) && !consumed; j++ {
-				ch := a[j]
-				switch {
-				case strings.IndexByte(ws.CodeOpts, ch) >= 0:
-					if j+1 < len(a) {
-						u.payload = &data{texts: []string{args[i].p[strings.IndexByte(args[i].p, ch)+1:]}, origins: args[i].origins}
-					} else if i+1 < len(args) {
-						i++
-						u.payload = argData(args[i])
-					}
-					return u
-				case strings.IndexByte(ws.SplitOpts, ch) >= 0:
-					val := a[j+1:]
-					if val == "" && i+1 < len(args) {
-						i++
-						val = args[i].p
-					}
-					prefix = append(prefix, literalArgs(strings.Fields(val))...)
-					consumed = true
-				case strings.IndexByte(ws.NoExec, ch) >= 0:
-					noExec = true
-				case strings.IndexByte(ws.ValueOpts, ch) >= 0, strings.IndexByte(ws.ModOpts, ch) >= 0:
-					if j+1 == len(a) {
-						i++
-					}
-					consumed = true
-				case strings.IndexByte(ws.ShellFlags, ch) >= 0:
-					shellMode = true
-				case ws.JoinOff != "" && strings.IndexByte(ws.JoinOff, ch) >= 0:
-					joinOff = true
-				}
-			}
-			i++
-			continue
-		}
-		if ws.Assigns && (isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0) {
-			name, val, _ := strings.Cut(a, "=")
+	isAssign := func(k int) bool {
+		a := args[k].e
+		return isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0
+	}
+walk:
+	for o := range options(ws, args, 1, isAssign) {
+		switch o.Kind {
+		case shellsyntax.OptEnd, shellsyntax.OptOperand:
+			i = o.Rest()
+			break walk
+		case shellsyntax.OptAssign:
+			name, val, _ := strings.Cut(args[o.Word].e, "=")
 			u.assigns = append(u.assigns, assign{name: name, value: val})
-			i++
 			continue
+		case shellsyntax.OptCode:
+			if v, ok := optArg(args, o); ok {
+				u.payload = argData(v)
+			}
+			return u
+		case shellsyntax.OptSplit:
+			// The value attached, as matched; the next word, as written.
+			v, _ := optArg(args, o)
+			if o.ValueWord >= 0 {
+				v.e = v.p
+			}
+			prefix = append(prefix, literalArgs(strings.Fields(v.e))...)
+		case shellsyntax.OptShell:
+			shellMode = true
+		case shellsyntax.OptJoinOff:
+			joinOff = true
 		}
-		break
+		noExec = noExec || o.NoExec
 	}
 	if noExec {
 		return u
-	}
-	if i > len(args) {
-		i = len(args) // an option's value was missing
 	}
 	rest := args[i:]
 	if len(rest) < ws.Leading {
@@ -585,63 +532,62 @@ func unwrap(args []arg, ws *shellsyntax.Grammar) unwrapped {
 	return u
 }
 
+// options walks args from word from against g's options (policy/shellsyntax).
+func options(g *shellsyntax.Grammar, args []arg, from int, isAssign func(int) bool) iter.Seq[shellsyntax.Opt] {
+	return g.Options(from, len(args), func(k int) (string, bool) { return args[k].e, true }, isAssign)
+}
+
+// optArg is an option's value: attached to it (after "=" or its letter)
+// or the next word; false when the line ends first.
+func optArg(args []arg, o shellsyntax.Opt) (arg, bool) {
+	a := args[o.Word]
+	switch {
+	case o.Attached && o.Long:
+		return arg{e: o.Value, p: o.Value, origins: a.origins}, true
+	case o.Attached:
+		return arg{e: o.Value, p: a.p[strings.IndexByte(a.p, o.Name[0])+1:], origins: a.origins}, true
+	case o.ValueWord >= 0:
+		return args[o.ValueWord], true
+	}
+	return arg{}, false
+}
+
 func isAssignText(s string) bool {
 	eq := strings.IndexByte(s, '=')
 	return eq > 0 && shellsyntax.IsName(s[:eq])
 }
 
 // runShell follows sh/bash/...: -c text, a script file or standard input.
-func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
+func (w *walker) runShell(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
 	cmode, stdinMode := false, false
-	i := 1
-	for i < len(args) {
-		a := args[i].e
-		if a == "--" || a == "-" {
-			i++
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			name, _, hasEq := strings.Cut(a[2:], "=")
-			switch name {
-			case "rcfile", "init-file":
-				if !hasEq && i+1 < len(args) {
-					i++
-					w.runShellData(w.fileData(args[i], stdin), &scope{depth: sc.depth + 1}, seg)
-				}
-			case "command":
-				// fish --command=TEXT
-				if hasEq {
-					_, val, _ := strings.Cut(args[i].p, "=")
-					w.runShellData(&data{texts: []string{val}, origins: args[i].origins}, &scope{depth: sc.depth + 1}, seg)
-				} else if i+1 < len(args) {
-					i++
-					w.runShellData(argData(args[i]), &scope{depth: sc.depth + 1}, seg)
-				}
+	i := len(args)
+walk:
+	for o := range options(g, args, 1, nil) {
+		switch {
+		case o.Kind == shellsyntax.OptEnd:
+			i = o.Rest()
+			break walk
+		case o.Kind == shellsyntax.OptOperand:
+			i = o.Rest()
+			if args[i].e == "-" {
+				i++
 			}
-			i++
-			continue
+			break walk
+		case o.Kind == shellsyntax.OptShell:
+			cmode = true
+		case o.Kind == shellsyntax.OptStdin:
+			stdinMode = true
+		case o.Kind == shellsyntax.OptValue && o.Long && o.ValueWord >= 0:
+			// --rcfile FILE, --init-file FILE
+			w.runShellData(w.fileData(args[o.ValueWord], stdin), &scope{depth: sc.depth + 1}, seg)
+		case o.Kind == shellsyntax.OptCode && o.Attached:
+			// fish --command=TEXT
+			_, val, _ := strings.Cut(args[o.Word].p, "=")
+			w.runShellData(&data{texts: []string{val}, origins: args[o.Word].origins}, &scope{depth: sc.depth + 1}, seg)
+		case o.Kind == shellsyntax.OptCode && o.ValueWord >= 0:
+			w.runShellData(argData(args[o.ValueWord]), &scope{depth: sc.depth + 1}, seg)
 		}
-		if len(a) > 1 && (a[0] == '-' || a[0] == '+') {
-			for j := 1; j < len(a); j++ {
-				switch a[j] {
-				case 'c':
-					cmode = true
-				case 's':
-					stdinMode = true
-				case 'o', 'O':
-					if j == len(a)-1 {
-						i++
-					}
-				}
-			}
-			i++
-			continue
-		}
-		break
-	}
-	if i > len(args) {
-		i = len(args)
 	}
 	operands := args[i:]
 	switch {
@@ -717,76 +663,32 @@ func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 
 // runXargs follows xargs to its command, with the items it reads from a
 // known input appended (or substituted for -I's replacement string).
-func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
+func (w *walker) runXargs(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	args := nonDropped(seg.args)
 	replace := ""
 	nul := false
 	delim := ""
-	i := 1
-	for i < len(args) {
-		a := args[i].e
-		if a == "--" {
-			i++
-			break
-		}
-		if !strings.HasPrefix(a, "-") || len(a) < 2 {
-			break
-		}
-		if strings.HasPrefix(a, "--") {
-			name, val, hasEq := strings.Cut(a[2:], "=")
-			switch name {
-			case "null":
-				nul = true
-			case "replace":
-				replace = "{}"
-				if hasEq {
-					replace = val
-				}
-			case "delimiter":
-				if !hasEq && i+1 < len(args) {
-					i++
-					val = args[i].e
-				}
-				delim = val
-			case "arg-file", "eof", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var":
-				if !hasEq {
-					i++
-				}
-			}
-			i++
-			continue
-		}
-		switch a[1] {
-		case '0':
+	i := len(args)
+walk:
+	for o := range options(g, args, 1, nil) {
+		switch {
+		case o.Kind == shellsyntax.OptEnd, o.Kind == shellsyntax.OptOperand:
+			i = o.Rest()
+			break walk
+		case o.Name == "0" || o.Name == "null":
 			nul = true
-		case 'I':
-			if len(a) > 2 {
-				replace = a[2:]
-			} else if i+1 < len(args) {
-				i++
-				replace = args[i].e
-			}
-		case 'i':
+		case o.Name == "I":
+			v, _ := optArg(args, o)
+			replace = v.e
+		case o.Name == "i" || o.Name == "replace":
 			replace = "{}"
-			if len(a) > 2 {
-				replace = a[2:]
+			if o.Attached {
+				replace = o.Value
 			}
-		case 'd':
-			if len(a) > 2 {
-				delim = a[2:]
-			} else if i+1 < len(args) {
-				i++
-				delim = args[i].e
-			}
-		case 'a', 'E', 'L', 'n', 'P', 's':
-			if len(a) == 2 {
-				i++
-			}
+		case o.Name == "d" || o.Name == "delimiter":
+			v, _ := optArg(args, o)
+			delim = v.e
 		}
-		i++
-	}
-	if i > len(args) {
-		i = len(args)
 	}
 	inner := args[i:]
 	if len(inner) == 0 {

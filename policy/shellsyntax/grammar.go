@@ -49,8 +49,12 @@ type Grammar struct {
 
 	ValueOpts string   // short options taking a value
 	ValueLong []string // long options taking a value (unless written --opt=value)
-	CodeOpts  string   // short options whose value is code
-	CodeLong  []string
+	// optOpts: short options whose value, if any, is attached (xargs -i,
+	// -e, -l); optLong: long ones taking a value only as --opt=value.
+	OptOpts  string
+	OptLong  []string
+	CodeOpts string // short options whose value is code
+	CodeLong []string
 	// modOpts: short options whose value names code the program loads or
 	// runs as well as its operands (perl -M, ruby -r, node -r, php -d,
 	// python -m, ssh -o ProxyCommand=...).
@@ -73,8 +77,12 @@ type Grammar struct {
 	Join       bool   // the operands are joined into one shell command line (ssh, watch)
 	JoinOff    string // short flags that turn join off (watch -x)
 	UnknownVal bool   // unknown long options take a value
-	FlagLong   []string
-	ProgArg    bool // the first operand is the program text (awk)
+	DashOpt    bool   // a lone "-" is an option (env -: env -i)
+	// clustered: a value option inside a cluster leaves the letters after it
+	// flags (sh -oc reads -o, then -c); only the last letter takes a value.
+	Clustered bool
+	FlagLong  []string
+	ProgArg   bool // the first operand is the program text (awk)
 	// subcommand: the first operand names what runs (git: a subcommand,
 	// an alias that may be !shell text, or a git-NAME program on PATH).
 	Subcommand bool
@@ -85,7 +93,7 @@ type Grammar struct {
 }
 
 var (
-	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true}
+	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true, Clustered: true}
 	pythonGrammar = &Grammar{Role: RoleInterp, Lang: "python", CodeOpts: "c", ModOpts: "m", ValueOpts: "WXQ"}
 	perlGrammar   = &Grammar{Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"}
 	rubyGrammar   = &Grammar{Role: RoleInterp, Lang: "ruby", CodeOpts: "e", ModOpts: "r", ValueOpts: "ICEFK"}
@@ -142,7 +150,7 @@ var grammars = map[string]*Grammar{
 	"printf": {Role: RolePrintf},
 	"test":   {Role: RoleTest}, "[": {Role: RoleTest},
 	// Wrappers: they run a command.
-	"env":              {Role: RoleWrapper, ValueOpts: "uCP", ValueLong: []string{"unset", "chdir"}, SplitOpts: "S", SplitLong: []string{"split-string"}, Assigns: true},
+	"env":              {Role: RoleWrapper, ValueOpts: "uCP", ValueLong: []string{"unset", "chdir"}, SplitOpts: "S", SplitLong: []string{"split-string"}, Assigns: true, DashOpt: true},
 	"sudo":             sudoGrammar,
 	"run0":             {Role: RoleWrapper, ValueOpts: "ugDM", ValueLong: []string{"user", "group", "chdir", "machine", "property", "description", "slice", "setenv", "nice", "background", "unit"}, Assigns: true},
 	"doas":             {Role: RoleWrapper, ValueOpts: "uC", ShellFlags: "s", NoExec: "L"},
@@ -217,7 +225,7 @@ var grammars = map[string]*Grammar{
 	"setlock":         {Role: RoleWrapper, Leading: 1},
 	"lckdo":           {Role: RoleWrapper, ValueOpts: "w", Leading: 1},
 	"with-lock-ex":    {Role: RoleWrapper, Leading: 1},
-	"xargs":           {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}},
+	"xargs":           {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
 	"git":             {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
 	// Commands that join their operands into a shell command line.
 	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true},

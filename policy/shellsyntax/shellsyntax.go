@@ -1,6 +1,7 @@
 // Package shellsyntax is what the shell deny rules (policy/shellguard) and
 // the shell templates (policy/template) share about shell text: the parser
-// (mvdan.cc/sh/v3), the table of program grammars and the name rules.
+// (mvdan.cc/sh/v3), the table of program grammars with the one walker that
+// reads a command's options against it (options.go), and the name rules.
 package shellsyntax
 
 import (

@@ -37,7 +37,6 @@ package template
 
 import (
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -118,17 +117,6 @@ func kindOf(g *shellsyntax.Grammar) progKind {
 		return curl
 	}
 	return opts
-}
-
-// codeOpt reports whether a short option's value is code, or picks
-// code to run, for the template check.
-func codeOpt(g *shellsyntax.Grammar, ch rune) bool {
-	return strings.ContainsRune(g.CodeOpts, ch) || strings.ContainsRune(g.ModOpts, ch) || strings.ContainsRune(g.SplitOpts, ch)
-}
-
-// codeLong is codeOpt for long options.
-func codeLong(g *shellsyntax.Grammar, opt string) bool {
-	return slices.Contains(g.CodeLong, opt) || slices.Contains(g.ModLong, opt) || slices.Contains(g.SplitLong, opt)
 }
 
 // checkRules applies the command rules to every command of the template.
@@ -310,7 +298,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		}
 		inner := args[first:]
 		if name == "xargs" || strings.HasSuffix(name, "/xargs") {
-			inner = ck.xargsData(args[:first], inner, cmd)
+			inner = ck.xargsData(p, args[:first], inner, cmd)
 		}
 		return ck.checkProgram(inner, depth+1)
 	case eval:
@@ -490,106 +478,40 @@ func (ck *checker) walkOptions(name string, p *shellsyntax.Grammar, args []*word
 // program read its program from standard input (sh -s).
 func (ck *checker) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*word) (first int, programGiven, codeFlag, stdin bool, err error) {
 	first = -1
-	codeArg := func(w *word, opt string) error {
-		if ck.tainted(w) {
-			return ck.errAt(w.pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
+	text := func(i int) (string, bool) { return literal(args[i]) }
+	isAssign := func(i int) bool { return args[i].assign != "" }
+	for o := range p.Options(0, len(args), text, isAssign) {
+		opt := "-" + o.Name
+		if o.Long {
+			opt = "-" + opt
 		}
-		return nil
-	}
-	j := 0
-	for j < len(args) {
-		w := args[j]
-		lit, isLit := literal(w)
-		isOpt := isLit && len(lit) > 1 && (lit[0] == '-' || p.Plus && lit[0] == '+')
-		switch {
-		case p.Assigns && w.assign != "" && first < 0:
-			if err := ck.checkAssign(w); err != nil {
+		switch o.Kind {
+		case shellsyntax.OptEnd:
+			if first < 0 {
+				first = o.Word + 1
+			}
+		case shellsyntax.OptOperand:
+			if first < 0 {
+				first = o.Word
+			}
+		case shellsyntax.OptAssign:
+			if err := ck.checkAssign(args[o.Word]); err != nil {
 				return 0, false, false, false, err
 			}
-			j++
-			continue
-		case isLit && lit == "--":
-			if first < 0 {
-				first = j + 1
+		case shellsyntax.OptShell:
+			codeFlag = true
+		case shellsyntax.OptStdin:
+			stdin = true
+		case shellsyntax.OptCode, shellsyntax.OptMod, shellsyntax.OptSplit:
+			programGiven = true
+			if o.ValueWord >= 0 && ck.tainted(args[o.ValueWord]) {
+				return 0, false, false, false, ck.errAt(args[o.ValueWord].pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
 			}
-			return first, programGiven, codeFlag, stdin, nil
-		case !isOpt:
-			if first < 0 {
-				first = j
+		case shellsyntax.OptProg:
+			programGiven = true
+			if o.ValueWord >= 0 && ck.scriptTainted(args[o.ValueWord]) {
+				return 0, false, false, false, ck.errAt(args[o.ValueWord].pos, "the argument of %s %s is the program it runs; an argument may not choose it", name, opt)
 			}
-			if !p.Permute {
-				return first, programGiven, codeFlag, stdin, nil
-			}
-			j++
-			continue
-		case strings.HasPrefix(lit, "--"):
-			opt, _, hasEq := strings.Cut(lit[2:], "=")
-			switch {
-			case codeLong(p, opt):
-				programGiven = true
-				if hasEq {
-					j++
-					continue
-				}
-				if j+1 < len(args) {
-					if err := codeArg(args[j+1], "--"+opt); err != nil {
-						return 0, false, false, false, err
-					}
-				}
-				j += 2
-				continue
-			case slices.Contains(p.ProgLong, opt):
-				programGiven = true
-				if !hasEq {
-					if j+1 < len(args) && ck.scriptTainted(args[j+1]) {
-						return 0, false, false, false, ck.errAt(args[j+1].pos, "the argument of %s --%s is the program it runs; an argument may not choose it", name, opt)
-					}
-					j++
-				}
-			case slices.Contains(p.ValueLong, opt) && !hasEq:
-				j++
-			}
-			j++
-			continue
-		}
-		cluster := lit[1:]
-		skipNext := false
-		for k, ch := range cluster {
-			attached := k+1 < len(cluster)
-			if strings.ContainsRune(p.ShellFlags, ch) {
-				codeFlag = true
-				continue
-			}
-			if strings.ContainsRune(p.StdinFlags, ch) {
-				stdin = true
-				continue
-			}
-			if codeOpt(p, ch) {
-				programGiven = true
-				if !attached && j+1 < len(args) {
-					if err := codeArg(args[j+1], "-"+string(ch)); err != nil {
-						return 0, false, false, false, err
-					}
-				}
-				skipNext = !attached
-				break
-			}
-			if strings.ContainsRune(p.ProgOpts, ch) {
-				programGiven = true
-				if !attached && j+1 < len(args) && ck.scriptTainted(args[j+1]) {
-					return 0, false, false, false, ck.errAt(args[j+1].pos, "the argument of %s -%c is the program it runs; an argument may not choose it", name, ch)
-				}
-				skipNext = !attached
-				break
-			}
-			if strings.ContainsRune(p.ValueOpts, ch) {
-				skipNext = !attached
-				break
-			}
-		}
-		j++
-		if skipNext {
-			j++
 		}
 	}
 	if first < 0 {
@@ -601,27 +523,23 @@ func (ck *checker) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []
 // xargsData marks what xargs fills in from its input, which an argument
 // can reach through a pipe: with -I/-i/--replace, the words of the command
 // holding the replacement string; otherwise one more operand at the end.
-func (ck *checker) xargsData(opts, inner []*word, at *word) []*word {
+func (ck *checker) xargsData(p *shellsyntax.Grammar, opts, inner []*word, at *word) []*word {
 	if !ck.hasArgs {
 		return inner
 	}
 	repl := ""
-	for j, w := range opts {
-		lit, ok := literal(w)
-		if !ok {
-			continue
-		}
+	text := func(i int) (string, bool) { return literal(opts[i]) }
+	for o := range p.Options(0, len(opts), text, nil) {
 		switch {
-		case lit == "-I" && j+1 < len(opts):
-			repl, _ = literal(opts[j+1])
-		case strings.HasPrefix(lit, "-I"):
-			repl = lit[2:]
-		case lit == "-i" || lit == "--replace":
+		case o.Name == "I" && o.ValueWord >= 0:
+			repl, _ = literal(opts[o.ValueWord])
+		case o.Name == "I":
+			repl = o.Value
+		case o.Name == "i" || o.Name == "replace":
 			repl = "{}"
-		case strings.HasPrefix(lit, "-i"):
-			repl = lit[2:]
-		case strings.HasPrefix(lit, "--replace="):
-			repl = lit[len("--replace="):]
+			if o.Attached {
+				repl = o.Value
+			}
 		}
 	}
 	if repl != "" {

@@ -83,52 +83,33 @@ func (ck *checker) checkPositionalCode(name string, p *shellsyntax.Grammar, args
 // code as its arguments, with awk's -v assignments.
 func fixedProgram(lang string, p *shellsyntax.Grammar, args []*word) (code string, pos, vars []*word) {
 	shellC := false
-	for j := 0; j < len(args); j++ {
-		lit, isLit := literal(args[j])
-		switch {
-		case isLit && lit == "--":
-			if code == "" && j+1 < len(args) && (shellC || p.ProgArg) {
-				code, _ = literal(args[j+1])
-				return code, args[j+2:], vars
+	text := func(i int) (string, bool) { return literal(args[i]) }
+	for o := range p.Options(0, len(args), text, nil) {
+		switch o.Kind {
+		case shellsyntax.OptEnd:
+			if code == "" && o.Word+1 < len(args) && (shellC || p.ProgArg) {
+				code, _ = literal(args[o.Word+1])
+				return code, args[o.Word+2:], vars
 			}
-			return code, args[j+1:], vars
-		case isLit && len(lit) > 1 && (lit[0] == '-' || p.Plus && lit[0] == '+') && !strings.HasPrefix(lit, "--"):
-			if lang == "awk" && (lit == "-v" || lit == "--assign") && j+1 < len(args) {
-				vars = append(vars, args[j+1])
-				j++
-				continue
-			}
-			for k := 1; k < len(lit); k++ {
-				ch := lit[k]
-				switch {
-				case strings.IndexByte(p.ShellFlags, ch) >= 0 && ch == 'c':
-					shellC = true
-				case strings.IndexByte(p.CodeOpts, ch) >= 0:
-					v := lit[k+1:]
-					if v == "" && j+1 < len(args) {
-						j++
-						v, _ = literal(args[j])
-					}
-					code += v + "\n"
-					k = len(lit)
-				case strings.IndexByte(p.ValueOpts, ch) >= 0 || strings.IndexByte(p.ModOpts, ch) >= 0 || strings.IndexByte(p.ProgOpts, ch) >= 0:
-					if k+1 == len(lit) {
-						j++
-					}
-					k = len(lit)
-				}
-			}
-		case isLit && strings.HasPrefix(lit, "--"):
-			// Long options: values attached with "=" or none (best effort).
-		default:
-			if code != "" && !(lang == "perl" || lang == "ruby") {
-				return code, args[j:], vars
-			}
+			return code, args[o.Word+1:], vars
+		case shellsyntax.OptOperand:
 			if code == "" && (shellC || p.ProgArg) {
-				code, _ = literal(args[j])
-				return code, args[j+1:], vars
+				code, _ = literal(args[o.Word])
+				return code, args[o.Word+1:], vars
 			}
-			return code, args[j:], vars
+			return code, args[o.Word:], vars
+		case shellsyntax.OptShell:
+			shellC = shellC || o.Name == "c"
+		case shellsyntax.OptCode:
+			v := o.Value
+			if o.ValueWord >= 0 {
+				v, _ = literal(args[o.ValueWord])
+			}
+			code += v + "\n"
+		case shellsyntax.OptValue:
+			if lang == "awk" && (o.Name == "v" || o.Name == "assign") && o.ValueWord >= 0 {
+				vars = append(vars, args[o.ValueWord])
+			}
 		}
 	}
 	return code, nil, vars

@@ -1,0 +1,179 @@
+package shellsyntax
+
+import (
+	"iter"
+	"slices"
+	"strings"
+)
+
+// OptKind is what one word (or one letter of an option cluster) of a
+// command line is, read against the program's grammar.
+type OptKind uint8
+
+const (
+	OptOperand OptKind = iota // not an option: an operand
+	OptEnd                    // "--": the options end here
+	OptAssign                 // NAME=value among the options (Grammar.Assigns)
+	OptFlag                   // an option without a value
+	OptShell                  // Grammar.ShellFlags: the operands are shell text
+	OptStdin                  // Grammar.StdinFlags: the program comes from standard input
+	OptJoinOff                // Grammar.JoinOff: the operands are not joined
+	OptValue                  // takes a plain value
+	OptCode                   // its value is code
+	OptMod                    // its value names code loaded too (perl -M)
+	OptSplit                  // its value is split into words (env -S)
+	OptProg                   // its value is the program file (awk -f)
+)
+
+// Rest is where the operands start when the walk stops at o (an operand
+// or "--").
+func (o Opt) Rest() int {
+	if o.Kind == OptEnd {
+		return o.Word + 1
+	}
+	return o.Word
+}
+
+// TakesValue says whether an option of kind k takes a value.
+func (k OptKind) TakesValue() bool { return k >= OptValue }
+
+// Opt is one step of a command line's option walk.
+type Opt struct {
+	Kind OptKind
+	Word int    // index of the word holding the option (or operand)
+	Name string // the option without its dashes: "c", "command"
+	Long bool   // written --name
+	// Value is the value written in the option's own word (after "=" or
+	// after the letter), when Attached.
+	Value    string
+	Attached bool
+	// ValueWord is the index of the next word when it is the value; -1 when
+	// the value is attached or missing (the line ends).
+	ValueWord int
+	// NoExec: the letter is in Grammar.NoExec (nothing runs).
+	NoExec bool
+}
+
+// Options walks the options of a command line's words from..n-1 (the
+// words after the program name) against g. text gives word i's text and whether
+// it is known (a word only known at run time is an operand); isAssign,
+// asked only when g.Assigns and before the first operand, says whether
+// word i is a NAME=value assignment. The walk ends after "--" and, unless
+// g.Permute, after the first operand.
+func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign func(i int) bool) iter.Seq[Opt] {
+	return func(yield func(Opt) bool) {
+		seenOperand := false
+		for i := from; i < n; i++ {
+			t, known := text(i)
+			if known && t == "--" {
+				yield(Opt{Kind: OptEnd, Word: i, ValueWord: -1})
+				return
+			}
+			if known && t == "-" && g.DashOpt && !seenOperand {
+				if !yield(Opt{Kind: OptFlag, Word: i, ValueWord: -1}) {
+					return
+				}
+				continue
+			}
+			if !known || len(t) < 2 || t[0] != '-' && !(g.Plus && t[0] == '+') {
+				if g.Assigns && !seenOperand && isAssign != nil && isAssign(i) {
+					if !yield(Opt{Kind: OptAssign, Word: i, ValueWord: -1}) {
+						return
+					}
+					continue
+				}
+				seenOperand = true
+				if !yield(Opt{Kind: OptOperand, Word: i, ValueWord: -1}) || !g.Permute {
+					return
+				}
+				continue
+			}
+			if strings.HasPrefix(t, "--") {
+				name, val, hasEq := strings.Cut(t[2:], "=")
+				o := Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: hasEq, ValueWord: -1}
+				if o.Kind.TakesValue() && !hasEq && !slices.Contains(g.OptLong, name) {
+					if i+1 < n {
+						o.ValueWord = i + 1
+					}
+					i++
+				}
+				if !yield(o) {
+					return
+				}
+				continue
+			}
+			if g.Numeric && t[1] >= '0' && t[1] <= '9' {
+				if !yield(Opt{Kind: OptFlag, Word: i, Name: t[1:], ValueWord: -1}) {
+					return
+				}
+				continue
+			}
+			w := i
+			for k := 1; k < len(t); k++ {
+				ch := t[k]
+				o := Opt{Kind: g.shortKind(ch), Word: w, Name: t[k : k+1], ValueWord: -1, NoExec: strings.IndexByte(g.NoExec, ch) >= 0}
+				switch {
+				case o.Kind == OptValue && strings.IndexByte(g.OptOpts, ch) >= 0:
+					o.Value, o.Attached = t[k+1:], k+1 < len(t)
+					k = len(t)
+				case o.Kind.TakesValue() && g.Clustered && k+1 < len(t):
+					// sh -oc: the letters after -o are flags too; a
+					// value comes only after the cluster's last letter.
+				case o.Kind.TakesValue():
+					o.Value, o.Attached = t[k+1:], k+1 < len(t)
+					if !o.Attached {
+						if i+1 < n {
+							o.ValueWord = i + 1
+						}
+						i++
+					}
+					k = len(t)
+				}
+				if !yield(o) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// shortKind reads option letter ch; a letter in more than one set takes
+// the first of code, module, split, program, value, shell, stdin, join-off.
+func (g *Grammar) shortKind(ch byte) OptKind {
+	switch {
+	case strings.IndexByte(g.CodeOpts, ch) >= 0:
+		return OptCode
+	case strings.IndexByte(g.ModOpts, ch) >= 0:
+		return OptMod
+	case strings.IndexByte(g.SplitOpts, ch) >= 0:
+		return OptSplit
+	case strings.IndexByte(g.ProgOpts, ch) >= 0:
+		return OptProg
+	case strings.IndexByte(g.ValueOpts, ch) >= 0, strings.IndexByte(g.OptOpts, ch) >= 0:
+		return OptValue
+	case strings.IndexByte(g.ShellFlags, ch) >= 0:
+		return OptShell
+	case strings.IndexByte(g.StdinFlags, ch) >= 0:
+		return OptStdin
+	case strings.IndexByte(g.JoinOff, ch) >= 0:
+		return OptJoinOff
+	}
+	return OptFlag
+}
+
+// longKind reads long option name (without dashes or "=value").
+func (g *Grammar) longKind(name string) OptKind {
+	switch {
+	case slices.Contains(g.CodeLong, name):
+		return OptCode
+	case slices.Contains(g.ModLong, name):
+		return OptMod
+	case slices.Contains(g.SplitLong, name):
+		return OptSplit
+	case slices.Contains(g.ProgLong, name):
+		return OptProg
+	case slices.Contains(g.ValueLong, name), slices.Contains(g.OptLong, name), g.UnknownVal && !slices.Contains(g.FlagLong, name):
+		return OptValue
+	}
+	return OptFlag
+}
