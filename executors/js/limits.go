@@ -30,7 +30,9 @@ package js
 // delayed.
 // Two cases overshoot by more, because one step is one native operation
 // that cannot be interrupted: a string doubling in a loop is stopped within
-// two doublings (128 to 384 MiB past a 64 MiB limit). The realm's
+// two doublings (128 to 384 MiB past a 64 MiB limit), three when samples
+// come late on a loaded machine (832 MiB once, under -race). The
+// executor's own memory cap (cgroup or container) is the hard ceiling. The realm's
 // String.prototype.repeat, padStart, padEnd, Array.prototype.join and fill,
 // JSON.stringify, and the ArrayBuffer, typed array and Array constructors
 // (alloc.go) check their result size up front against the limit minus the
