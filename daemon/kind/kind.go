@@ -58,8 +58,8 @@ type RunsOn interface {
 	Executor() toolspec.Kind
 }
 
-// ExecutorOf is the executor kind k's calls run on.
-func ExecutorOf(k Kind) toolspec.Kind {
+// executorOf is the executor kind k's calls run on.
+func executorOf(k Kind) toolspec.Kind {
 	if r, ok := k.(RunsOn); ok {
 		return r.Executor()
 	}
@@ -342,7 +342,7 @@ func (r *Registry) ToolsetOnly(n toolspec.Kind) bool {
 // ExecutorKind is the executor kind that runs calls of the kind named n.
 func (r *Registry) ExecutorKind(n toolspec.Kind) toolspec.Kind {
 	if k, ok := r.kinds[n]; ok {
-		return ExecutorOf(k)
+		return executorOf(k)
 	}
 	return n
 }

@@ -52,14 +52,3 @@ type AuditFilter struct {
 	// Limit bounds the entries returned (1..maxAuditLimit).
 	Limit int
 }
-
-// Match reports whether e passes f's fields (not Limit). A backend whose
-// store cannot filter by a field filters with it.
-func (f AuditFilter) Match(e *api.Execution) bool {
-	return (f.Tool == "" || e.Tool == f.Tool) &&
-		(f.Caller == "" || e.CallerID == f.Caller) &&
-		(f.Worker == "" || e.Worker == f.Worker) &&
-		(f.Outcome == "" || e.Outcome == f.Outcome) &&
-		(f.Since.IsZero() || !e.StartedAt.Before(f.Since)) &&
-		(f.Until.IsZero() || e.StartedAt.Before(f.Until))
-}

@@ -269,21 +269,19 @@ type auditData struct {
 // browser's datetime-local (the daemon's local time) and RFC 3339.
 var dateLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02"}
 
-// parseWhen reads a time filter: a duration ("1h": that long before now),
-// a local date and time, or RFC 3339.
+// parseWhen reads a time filter: what the CLI's audit filters take
+// (api.ParseTime: a duration before now, or RFC 3339), or a local date and
+// time as a browser's datetime-local input sends it.
 func parseWhen(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			return time.Time{}, fmt.Errorf("%q: a duration counts back from now; give it without a sign", s)
-		}
-		return now.Add(-d), nil
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
+	if t, err := api.ParseTime(s, now); err == nil {
 		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d < 0 {
+		return time.Time{}, fmt.Errorf("%q: a duration counts back from now; give it without a sign", s)
 	}
 	for _, l := range dateLayouts {
 		if t, err := time.ParseInLocation(l, s, time.Local); err == nil {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolcage/toolcage/daemon/api"
 )
 
 func TestParseWhat(t *testing.T) {
@@ -149,32 +147,4 @@ func FuzzParseAuditFilter(f *testing.F) {
 			t.Fatalf("%q gave %+v", s, got)
 		}
 	})
-}
-
-func TestAuditFilterMatch(t *testing.T) {
-	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	e := apiExec("adder", "uid:0", "w", "ok", at)
-	for _, tc := range []struct {
-		f    AuditFilter
-		want bool
-	}{
-		{AuditFilter{}, true},
-		{AuditFilter{Tool: "adder", Caller: "uid:0", Worker: "w", Outcome: "ok"}, true},
-		{AuditFilter{Tool: "other"}, false},
-		{AuditFilter{Caller: "uid:1"}, false},
-		{AuditFilter{Worker: "x"}, false},
-		{AuditFilter{Outcome: "refused"}, false},
-		{AuditFilter{Since: at}, true}, // since is inclusive
-		{AuditFilter{Since: at.Add(time.Nanosecond)}, false},
-		{AuditFilter{Until: at}, false}, // until is exclusive
-		{AuditFilter{Until: at.Add(time.Nanosecond)}, true},
-	} {
-		if got := tc.f.Match(&e); got != tc.want {
-			t.Errorf("%+v: %v, want %v", tc.f, got, tc.want)
-		}
-	}
-}
-
-func apiExec(tool, caller, worker, outcome string, at time.Time) api.Execution {
-	return api.Execution{Tool: tool, CallerID: caller, Worker: worker, Outcome: outcome, StartedAt: at}
 }
