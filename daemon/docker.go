@@ -67,6 +67,15 @@ func (d *Daemon) dockerRunner(ctx context.Context) (*host.DockerRunner, error) {
 		Client: cli, Image: id, StateDir: state, Runtime: d.cfg.Docker.Runtime,
 		Limits: host.ContainerLimits{MemoryBytes: sc.MemoryBytes, Pids: int64(sc.Pids), CPUs: sc.CPUs, TmpBytes: sc.TmpBytes},
 	}
+	// HTTP calls with secrets reach the egress proxy from their containers
+	// through this socket, in place of a network.
+	ln, err := r.ListenEgress()
+	if err != nil {
+		cli.Close()
+		os.RemoveAll(state)
+		return nil, err
+	}
+	d.egress.Serve(ln)
 	info, _ := engine.Describe(ctx, cli)
 	d.log.Info("docker isolation ready", "engine", info.Host, "version", info.Version, "image", d.cfg.DockerImage(), "image_id", id, "daemon_label", r.ID())
 	return r, nil

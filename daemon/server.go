@@ -163,6 +163,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		}
 	})
 	runners := map[string]host.Runner{catalog.IsolationProcess: runner}
+	// The egress proxy comes before the docker runner, which serves it on a
+	// socket its containers reach.
+	guards := netguard.NewCache(64)
+	if d.egress, err = egress.Listen(guards, log); err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { d.egress.Close() })
 	if d.docker, err = d.dockerRunner(ctx); err != nil {
 		return nil, err
 	}
@@ -184,11 +191,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// daemon's: data_dir/workers/<name>/db.sqlite.
 	d.workerDBs = workerdb.New(filepath.Join(cfg.DataDir, "workers"))
 	undo = append(undo, func() { d.workerDBs.Close() })
-	guards := netguard.NewCache(64)
-	if d.egress, err = egress.Listen(guards, log); err != nil {
-		return nil, err
-	}
-	undo = append(undo, func() { d.egress.Close() })
 	if d.events, err = newAnnouncer(cfg.Approvals, log); err != nil {
 		return nil, err
 	}

@@ -68,10 +68,12 @@ type (
 // to Egress.Addr in absolute form with the token in EgressTokenHeader. A
 // response the proxy made itself (the guard refused, the API could not be
 // reached) carries EgressErrorHeader: "<code>: <message>", where code is
-// policy_denied or unreachable.
+// policy_denied or unreachable. Egress.Addr is host:port, or
+// EgressUnixPrefix and the path of a Unix socket.
 const (
 	EgressTokenHeader = "Toolcage-Egress-Token"
 	EgressErrorHeader = "Toolcage-Egress-Error"
+	EgressUnixPrefix  = "unix:"
 )
 
 // LogLine is one captured console or log line.

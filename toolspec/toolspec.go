@@ -110,7 +110,7 @@ type HTTPCall struct {
 
 // Egress names the daemon's egress proxy for one call.
 type Egress struct {
-	Addr  string `json:"addr"`  // host:port on the loopback interface
+	Addr  string `json:"addr"`  // host:port on the loopback interface, or unix:PATH
 	Token string `json:"token"` // the call's grant; worthless after the call
 }
 

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
@@ -104,16 +105,22 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	if iso == "" {
 		iso = catalog.IsolationProcess
 	}
-	if iso == catalog.IsolationDocker && p.standIn != nil {
-		// The egress proxy that puts secrets into HTTP requests listens on
-		// the daemon's loopback, which a container does not share.
-		return p, errdefs.Errorf(errdefs.Unavailable, "an http tool that uses secrets cannot run with isolation: docker yet (the egress proxy is on the daemon's loopback); use isolation: process")
+	// A container reaches the egress proxy through the Unix socket the
+	// runner binds in, and every request of the call (redirects included)
+	// goes there: its executor needs no network of its own, and gets none.
+	// A process executor reaches the proxy on the daemon's loopback, so it
+	// keeps the host's network.
+	keyPerms := req.Permissions
+	viaSocket := iso == catalog.IsolationDocker && p.standIn != nil
+	if viaSocket {
+		keyPerms = slices.DeleteFunc(slices.Clone(keyPerms), func(s string) bool { return s == "network" })
 	}
 	ms, err := d.callMounts(c.worker, def, req.Permissions)
 	if err != nil {
 		return p, err
 	}
-	p.key = d.Key(k, iso, req.Permissions).WithMounts(ms)
+	p.key = d.Key(k, iso, keyPerms).WithMounts(ms)
+	p.key.Egress = viaSocket
 	if p.key.Host {
 		req.Host = &callHost{d: d, parent: c}
 	}

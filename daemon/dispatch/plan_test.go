@@ -15,6 +15,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 	"github.com/toolcage/toolcage/policy/shellguard"
@@ -148,19 +149,67 @@ func TestPlanRefusals(t *testing.T) {
 		{"secret not stored", `{"name":"m","description":"d","kind":"shell","secrets":["other"],"shell":{"command":"echo {{secret.other}}"}}`, `{}`, errdefs.InvalidRequest},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			def, err := catalog.ParseJSON([]byte(tt.def))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := catalog.Compile(&catalog.Tool{Def: def})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := &call{id: "c1", tool: def.Name, caller: principal.Caller{ID: "uid:1", Type: "user"}, args: json.RawMessage(tt.args)}
-			_, err = d.plan(context.Background(), c, res)
+			_, err := planFor(t, d, tt.def, tt.args)
 			var e *errdefs.Error
 			if !errors.As(err, &e) || errdefs.CodeOf(err) != tt.code {
 				t.Fatalf("got %v, want %s", err, tt.code)
+			}
+		})
+	}
+}
+
+// planFor plans a call of the tool def (JSON) with args.
+func planFor(t *testing.T, d *Dispatcher, def, args string) (*plan, error) {
+	t.Helper()
+	td, err := catalog.ParseJSON([]byte(def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := catalog.Compile(&catalog.Tool{Def: td})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &call{id: "c1", tool: td.Name, caller: principal.Caller{ID: "uid:1", Type: "user"}, args: json.RawMessage(args)}
+	return d.plan(context.Background(), c, res)
+}
+
+// TestPlanEgressInContainer: an HTTP call with secrets under isolation:
+// docker runs on a key with Egress and without network (the container
+// reaches the proxy through its socket), and its executor is sent to that
+// socket; under process isolation, or without secrets, the call keeps the
+// network and the proxy's loopback port.
+func TestPlanEgressInContainer(t *testing.T) {
+	d := newPlanDispatcher(t)
+	tool := func(iso, secretHeader string) string {
+		return `{"name":"h","description":"d","kind":"http","isolation":"` + iso + `",` + secretHeader +
+			`"http":{"method":"GET","url":"http://localhost:9/v1","headers":{"X-Key":"{{secret.key}}"},"allowed_domains":["localhost"]}}`
+	}
+	for _, tt := range []struct {
+		name, def, perms, addr string
+		egress                 bool
+	}{
+		{"docker, secret", tool("docker", `"secrets":["key"],"permissions":["network"],`), "", executors.EgressUnixPrefix + "/run/toolcage-egress/egress.sock", true},
+		{"process, secret", tool("process", `"secrets":["key"],`), "network", "127.0.0.1:", false},
+		{"docker, no secret", strings.Replace(tool("docker", ""), "{{secret.key}}", "plain", 1), "network", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := planFor(t, d, tt.def, `{}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.key.Egress != tt.egress || p.key.Permissions != tt.perms || !slices.Contains(p.req.Permissions, "network") {
+				t.Fatalf("key %+v (request permissions %v): want Egress %v, permissions %q", p.key, p.req.Permissions, tt.egress, tt.perms)
+			}
+			if tt.addr == "" {
+				if p.standIn != nil {
+					t.Fatal("a call without secrets has a stand-in")
+				}
+				return
+			}
+			req, revoke := d.grantEgress(p)
+			defer revoke()
+			if e := req.HTTP.Egress; e == nil || !strings.HasPrefix(e.Addr, tt.addr) || e.Token == "" || strings.Contains(req.HTTP.Headers["X-Key"], testSecret) {
+				t.Fatalf("executor's request %+v egress %+v, want the proxy at %s", req.HTTP, req.HTTP.Egress, tt.addr)
 			}
 		})
 	}

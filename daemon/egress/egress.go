@@ -16,6 +16,11 @@
 //
 // A grant is worth nothing without its token (128 random bits), lives no
 // longer than its call, and serves at most 1+netguard.MaxRedirects requests.
+//
+// The proxy listens on 127.0.0.1, which an executor process sharing the
+// host's network reaches, and may serve further listeners (Serve): the
+// Unix socket the docker runner binds into containers that have no
+// network of their own.
 package egress
 
 import (
@@ -84,7 +89,11 @@ func Listen(guards *netguard.Cache, log *slog.Logger) (*Proxy, error) {
 // Addr is the proxy's host:port.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Close stops the proxy; requests in flight are cut off.
+// Serve serves the proxy on ln too (a Unix socket for containers), until
+// Close, which closes ln.
+func (p *Proxy) Serve(ln net.Listener) { go p.srv.Serve(ln) }
+
+// Close stops the proxy on every listener; requests in flight are cut off.
 func (p *Proxy) Close() error { return p.srv.Close() }
 
 // Add registers a grant and returns its token and the function that ends

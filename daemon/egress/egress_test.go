@@ -2,11 +2,14 @@ package egress
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -73,6 +76,12 @@ func grantFor(srv *httptest.Server, path string) Grant {
 // send makes the executor's side of a request through the proxy.
 func send(t *testing.T, p *Proxy, token string, c *executors.HTTPCall) *http.Response {
 	t.Helper()
+	return sendTo(t, "tcp", p.Addr(), token, c)
+}
+
+// sendTo is send through the proxy listening on network, addr.
+func sendTo(t *testing.T, network, addr, token string, c *executors.HTTPCall) *http.Response {
+	t.Helper()
 	req, err := http.NewRequest(c.Method, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +90,11 @@ func send(t *testing.T, p *Proxy, token string, c *executors.HTTPCall) *http.Res
 		req.Header.Set(k, v)
 	}
 	req.Header.Set(executors.EgressTokenHeader, token)
-	proxy, _ := url.Parse("http://" + p.Addr())
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy), DisableKeepAlives: true},
+	dial := func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: "egress"}), DialContext: dial, DisableKeepAlives: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -286,5 +298,40 @@ func TestProxyErrorsAreRedacted(t *testing.T) {
 	}
 	if s.n != 0 {
 		t.Fatal("the API was reached")
+	}
+}
+
+// The proxy serves a Unix socket too (the one containers reach), with the
+// same grants: a live token's request gets its secret put in, a wrong one
+// is refused, and Close closes the socket.
+func TestProxyServesUnixSocket(t *testing.T) {
+	var s seen
+	srv := upstream(t, &s)
+	p := newProxy(t)
+	sock := filepath.Join(t.TempDir(), "egress.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Serve(ln)
+	viaSocket := func(token string, c *executors.HTTPCall) *http.Response { return sendTo(t, "unix", sock, token, c) }
+	g := grantFor(srv, "/echo")
+	token, revoke := p.Add(g)
+	defer revoke()
+	if resp := viaSocket(NewToken(), g.Rendered); resp.StatusCode != 403 || !strings.HasPrefix(egressErr(resp), "policy_denied: no such call") {
+		t.Fatalf("wrong token: %d %q", resp.StatusCode, egressErr(resp))
+	}
+	resp := viaSocket(token, g.Rendered)
+	body, _ := io.ReadAll(resp.Body)
+	s.mu.Lock()
+	header := s.header
+	s.mu.Unlock()
+	if resp.StatusCode != 200 || header != secret || string(body) != "key=[REDACTED]" {
+		t.Fatalf("status %d %q, API got %q, body %q", resp.StatusCode, egressErr(resp), header, body)
+	}
+	p.Close()
+	if c, err := net.Dial("unix", sock); err == nil {
+		c.Close()
+		t.Fatal("the socket still answers after Close")
 	}
 }

@@ -36,6 +36,11 @@ type Key struct {
 	// call (executors.Host): the daemon opens each one's Host stream. The
 	// daemon sets it for kinds whose calls may call other tools.
 	Host bool
+	// Egress asks for executors that reach the daemon's egress proxy
+	// through its Unix socket (ContainerEgressSocket) rather than over the
+	// network: the daemon sets it for HTTP calls with secrets in a
+	// container, whose key then holds no network.
+	Egress bool
 }
 
 // Mount is one host path an executor sees. Every runner takes this list
@@ -102,6 +107,9 @@ func (k Key) String() string {
 	}
 	if k.Host {
 		s += "+host"
+	}
+	if k.Egress {
+		s += "+egress"
 	}
 	return s
 }

@@ -50,6 +50,11 @@ const (
 const (
 	containerSocketDir = "/run/toolcage"
 	containerControl   = containerSocketDir + "/control.sock"
+	containerEgressDir = "/run/toolcage-egress"
+	egressSocketName   = "egress.sock"
+	// ContainerEgressSocket is where a container whose key has Egress
+	// finds the daemon's egress proxy.
+	ContainerEgressSocket = containerEgressDir + "/" + egressSocketName
 )
 
 // ContainerLimits cap every container, like the process sandbox's cgroup.
@@ -68,6 +73,11 @@ type ContainerLimits struct {
 // no-new-privileges and a non-root user (the image's; a container with
 // host mounts runs as the ids the process sandbox uses, see mountUser).
 // It provides isolation "docker".
+//
+// A key with Egress gets the egress proxy's socket dir (ListenEgress)
+// bound read-only at /run/toolcage-egress: connect(2) needs no write
+// access to the mount, and such a key holds no network, so the container
+// has none.
 //
 // go-plugin's socket dir (0770, group shared with the container user) is
 // bind-mounted at /run/toolcage, and closed to writes from the container
@@ -93,6 +103,9 @@ type DockerRunner struct {
 	Limits ContainerLimits
 	// Runtime is the OCI runtime ("" = the engine's default; runsc for gVisor).
 	Runtime string
+
+	// egressDir holds the egress proxy's socket (ListenEgress); "" until then.
+	egressDir string
 
 	idOnce sync.Once
 	id     string
@@ -151,6 +164,9 @@ func (r *DockerRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientC
 	}
 	if err := checkBindSources(key.MountList()); err != nil {
 		return nil, err
+	}
+	if key.Egress && r.egressDir == "" {
+		return nil, errdefs.Errorf(errdefs.Unavailable, "docker runner: no egress proxy socket for %s", key)
 	}
 	group := socketGroup()
 	return &plugin.ClientConfig{
@@ -231,6 +247,12 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 	if group != gid {
 		hc.GroupAdd = []string{strconv.Itoa(group)}
 	}
+	if key.Egress {
+		hc.Mounts = append(hc.Mounts, mount.Mount{
+			Type: mount.TypeBind, Source: r.egressDir, Target: containerEgressDir, ReadOnly: true,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationPrivate, NonRecursive: true},
+		})
+	}
 	if r.hasPerm(key, "network") {
 		// Egress through the engine's default bridge; the executor's
 		// network guard still checks every address it dials.
@@ -261,6 +283,48 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 	}
 	p := &containerProc{r: r, cc: cc, hc: hc, binds: binds, socketDir: socketDir, name: "container:" + string(key.Kind)}
 	return p, nil
+}
+
+// ListenEgress makes the Unix socket through which containers reach the
+// daemon's egress proxy and returns its listener, for the proxy to serve.
+// Call it once, before the runner starts executors. The socket is
+// StateDir/egress/egress.sock, the dir 0750 and the socket 0660 with the
+// group the container user shares (as go-plugin's socket dirs). Who can
+// connect: on the host, only the daemon's uid and root, as nobody else
+// passes StateDir (0700); inside containers, only those of keys with
+// Egress, which run no code of a tool's (an HTTP executor sends the
+// request the daemon rendered). Either way a connection gets nothing
+// without a live grant's token: 128 random bits that only the executor of
+// the call holds, for as long as the call runs.
+func (r *DockerRunner) ListenEgress() (net.Listener, error) {
+	if err := checkPrivateDir(r.StateDir); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(r.StateDir, "egress")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("egress socket dir: %w", err)
+	}
+	sock := filepath.Join(dir, egressSocketName)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("egress socket: %w", err)
+	}
+	group := socketGroup()
+	for _, f := range []struct {
+		path string
+		mode os.FileMode
+	}{{dir, 0o750}, {sock, 0o660}} {
+		err := os.Chown(f.path, -1, group)
+		if err == nil {
+			err = os.Chmod(f.path, f.mode)
+		}
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("egress socket: %w", err)
+		}
+	}
+	r.egressDir = dir
+	return ln, nil
 }
 
 // AfterCall asks the container's pid 1 to kill what the call left running

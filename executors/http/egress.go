@@ -18,15 +18,22 @@ import (
 // egressTransport sends every request of a call to the daemon's egress
 // proxy instead of the API: the proxy puts the call's secrets in, checks
 // the address with the network guard and dials. One connection a request
-// keeps it simple; the proxy is on the loopback interface.
+// keeps it simple; the proxy is on the loopback interface, or on a Unix
+// socket ("unix:PATH") for an executor in a container, which then needs no
+// network of its own: every request of the call, redirects included, goes
+// this way.
 type egressTransport struct {
 	egress executors.Egress
 }
 
 func (t *egressTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	network, addr := "tcp", t.egress.Addr
+	if path, ok := strings.CutPrefix(addr, executors.EgressUnixPrefix); ok {
+		network, addr = "unix", path
+	}
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", t.egress.Addr)
+	conn, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		closeBody(req)
 		return nil, fmt.Errorf("egress proxy: %w", err)
