@@ -150,19 +150,7 @@ func BenchmarkShellCall(b *testing.B) {
 // API (sandboxed daemon, network guard on, localhost allowed as a private
 // host), against http.Get of the same URL from Go, interleaved.
 func BenchmarkHTTPCall(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	body := []byte(`{"ok":true}`)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(body)
-	})}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Close() })
-	url := fmt.Sprintf("http://localhost:%d/ok", ln.Addr().(*net.TCPAddr).Port)
-
+	url := localAPI(b)
 	d := startDaemonEnv(b, "TOOLCAGE_HTTP_ALLOW_PRIVATE_HOSTS=localhost")
 	createTool(b, d.client, fmt.Sprintf(`{"name":"local_get","description":"GET a local server","kind":"http",
 	 "http":{"method":"GET","url":%q,"allowed_domains":["localhost"]}}`, url))
@@ -170,12 +158,7 @@ func BenchmarkHTTPCall(b *testing.B) {
 		b.Fatalf("local_get returned %s", r.Result)
 	}
 	// The same call with an API key, which the egress proxy puts in.
-	key := "bench-key-Q7r2Lm9Xw4Kp"
-	if err := d.client.Do(context.Background(), "PUT", "/v1/secrets/bench_key", api.SecretValue{Value: &key}, nil); err != nil {
-		b.Fatal(err)
-	}
-	createTool(b, d.client, fmt.Sprintf(`{"name":"local_get_key","description":"GET a local server with a key","kind":"http",
-	 "secrets":["bench_key"],"http":{"method":"GET","url":%q,"headers":{"X-Api-Key":"{{secret.bench_key}}"},"allowed_domains":["localhost"]}}`, url))
+	createKeyTool(b, d, "local_get_key", "process", url)
 	direct := func() {
 		resp, err := http.Get(url)
 		if err != nil {
@@ -211,6 +194,35 @@ func BenchmarkHTTPCall(b *testing.B) {
 	b.ReportMetric(ms(t-g), "vs-direct-ms")
 	b.ReportMetric(us(k), "egress-p50-µs")
 	b.ReportMetric(ms(k-t), "egress-added-ms")
+}
+
+// localAPI serves {"ok":true} on 127.0.0.1 and returns its URL, named
+// by localhost (which the daemons here allow as a private host).
+func localAPI(b *testing.B) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"ok":true}`)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return fmt.Sprintf("http://localhost:%d/ok", ln.Addr().(*net.TCPAddr).Port)
+}
+
+// createKeyTool stores the secret bench_key (once per daemon is enough;
+// again is harmless) and makes name, an HTTP tool GETting url with it in
+// a header, which the egress proxy puts in, with the isolation given.
+func createKeyTool(b *testing.B, d *daemonProc, name, isolation, url string) {
+	key := "bench-key-Q7r2Lm9Xw4Kp"
+	if err := d.client.Do(context.Background(), "PUT", "/v1/secrets/bench_key", api.SecretValue{Value: &key}, nil); err != nil {
+		b.Fatal(err)
+	}
+	createTool(b, d.client, fmt.Sprintf(`{"name":%q,"description":"GET a local server with a key","kind":"http","isolation":%q,
+	 "secrets":["bench_key"],"http":{"method":"GET","url":%q,"headers":{"X-Api-Key":"{{secret.bench_key}}"},"allowed_domains":["localhost"]}}`, name, isolation, url))
 }
 
 // BenchmarkJSCallSandbox: the trivial JS tool of BenchmarkJSCallLatency on
