@@ -43,9 +43,12 @@ const (
 
 // glRule is one gitleaks rule as the scrubber uses it.
 type glRule struct {
-	id          string
-	marker      string
-	re          *regexp.Regexp
+	id     string
+	marker string
+	// re compiles the rule's regexp on its first use: most rules never
+	// see their keyword in a daemon's life, and compiled they hold about
+	// 2 MB of an idle daemon's heap.
+	re          func() *regexp.Regexp
 	secretGroup int
 	entropy     float64
 	allow       []*config.Allowlist
@@ -151,7 +154,7 @@ func newGitleaksRules(cfg config.Config) *gitleaksRules {
 		g.rules = append(g.rules, glRule{
 			id:          id,
 			marker:      markerPrefix + "gitleaks:" + markerName(id) + "]",
-			re:          r.Regex,
+			re:          sync.OnceValue(compileLater(r.Regex.String())),
 			secretGroup: r.SecretGroup,
 			entropy:     r.Entropy,
 			allow:       r.Allowlists,
@@ -175,6 +178,12 @@ func newGitleaksRules(cfg config.Config) *gitleaksRules {
 		}
 	}
 	return g
+}
+
+// compileLater returns what compiles src, a regexp that already compiled
+// once (in gitleaks' Translate).
+func compileLater(src string) func() *regexp.Regexp {
+	return func() *regexp.Regexp { return regexp.MustCompile(src) }
 }
 
 // keywordLiteral is re's literal prefix if every keyword is a prefix of it
@@ -251,7 +260,7 @@ func (s *Scrubber) gitleaksSpans(text string, ws []glWindow, spans []scrubSpan) 
 	}
 	for _, w := range ws {
 		r := &s.gl.rules[w.rule]
-		for _, loc := range r.re.FindAllStringSubmatchIndex(text[w.lo:w.hi], -1) {
+		for _, loc := range r.re().FindAllStringSubmatchIndex(text[w.lo:w.hi], -1) {
 			a, b, ok := s.gl.secret(r, text, w.lo, loc)
 			if ok && !overlaps(a, b) {
 				spans = append(spans, scrubSpan{a, b, prio, r.marker})
