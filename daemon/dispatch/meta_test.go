@@ -133,6 +133,25 @@ func (f *metaFixture) call(tool string, args any, noWait bool) (*Outcome, error)
 	return f.d.Call(context.Background(), CallRequest{Tool: tool, Arguments: b, Caller: agent, NoApprovalWait: noWait})
 }
 
+// parked waits (up to 10s) for the pending approval whose arguments hold
+// args and returns its id.
+func (f *metaFixture) parked(t *testing.T, args string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		list, err := f.d.cfg.Store.ListApprovals(context.Background(), store.ApprovalPending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range list {
+			if strings.Contains(string(a.Args), args) {
+				return a.ID
+			}
+		}
+	}
+	t.Fatalf("no call parked with arguments holding %s", args)
+	return ""
+}
+
 // lastRecord is the newest audit record of tool.
 func (f *metaFixture) lastRecord(t *testing.T, tool string) *store.Execution {
 	t.Helper()
@@ -244,19 +263,7 @@ func TestMetaApprovals(t *testing.T) {
 			out, err := f.call("create_tool", args, false)
 			done <- answer{out, err}
 		}()
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			list, err := f.d.cfg.Store.ListApprovals(ctx, store.ApprovalPending)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range list {
-				if strings.Contains(string(a.Args), fmt.Sprintf("%q", args["name"])) {
-					return a.ID, done
-				}
-			}
-		}
-		t.Fatal("the call did not park")
-		return "", nil
+		return f.parked(t, fmt.Sprintf("%q", args["name"])), done
 	}
 	id, done := wait(map[string]any{"name": "quad", "description": "Times four", "code": "return args.n * 4"})
 	if _, err := f.d.DecideApproval(ctx, id, true, false, person); err != nil {
@@ -324,20 +331,7 @@ func TestLocalToolApprovalAllowed(t *testing.T) {
 		}
 		done <- err
 	}()
-	var id string
-	for deadline := time.Now().Add(10 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		list, err := f.d.cfg.Store.ListApprovals(ctx, store.ApprovalPending)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(list) == 1 {
-			id = list[0].ID
-		}
-	}
-	if id == "" {
-		t.Fatal("the call did not park")
-	}
-	if _, err := f.d.DecideApproval(ctx, id, true, false, principal.Caller{ID: "me", Type: catalog.CreatedByUser}); err != nil {
+	if _, err := f.d.DecideApproval(ctx, f.parked(t, "{}"), true, false, principal.Caller{ID: "me", Type: catalog.CreatedByUser}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
