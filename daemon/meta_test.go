@@ -3,10 +3,12 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
@@ -254,5 +256,69 @@ func TestMetaTools(t *testing.T) {
 	plain.Token = plainAdded.Token
 	if _, err := metaCall(t, &plain, "list_custom_tools", nil); codeOf(err) != errdefs.ToolNotFound {
 		t.Fatalf("meta-tool of a worker without them: %v", err)
+	}
+}
+
+// TestMetaToolApproval: a worker's approval.tools holds a meta-tool like
+// any tool: under ask, create_tool parks for a person, who allows it over
+// the API (as `toolcage approvals allow` does), and the agent's waiting
+// call then makes the tool.
+func TestMetaToolApproval(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "asker.yaml")
+	writeFile(t, path, "name: asker\nagent_tools: {create: true, meta_tools: true}\napproval: {default: preApproved, tools: {create_tool: ask}}\n")
+	added, err := addWorker(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := withToken(c, added.Token)
+	args := map[string]any{"name": "halver", "description": "Halve a number", "code": "return args.n / 2"}
+
+	// worker show says so, and a call that does not wait is told.
+	var shown api.Worker
+	if err := c.Do(ctx, "GET", "/v1/workers/asker", nil, &shown); err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(shown.Tools, func(wt api.WorkerTool) bool { return wt.Name == "create_tool" }); i < 0 || shown.Tools[i].Approval != "ask" {
+		t.Fatalf("worker show: %+v", shown.Tools)
+	}
+	if _, err := callTool(noWait(agent), "create_tool", args); codeOf(err) != errdefs.ApprovalRequired {
+		t.Fatalf("create_tool under ask, no wait: %v", err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		out, err := callTool(agent, "create_tool", args)
+		if err == nil && !strings.Contains(string(out.Result), `"status":"active"`) {
+			err = fmt.Errorf("result %s", out.Result)
+		}
+		done <- err
+	}()
+	list := waitPending(t, c, 2)
+	a := list.Approvals[1]
+	if a.Tool != "create_tool" || a.Worker != "asker" || !strings.Contains(string(a.Arguments), `"halver"`) {
+		t.Fatalf("approval %+v", a)
+	}
+	if err := c.Do(ctx, "GET", "/v1/tools/halver", nil, nil); codeOf(err) != errdefs.ToolNotFound {
+		t.Fatalf("halver before the approval: %v", err)
+	}
+	if err := c.Do(ctx, "POST", "/v1/approvals/"+a.ID+"/allow", api.ApprovalDecision{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("allowed create_tool: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the allowed create_tool did not return")
+	}
+	if out, err := callTool(agent, "halver", map[string]int{"n": 8}); err != nil || string(out.Result) != "4" {
+		t.Fatalf("halver: %v %+v", err, out)
+	}
+	if ex := executionsOf(t, c, "tool=create_tool"); len(ex) != 2 || ex[0].Outcome != "ok" || ex[1].ErrorCode != "approval_required" {
+		t.Fatalf("create_tool records: %+v", ex)
 	}
 }

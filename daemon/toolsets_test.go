@@ -450,8 +450,9 @@ func TestWorkerRemoveDeletesItsData(t *testing.T) {
 // covers ("*" here), through the guard: the test server on 127.0.0.1 is
 // reached only because the config names that host in
 // allow_private_hosts; loopback by another name, private and metadata
-// addresses are refused; a long body is cut; "*" in a tool's own
-// allowlist is refused.
+// addresses are refused; a long body is cut; a method the toolset does
+// not allow is forbidden before any request is sent (GET and HEAD only,
+// unless methods: says more); "*" in a tool's own allowlist is refused.
 func TestFetchToolset(t *testing.T) {
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -467,7 +468,7 @@ func TestFetchToolset(t *testing.T) {
 	defer srv.Close()
 	td := startDaemon(t, "", func(c *Config) { c.HTTP.AllowPrivateHosts = []string{"127.0.0.1"} })
 	path := filepath.Join(t.TempDir(), "f.yaml")
-	writeFile(t, path, "name: fw\ntoolsets:\n  fetch: {allowed_domains: [\"*\"], max_response_bytes: 1001}\n")
+	writeFile(t, path, "name: fw\ntoolsets:\n  fetch: {allowed_domains: [\"*\"], max_response_bytes: 1001, methods: [get, Post]}\n")
 	w, err := addWorker(td.client, path)
 	if err != nil {
 		t.Fatal(err)
@@ -512,8 +513,36 @@ func TestFetchToolset(t *testing.T) {
 	if _, err := callTool(agent, "fetch_url", map[string]any{"url": srv.URL, "headers": map[string]string{"Host": "internal"}}); codeOf(err) != errdefs.PolicyDenied {
 		t.Errorf("Host header: %v", err)
 	}
+	// Methods the worker's methods: leave out.
+	for _, m := range []string{"DELETE", "head", "PUT"} {
+		if _, err := callTool(agent, "fetch_url", map[string]any{"url": srv.URL + "/echo", "method": m}); codeOf(err) != errdefs.Forbidden {
+			t.Errorf("method %s: %v", m, err)
+		}
+	}
+	if e := executionsOf(t, td.client, "tool=fetch_url&limit=1")[0]; e.Outcome != "refused" || e.ErrorCode != "forbidden" {
+		t.Errorf("forbidden method recorded as %+v", e)
+	}
+	// A worker that names no methods reads: GET and HEAD, not POST.
+	readerPath := filepath.Join(t.TempDir(), "r.yaml")
+	writeFile(t, readerPath, "name: fr\ntoolsets:\n  fetch: {allowed_domains: [\"*\"]}\n")
+	rw, err := addWorker(td.client, readerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := withToken(td.client, rw.Token)
+	if _, err := callTool(reader, "fetch_url", map[string]any{"url": srv.URL + "/echo", "method": "POST", "body": "x"}); codeOf(err) != errdefs.Forbidden {
+		t.Errorf("POST through a reading worker: %v", err)
+	}
 	if hits.Load() != before {
 		t.Fatal("a refused fetch reached the server")
+	}
+	for _, m := range []string{"", "HEAD"} {
+		if r, err := callTool(reader, "fetch_url", map[string]any{"url": srv.URL + "/echo", "method": m}); err != nil || r.IsError {
+			t.Errorf("method %q through a reading worker: %v %+v", m, err, r)
+		}
+	}
+	if got := hits.Load(); got != before+2 {
+		t.Fatalf("the reading worker's GET and HEAD reached the server %d times", got-before)
 	}
 	// Without allow_private_hosts, the same worker reaches no loopback.
 	td2 := startDaemon(t, "", nil)

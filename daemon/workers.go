@@ -361,16 +361,31 @@ func (d *Daemon) rotateWorkerToken(w http.ResponseWriter, r *http.Request) error
 
 func (d *Daemon) removeWorker(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
+	again := false
 	if err := d.workers.remove(r.Context(), name); err != nil {
-		return err
+		// No such worker, but the data directory an earlier removal could
+		// not delete is there: this removal finishes that one.
+		if !errdefs.Is(err, errdefs.NotFound) || !d.workerDBs.Left(name) {
+			return err
+		}
+		again = true
 	}
 	// Its database goes with it (its state rows went with the store's
 	// row): a worker added again under the name starts empty. The worker
-	// is gone by now, so no new call reopens the file.
+	// is gone by now, so no new call reopens the file. A directory that
+	// cannot be deleted fails the removal, which did all but that: the
+	// person is told where it is and why, and a second rm finishes it.
 	if err := d.workerDBs.Remove(name); err != nil {
-		d.log.Warn("worker removed, but not its database", "worker", name, "path", d.workerDBs.Path(name), "err", err)
+		dir := d.workerDBs.Dir(name)
+		d.log.Error("worker removed, but not its data directory", "worker", name, "path", dir, "err", err)
+		return errdefs.Errorf(errdefs.Internal, "worker %q is removed (its tokens no longer work), but its data directory %s could not be deleted: %v; "+
+			"fix that and run `toolcage worker rm %s` again, or delete the directory yourself: a worker added again under the name would find its data there", name, dir, err, name)
 	}
-	d.log.Info("worker removed", "worker", name)
+	if again {
+		d.log.Info("data directory of a removed worker deleted", "worker", name, "path", d.workerDBs.Dir(name))
+	} else {
+		d.log.Info("worker removed", "worker", name)
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -25,7 +25,12 @@ longer watched. What the worker kept goes with it: its state (the state
 toolset) and its SQLite database (the sql toolset, data_dir/workers/NAME/),
 so a worker added again under the name starts empty. The file itself, its
 workspace and the audit log are left as they are. Only a person may remove
-workers.`,
+workers.
+
+If the worker's data directory cannot be deleted, the worker is removed all
+the same (its tokens no longer work), but rm fails (exit 1) naming the
+directory and the cause: fix it and run rm again to delete what is left, or
+delete the directory yourself.`,
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: workerAction(runWorkerRm),
 	}

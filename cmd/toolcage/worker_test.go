@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/testfs"
 )
 
 // The data worker of examples/workers, end to end through the CLI, as its
@@ -96,5 +100,66 @@ func TestWorkerCommands(t *testing.T) {
 		if !strings.Contains(strings.Join(seen, " "), want) {
 			t.Errorf("admin log lacks %s: %v", want, seen)
 		}
+	}
+}
+
+// TestWorkerRmDataLeft: when a removed worker's data directory cannot be
+// deleted, worker rm fails (exit 1) saying the worker is removed and
+// which directory is left and why; the worker is gone all the same, and
+// rm again finishes the job once the cause is fixed.
+func TestWorkerRmDataLeft(t *testing.T) {
+	t.Parallel()
+	ld := launchDaemon(t, nil)
+	sock := ld.socket
+	file := filepath.Join(t.TempDir(), "keeper.yaml")
+	if err := os.WriteFile(file, []byte("name: keeper\ntoolsets: {sql: {}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, sock, "worker", "add", file)
+	mustOK(t, sock, "call", "--worker", "keeper", "db_sql", "--arg", "sql=CREATE TABLE notes (x)")
+	dir := filepath.Join(ld.dataDir, "workers", "keeper")
+	undo := testfs.Undeletable(t, dir)
+
+	r := tc(t, sock, "worker", "rm", "keeper")
+	wantExit(t, r, exitFailure, `worker "keeper" is removed (its tokens no longer work), but its data directory `+dir+` could not be deleted`,
+		"toolcage worker rm keeper", "(internal)")
+	if r.out != "" || !strings.Contains(r.err, "operation not permitted") && !strings.Contains(r.err, "permission denied") {
+		t.Fatalf("worker rm: %v", r)
+	}
+	wantExit(t, tc(t, sock, "worker", "show", "keeper"), exitFailure, `no worker named "keeper"`)
+	if _, err := os.Stat(filepath.Join(dir, "db.sqlite")); err != nil {
+		t.Fatalf("the database: %v", err)
+	}
+	// --json: the error is one JSON line on stderr.
+	r = tc(t, sock, "worker", "rm", "keeper", "--json")
+	var body api.ErrorBody
+	if r.code != exitFailure || json.Unmarshal([]byte(r.err), &body) != nil || body.Error.Code != "internal" || !strings.Contains(body.Error.Message, dir) {
+		t.Fatalf("worker rm --json: %v", r)
+	}
+
+	// The cause fixed, rm finishes: the directory goes; then there is
+	// nothing left to remove.
+	undo()
+	if out := mustOK(t, sock, "worker", "rm", "keeper").out; out != "Removed worker keeper\n" {
+		t.Fatalf("worker rm again: %q", out)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the data directory is still there: %v", err)
+	}
+	wantExit(t, tc(t, sock, "worker", "rm", "keeper"), exitFailure, `no worker named "keeper"`)
+	// Added again under the name, it starts empty.
+	mustOK(t, sock, "worker", "add", file)
+	if out := mustOK(t, sock, "call", "--worker", "keeper", "db_schema", "--json").out; strings.Contains(out, "notes") {
+		t.Fatalf("the new worker's schema: %s", out)
+	}
+	acts := decodeStrict[api.AdminActList](t, mustOK(t, sock, "audit", "--admin", "--json").out).AdminActs
+	var rms []string
+	for _, a := range acts {
+		if a.Act == "worker.rm" {
+			rms = append(rms, a.Outcome+":"+a.ErrorCode)
+		}
+	}
+	if !slices.Equal(rms, []string{"failed:not_found", "ok:", "failed:internal", "failed:internal"}) {
+		t.Fatalf("worker.rm acts, newest first: %v", rms)
 	}
 }

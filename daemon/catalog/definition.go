@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
+	"github.com/toolcage/toolcage/daemon/kind/meta"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/toolspec"
@@ -48,9 +49,8 @@ var dangerousPermissions = []string{"shell", "filesystem", "email"}
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // MetaToolNames are the meta-tools a worker may offer its agent
-// (daemon/dispatch meta.go).
-var MetaToolNames = []string{"list_custom_tools", "search_tools", "get_tool",
-	"create_tool", "update_tool", "delete_custom_tool", "toggle_custom_tool"}
+// (daemon/kind/meta).
+var MetaToolNames = meta.Names()
 
 // ReservedNames are names no tool may take: "definitions" is the route
 // GET /v1/tools/definitions, and the meta-tools must not be shadowed.
@@ -281,8 +281,8 @@ func (d *Definition) Validate() error {
 	}
 	k, known := builtin.Kinds().Get(d.Kind)
 	if to, only := k.(kind.ToolsetOnly); only && !d.toolset {
-		add("kind", "kind %q exists only in the built-in %s toolset: turn it on in a worker file (toolsets: {%s: {}}) instead of writing its tools (want %s)",
-			d.Kind, to.Toolset(), to.Toolset(), builtin.Kinds())
+		add("kind", "kind %q exists only in the built-in %s toolset: turn it on in a worker file (%s) instead of writing its tools (want %s)",
+			d.Kind, to.Toolset(), kind.TurnOn(to), builtin.Kinds())
 		known = false
 	} else if !known {
 		if d.Kind == "" {

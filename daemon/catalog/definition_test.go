@@ -394,4 +394,12 @@ func TestMountsInDefinitions(t *testing.T) {
 	if _, err := ParseToolsetJSON(fsDef); err != nil {
 		t.Errorf("kind fs from a toolset: %v", err)
 	}
+	if _, err := ParseJSON(fsDef); err == nil || !strings.Contains(err.Error(), "(toolsets: {filesystem: {}})") {
+		t.Errorf("kind fs by hand names the switch: %v", err)
+	}
+	// The meta kind's tools are the meta-tools, which agent_tools turns on.
+	metaDef := []byte(`{"name":"lister","description":"d","kind":"meta","meta":{"op":"list_custom_tools"}}`)
+	if _, err := ParseJSON(metaDef); err == nil || !strings.Contains(err.Error(), "(agent_tools: {meta_tools: true})") {
+		t.Errorf("kind meta by hand: %v", err)
+	}
 }

@@ -14,7 +14,7 @@ import (
 // from what each operation does; the permission an operation holds by
 // itself (filesystem, network, database) does not make a read a write.
 func TestToolsetAnnotations(t *testing.T) {
-	settings := map[string]string{"fetch": `{"allowed_domains":["*"]}`}
+	settings := map[string]string{"fetch": `{"allowed_domains":["*"],"methods":["get","head","options","post","put","patch","delete"]}`}
 	want := map[string]Annotations{
 		// filesystem
 		"read_file":   {ReadOnlyHint: true},
@@ -86,6 +86,32 @@ func TestToolsetAnnotations(t *testing.T) {
 		d.Permissions = append(slices.Clone(d.Permissions), "network")
 		if got := AnnotationsOf(&d); got != (Annotations{DestructiveHint: true, OpenWorldHint: true}) {
 			t.Errorf("read_file holding network: %+v", got)
+		}
+	}
+}
+
+// fetch_url's hints follow the methods its toolset allows: it reads with
+// GET, HEAD and OPTIONS only (the default is GET and HEAD), adds with
+// POST, and changes or removes with PUT, PATCH or DELETE; it always
+// reaches the world.
+func TestFetchAnnotations(t *testing.T) {
+	for settings, want := range map[string]Annotations{
+		`{"allowed_domains":["*"]}`:                                    {ReadOnlyHint: true, OpenWorldHint: true},
+		`{"allowed_domains":["*"],"methods":["GET"]}`:                  {ReadOnlyHint: true, OpenWorldHint: true},
+		`{"allowed_domains":["*"],"methods":["get","HEAD","Options"]}`: {ReadOnlyHint: true, OpenWorldHint: true},
+		`{"allowed_domains":["*"],"methods":["GET","POST"]}`:           {OpenWorldHint: true},
+		`{"allowed_domains":["*"],"methods":["POST"]}`:                 {OpenWorldHint: true},
+		`{"allowed_domains":["*"],"methods":["GET","PATCH"]}`:          {DestructiveHint: true, OpenWorldHint: true},
+		`{"allowed_domains":["*"],"methods":["DELETE"]}`:               {DestructiveHint: true, OpenWorldHint: true},
+		`{"allowed_domains":["*"],"methods":["OPTIONS","PUT"]}`:        {DestructiveHint: true, OpenWorldHint: true},
+	} {
+		i := slices.IndexFunc(builtin.Toolsets(), func(ts toolset.Toolset) bool { return ts.Name == "fetch" })
+		defs, err := builtin.Toolsets()[i].Tools(toolset.Worker{Name: "w"}, json.RawMessage(settings))
+		if err != nil {
+			t.Fatalf("%s: %v", settings, err)
+		}
+		if got := AnnotationsOf(defs[0]); got != want {
+			t.Errorf("%s: %+v, want %+v", settings, got, want)
 		}
 	}
 }

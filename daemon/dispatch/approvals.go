@@ -208,7 +208,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	case store.ApprovalAllowed:
 		// The tool may have changed while the call waited: what runs is
 		// what the person saw, and only if the tool still runs as such.
-		cur, err := d.cfg.Catalog.Resolve(ctx, c.tool)
+		cur, err := d.resolve(ctx, c.worker, c.tool)
 		switch {
 		case err != nil:
 			return nil, d.refuse(ctx, c, scr, err)

@@ -252,17 +252,12 @@ func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outco
 	if err != nil {
 		return nil, err
 	}
-	if m := metaFor(w, r.Tool); m != nil && n.parent == "" {
-		return d.callMeta(ctx, r, w, m) // meta.go; out of nested calls' reach
-	}
-	var res *catalog.Resolved
-	if w != nil {
-		res, err = d.resolveFor(ctx, w, r.Tool)
-	} else {
-		res, err = d.cfg.Catalog.Resolve(ctx, r.Tool)
-	}
+	res, err := d.resolve(ctx, w, r.Tool)
 	if err != nil {
 		return nil, err
+	}
+	if n.parent != "" && IsMeta(res.Tool.Def) {
+		return nil, notFound(r.Tool) // meta.go: out of nested calls' reach
 	}
 	t := res.Tool
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
@@ -401,11 +396,7 @@ func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, e
 		}
 	}
 	if err != nil {
-		outcome := outcomeFailed
-		if code := errdefs.CodeOf(err); code == errdefs.PolicyDenied || code == errdefs.RateLimited {
-			outcome = outcomeRefused
-		}
-		return nil, d.finish(ctx, c, scr, outcome, nil, err)
+		return nil, d.finish(ctx, c, scr, failureOutcome(err, p.local != nil), nil, err)
 	}
 	outcome := outcomeOK
 	if out.IsError {
@@ -424,6 +415,24 @@ func (d *Dispatcher) execute(ctx context.Context, c *call, p *plan) (*Outcome, e
 	}
 	return &Outcome{CallID: c.id, Tool: c.tool, Version: c.version, Result: value, Logs: logs,
 		IsError: out.IsError, Error: out.Error, Truncated: out.Truncated, Duration: d.now().Sub(c.started)}, nil
+}
+
+// failureOutcome is the audit outcome of a call that ended in err once it
+// was under way: a policy refusal or a rate limit is refused, and so is a
+// local kind's refusal on its own terms (kind.Local: a coded error, such
+// as a meta-tool's forbidden or invalid_definition); a timeout, a broken
+// limit or a failure is failed.
+func failureOutcome(err error, local bool) string {
+	switch code := errdefs.CodeOf(err); code {
+	case errdefs.PolicyDenied, errdefs.RateLimited:
+		return outcomeRefused
+	case errdefs.Timeout, errdefs.LimitExceeded, errdefs.ExecutorFailed, errdefs.Unavailable, errdefs.Internal:
+		return outcomeFailed
+	}
+	if local {
+		return outcomeRefused
+	}
+	return outcomeFailed
 }
 
 // refuse records a call that was stopped before it ran and returns err.

@@ -46,7 +46,7 @@ func (d *Dispatcher) runLocal(ctx context.Context, c *call, p *plan) (*executors
 		wname = c.worker.Name
 	}
 	r, err := p.local.Run(rctx, &kind.LocalCall{Env: &d.env, Caller: c.caller, Worker: wname,
-		Tool: p.tool, Args: c.args, Defaults: p.defaults, Limits: lim})
+		Tool: p.tool, Args: c.args, Defaults: p.defaults, Limits: lim, Catalog: d.agentCatalogFor(c)})
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil && !errdefs.Is(err, errdefs.Timeout) {
 		return nil, errdefs.LimitError(errdefs.LimitTimeout, "%s: call exceeded its %v time limit", c.kind, lim.Timeout)
 	}

@@ -43,8 +43,20 @@ func (d *Dispatcher) workerOf(c principal.Caller) (*worker.Worker, error) {
 	return w, err
 }
 
-// resolveFor resolves a tool the way w's agent sees the catalog.
+// resolve resolves a tool for a call through w (nil for none).
+func (d *Dispatcher) resolve(ctx context.Context, w *worker.Worker, name string) (*catalog.Resolved, error) {
+	if w == nil {
+		return d.cfg.Catalog.Resolve(ctx, name)
+	}
+	return d.resolveFor(ctx, w, name)
+}
+
+// resolveFor resolves a tool the way w's agent sees the catalog: its
+// meta-tools (meta.go), its files' tools, its catalog tools.
 func (d *Dispatcher) resolveFor(ctx context.Context, w *worker.Worker, name string) (*catalog.Resolved, error) {
+	if m := metaFor(w, name); m != nil {
+		return catalog.Compile(metaTool(m))
+	}
 	if lt := w.LocalTool(name); lt != nil {
 		return catalog.Compile(&catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
 	}
@@ -160,7 +172,7 @@ func (d *Dispatcher) ToolsFor(ctx context.Context, w *worker.Worker) ([]*catalog
 		out = append(out, &catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
 	}
 	for _, m := range metaToolsFor(w) {
-		out = append(out, &catalog.Tool{Def: m.definition(), Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1})
+		out = append(out, metaTool(&m))
 	}
 	if p := workerProfile(w); p != "" {
 		out = slices.DeleteFunc(out, func(t *catalog.Tool) bool { return !d.ProfileAllows(t.Def, p) })

@@ -50,6 +50,23 @@ type ToolsetOnly interface {
 	Toolset() string
 }
 
+// TurnedOnBy is a ToolsetOnly kind whose tools a worker file turns on
+// otherwise than under toolsets: (the meta kind's, by agent_tools).
+type TurnedOnBy interface {
+	ToolsetOnly
+	// TurnedOnBy is what a worker file writes to turn them on.
+	TurnedOnBy() string
+}
+
+// TurnOn is what a worker file writes to turn on the tools of k:
+// "toolsets: {NAME: {}}" unless k says otherwise (TurnedOnBy).
+func TurnOn(k ToolsetOnly) string {
+	if t, ok := k.(TurnedOnBy); ok {
+		return t.TurnedOnBy()
+	}
+	return "toolsets: {" + k.Toolset() + ": {}}"
+}
+
 // RunsOn is a Kind whose calls run on another kind's executor (the fetch
 // kind's requests on the http executor): its Build fills that kind's
 // body, and the pool key and default limits are that kind's.
@@ -172,9 +189,10 @@ type Compiled interface {
 }
 
 // Local is a Compiled whose calls the daemon runs itself rather than on
-// a pooled executor: kinds whose whole work is the worker's own data in
-// the daemon (its state in the store, its SQLite file) and that need cgo,
-// which the static executor cannot link. The dispatcher gives a local
+// a pooled executor: kinds whose whole work is in the daemon (the
+// worker's state in the store, its SQLite file, which need cgo the
+// static executor cannot link; the catalog the meta-tools change, which
+// no executor reaches). The dispatcher gives a local
 // call what it gives an executor call: the same timeout and output cap,
 // rate limits, scrubbing and audit record. Build runs first, as for any
 // kind (its checks), and may leave the request's body empty.
@@ -198,6 +216,55 @@ type LocalCall struct {
 	Args     json.RawMessage
 	Defaults map[string]json.RawMessage
 	Limits   toolspec.Limits
+	// Catalog is the catalog as the worker's agent manages its own
+	// tools, bound to this call's caller and worker: set when the call
+	// came through a worker that offers the meta-tools, nil otherwise.
+	Catalog AgentCatalog
+}
+
+// AgentCatalog is the catalog as a worker's agent manages its own tools
+// (the meta kind). The dispatcher gives a call one bound to the call's
+// caller and worker: it sees only that worker's tools (any other is
+// tool_not_found, as if absent), and every change is held to the
+// catalog's rules for what agents make (pending unless harmless
+// JavaScript, only the secrets the worker grants, never a person's
+// tool). Errors carry errdefs codes.
+type AgentCatalog interface {
+	// Made lists the tools the worker's agent made that still exist.
+	Made(ctx context.Context) ([]AgentTool, error)
+	// Visible lists the tools the worker's agent may call, as its
+	// profiles allow; the meta-tools are not among them.
+	Visible(ctx context.Context) ([]AgentTool, error)
+	// Tool is one of the worker's tools and its definition as written
+	// (JSON, with no approval where none was written).
+	Tool(ctx context.Context, name string) (*AgentTool, json.RawMessage, error)
+	// Create stores a tool from its definition (JSON, as a tool file
+	// holds it), made by the call's caller, and adds it to the worker's
+	// tools.
+	Create(ctx context.Context, def json.RawMessage) (*AgentTool, error)
+	// Update replaces the definition of the worker's tool called name.
+	Update(ctx context.Context, name string, def json.RawMessage) (*AgentTool, error)
+	// Delete deletes the worker's tool called name.
+	Delete(ctx context.Context, name string) error
+	// SetEnabled enables or disables the worker's tool called name.
+	SetEnabled(ctx context.Context, name string, enabled bool) (*AgentTool, error)
+}
+
+// AgentTool is a tool as AgentCatalog tells of it.
+type AgentTool struct {
+	Name        string
+	Description string
+	Kind        toolspec.Kind
+	Category    string
+	// Status and CreatedBy are the catalog's words: "active",
+	// "pending_approval", ...; "user" or "llm".
+	Status     string
+	CreatedBy  string
+	Version    int
+	UsageCount int64
+	// InFile: the tool is defined in a file of the worker (tool_files or
+	// a toolset); a person changes it there.
+	InFile bool
 }
 
 // DecodeArgs decodes the call's arguments as Call.DecodeArgs does.

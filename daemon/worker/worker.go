@@ -106,7 +106,7 @@ type AgentTools struct {
 	// the catalog's rules say so and follow this worker's approval.
 	Create bool `json:"create"`
 	// MetaTools offers the agent the meta-tools as tools of its own
-	// (daemon/dispatch meta.go): list_custom_tools, search_tools and
+	// (daemon/kind/meta): list_custom_tools, search_tools and
 	// get_tool always, and with Create also create_tool, update_tool,
 	// delete_custom_tool and toggle_custom_tool.
 	MetaTools bool `json:"meta_tools,omitempty"`

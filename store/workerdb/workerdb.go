@@ -94,6 +94,20 @@ func New(dir string) *Set {
 // Path is where worker's database lives.
 func (s *Set) Path(worker string) string { return filepath.Join(s.dir, worker, "db.sqlite") }
 
+// Dir is worker's directory, which holds its database: what Remove
+// deletes.
+func (s *Set) Dir(worker string) string { return filepath.Dir(s.Path(worker)) }
+
+// Left reports whether worker's directory exists (false for a name that
+// is not a worker's): after Remove failed to delete it, it is left.
+func (s *Set) Left(worker string) bool {
+	if !workerNameRE.MatchString(worker) {
+		return false
+	}
+	_, err := os.Lstat(s.Dir(worker))
+	return err == nil
+}
+
 // Close closes every open database.
 func (s *Set) Close() error {
 	s.mu.Lock()
@@ -107,8 +121,9 @@ func (s *Set) Close() error {
 }
 
 // Remove deletes worker's database: it closes the open handle, then
-// removes the worker's directory (the file, its -wal and -shm). A worker
-// with no database is no error. A statement still running on the closed
+// removes the worker's directory (the file, its -wal and -shm); what
+// stops it is an error (Left then tells whether the directory is still
+// there). A worker with no database is no error. A statement still running on the closed
 // handle fails; the caller removes the worker first, so no new call
 // reopens it (a worker added again under the name starts empty).
 func (s *Set) Remove(worker string) error {
@@ -123,8 +138,9 @@ func (s *Set) Remove(worker string) error {
 		delete(s.dbs, worker)
 	}
 	// The name is one path element (workerNameRE): nothing outside s.dir.
-	if err := os.RemoveAll(filepath.Dir(s.Path(worker))); err != nil {
-		errs = append(errs, fmt.Errorf("removing worker %s's database: %w", worker, err))
+	// RemoveAll's error names the file it could not delete, and why.
+	if err := os.RemoveAll(s.Dir(worker)); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

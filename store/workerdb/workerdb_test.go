@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolcage/toolcage/internal/testfs"
 )
 
 func newSet(t *testing.T) *Set {
@@ -260,5 +262,38 @@ func TestRemove(t *testing.T) {
 	}
 	if _, err := os.Stat(s.Path("other")); err != nil {
 		t.Fatalf("the other worker's file: %v", err)
+	}
+}
+
+// TestRemoveFails: a directory that cannot be deleted is an error naming
+// it and why, the database is closed all the same, Left says the directory
+// is still there, and Remove succeeds once the cause is gone.
+func TestRemoveFails(t *testing.T) {
+	s := newSet(t)
+	ctx := context.Background()
+	mustExec(t, s, "CREATE TABLE t (x); INSERT INTO t VALUES (1)", "null")
+	if s.Left("never") || s.Left("../w") || s.Left("") || !s.Left("w") {
+		t.Fatal("Left: only w's directory is there")
+	}
+	undo := testfs.Undeletable(t, s.Dir("w"))
+	err := s.Remove("w")
+	if err == nil || !strings.Contains(err.Error(), s.Dir("w")) || !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("Remove of an undeletable directory: %v", err)
+	}
+	if !s.Left("w") {
+		t.Fatal("Left: the directory is gone")
+	}
+	s.mu.Lock()
+	open := s.dbs["w"] != nil
+	s.mu.Unlock()
+	if open {
+		t.Fatal("the database is still open")
+	}
+	undo()
+	if err := s.Remove("w"); err != nil || s.Left("w") {
+		t.Fatalf("Remove once deletable: %v, left %v", err, s.Left("w"))
+	}
+	if tables, err := s.Schema(ctx, "w", Limits{}); err != nil || len(tables) != 0 {
+		t.Fatalf("reopened under the name: %v %+v", err, tables)
 	}
 }

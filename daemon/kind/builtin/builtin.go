@@ -9,6 +9,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind/fs"
 	"github.com/toolcage/toolcage/daemon/kind/http"
 	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/daemon/kind/meta"
 	"github.com/toolcage/toolcage/daemon/kind/shell"
 	"github.com/toolcage/toolcage/daemon/kind/sql"
 	"github.com/toolcage/toolcage/daemon/kind/state"
@@ -25,6 +26,8 @@ var kinds = kind.NewRegistry(
 	fetch.Kind{},
 	sql.Kind{},
 	state.Kind{},
+	// The meta-tools' (agent_tools: {meta_tools: true}).
+	meta.Kind{},
 )
 
 // Kinds returns the registry of the built-in kinds.

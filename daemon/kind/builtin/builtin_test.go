@@ -16,7 +16,7 @@ func TestKindsConformance(t *testing.T) {
 	if got := Kinds().String(); got != "js, shell or http" {
 		t.Errorf("String() = %q: toolset-only kinds are not offered", got)
 	}
-	toolsetOnly := map[toolspec.Kind]bool{"fs": true, "exec": true, "fetch": true, "sql": true, "state": true}
+	toolsetOnly := map[toolspec.Kind]bool{"fs": true, "exec": true, "fetch": true, "sql": true, "state": true, "meta": true}
 	if len(names) != 3+len(toolsetOnly) {
 		t.Fatalf("kinds %v, want js, shell, http and the toolsets' own", names)
 	}
@@ -108,6 +108,7 @@ var goodBlocks = map[toolspec.Kind]string{
 	"fetch": `{"allowed_domains": ["*", "api.example.com"], "max_response_bytes": "64KiB"}`,
 	"sql":   `{"op": "query", "query_timeout": "2s", "max_bytes": "10MB"}`,
 	"state": `{"op": "set", "max_keys": 10, "max_value_bytes": "1KiB"}`,
+	"meta":  `{"op": "get_tool"}`,
 }
 
 // FuzzDecode: no kind's block decoder panics, and a block it accepts

@@ -2,13 +2,16 @@
 // fetch toolset, whose URL, method, headers and body are the call's
 // arguments. It runs on the http executor like an http tool, through the
 // network guard with the toolset's allowlist, in which "*" means any host
-// (every address check still applies, after DNS, at dial time). Only the
-// toolset writes this kind, so an agent's own tools never get "*".
+// (every address check still applies, after DNS, at dial time), and only
+// with the methods the toolset allows (GET and HEAD unless it says
+// more). Only the toolset writes this kind, so an agent's own tools never
+// get "*".
 package fetch
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -57,16 +60,25 @@ func (Kind) Required() kind.Problem {
 // ResetAfterCall is false: the executor runs no code of the tool's.
 func (Kind) ResetAfterCall() bool { return false }
 
-// Spec is the block of the fetch tool: the hosts it may reach.
+// Spec is the block of the fetch tool: the hosts it may reach and the
+// methods it may send.
 type Spec struct {
 	AllowedDomains   []string      `json:"allowed_domains"`
 	MaxResponseBytes kind.ByteSize `json:"max_response_bytes,omitempty"`
+	// Methods are the methods a call may use (DefaultMethods when none).
+	Methods []string `json:"methods,omitempty"`
 }
 
-// Normalize fills in the body cap.
+// Normalize fills in the body cap and the methods, and upper-cases them.
 func (s *Spec) Normalize() {
 	if s.MaxResponseBytes == 0 {
 		s.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if len(s.Methods) == 0 {
+		s.Methods = slices.Clone(DefaultMethods)
+	}
+	for i, m := range s.Methods {
+		s.Methods[i] = strings.ToUpper(m)
 	}
 }
 
@@ -79,7 +91,30 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	if s.MaxResponseBytes < 0 {
 		ps = append(ps, kind.Problem{Field: "fetch.max_response_bytes", Message: "must not be negative"})
 	}
+	if err := CheckMethods(s.Methods); err != nil {
+		ps = append(ps, kind.Problem{Field: "fetch.methods", Message: err.Error()})
+	}
 	return ps
+}
+
+// CheckMethods checks a list of methods as the toolset's settings give
+// it, in any case: each one fetch_url can send, none twice, at least one.
+func CheckMethods(methods []string) error {
+	if len(methods) == 0 {
+		return errors.New("list at least one method")
+	}
+	seen := map[string]bool{}
+	for _, m := range methods {
+		up := strings.ToUpper(m)
+		switch {
+		case !slices.Contains(Methods, up):
+			return fmt.Errorf("unknown method %q (want %s)", m, strings.Join(Methods, ", "))
+		case seen[up]:
+			return fmt.Errorf("%s is listed twice", up)
+		}
+		seen[up] = true
+	}
+	return nil
 }
 
 // Check checks the allowlist's entries.
@@ -90,11 +125,11 @@ func (s *Spec) Check(kind.Tool) error {
 	return nil
 }
 
-// Effects follow the methods fetch_url may send (Methods: any, so
-// destructive), as an http tool's follow its one method; the network it
-// holds is what it is for.
+// Effects follow the methods fetch_url may send, as an http tool's follow
+// its one method: read-only with GET, HEAD and OPTIONS only, destructive
+// with PUT, PATCH or DELETE; the network it holds is what it is for.
 func (s *Spec) Effects() kind.Effects {
-	e := khttp.MethodEffects(Methods...)
+	e := khttp.MethodEffects(s.Methods...)
 	e.Holds = []string{"network"}
 	return e
 }
@@ -108,8 +143,21 @@ type Compiled struct{ spec *Spec }
 // Secrets: a fetch uses none; an agent that has a key sends it itself.
 func (c *Compiled) Secrets(kind.Tool) ([]string, bool) { return nil, false }
 
-// Methods are those fetch_url sends.
-var Methods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
+// Methods are those fetch_url can send, where its toolset allows them.
+var Methods = []string{"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"}
+
+// DefaultMethods are those fetch_url sends when its toolset names none:
+// it reads.
+var DefaultMethods = []string{"GET", "HEAD"}
+
+// DefaultMethod is the method of a call that names none: GET where
+// allowed, else the first of methods.
+func DefaultMethod(methods []string) string {
+	if len(methods) == 0 || slices.Contains(methods, "GET") {
+		return "GET"
+	}
+	return methods[0]
+}
 
 // framing are headers the HTTP client owns (the executor refuses them too).
 var framing = map[string]bool{
@@ -143,10 +191,13 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	}
 	method := strings.ToUpper(a.Method)
 	if method == "" {
-		method = "GET"
+		method = DefaultMethod(c.spec.Methods)
 	}
 	if !slices.Contains(Methods, method) {
-		return nil, errdefs.Errorf(errdefs.InvalidArguments, "method %q: want one of %s", a.Method, strings.Join(Methods, ", "))
+		return nil, errdefs.Errorf(errdefs.InvalidArguments, "method %q: want one of %s", a.Method, strings.Join(c.spec.Methods, ", "))
+	}
+	if !slices.Contains(c.spec.Methods, method) {
+		return nil, errdefs.Errorf(errdefs.Forbidden, "method %s is not allowed: this worker's fetch toolset allows %s (toolsets: fetch: methods:)", method, strings.Join(c.spec.Methods, ", "))
 	}
 	for k, v := range a.Headers {
 		if err := checkHeader(k, v); err != nil {

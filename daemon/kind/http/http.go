@@ -66,7 +66,8 @@ func (s *Spec) Normalize() { s.Method = strings.ToUpper(s.Method) }
 func (s *Spec) Effects() kind.Effects { return MethodEffects(s.Method) }
 
 // MethodEffects are the effects of a request that may use any of methods:
-// the worst of them (none counts as destructive).
+// the worst of them (none counts as destructive). GET, HEAD and OPTIONS
+// are safe (RFC 9110 9.2.1), POST adds, any other changes or removes.
 func MethodEffects(methods ...string) kind.Effects {
 	e := kind.Effects{ReadOnly: len(methods) > 0, OpenWorld: true}
 	if len(methods) == 0 {
@@ -74,7 +75,7 @@ func MethodEffects(methods ...string) kind.Effects {
 	}
 	for _, m := range methods {
 		switch strings.ToUpper(m) {
-		case "GET", "HEAD":
+		case "GET", "HEAD", "OPTIONS":
 		case "POST":
 			e.ReadOnly = false
 		default:

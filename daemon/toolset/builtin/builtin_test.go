@@ -29,9 +29,13 @@ func TestToolsets(t *testing.T) {
 		tools map[string][]string
 	}{
 		"fetch": {
-			good: []string{`{"allowed_domains":["*"]}`, `{"allowed_domains":["api.example.com","*.example.org"],"max_response_bytes":"64KiB"}`},
+			good: []string{`{"allowed_domains":["*"]}`, `{"allowed_domains":["api.example.com","*.example.org"],"max_response_bytes":"64KiB"}`,
+				`{"allowed_domains":["*"],"methods":["get","Post","DELETE","options","HEAD","put","patch"]}`},
 			bad: map[string]string{`{}`: "allowed_domains is required", `{"allowed_domains":["*.com"]}`: "public suffix",
-				`{"allowed_domains":["*"],"max_response_bytes":"1GiB"}`: "max_response_bytes", `{"allowed_domains":["*"],"x":1}`: "unknown field"},
+				`{"allowed_domains":["*"],"max_response_bytes":"1GiB"}`: "max_response_bytes", `{"allowed_domains":["*"],"x":1}`: "unknown field",
+				`{"allowed_domains":["*"],"methods":[]}`: "methods: list at least one method (GET and HEAD when left out)", `{"allowed_domains":["*"],"methods":["GET","FETCH"]}`: `methods: unknown method "FETCH"`,
+				`{"allowed_domains":["*"],"methods":["CONNECT"]}`: `methods: unknown method "CONNECT"`, `{"allowed_domains":["*"],"methods":["post","POST"]}`: "methods: POST is listed twice",
+				`{"allowed_domains":["*"],"methods":"GET"}`: "methods", `{"allowed_domains":["*"],"methods":[" GET"]}`: `unknown method " GET"`},
 			tools: map[string][]string{"fetch_url": {"body", "headers", "method", "url"}},
 		},
 		"sql": {

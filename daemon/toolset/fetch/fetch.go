@@ -1,12 +1,15 @@
 // Package fetch is the built-in fetch toolset: fetch_url, an HTTP request
 // to any URL the worker's allowlist covers ("*": any public host), through
-// the network guard (kind fetch).
+// the network guard, with the methods the worker allows (GET and HEAD
+// unless its settings say more) (kind fetch).
 package fetch
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
@@ -22,6 +25,10 @@ type Settings struct {
 	AllowedDomains []string `json:"allowed_domains"`
 	// MaxResponseBytes cuts a longer body (100,000 bytes by default).
 	MaxResponseBytes kind.ByteSize `json:"max_response_bytes,omitempty"`
+	// Methods are the HTTP methods fetch_url may send, in any case:
+	// GET and HEAD (it reads) when none are written; OPTIONS, POST, PUT,
+	// PATCH and DELETE only where written.
+	Methods []string `json:"methods,omitempty"`
 }
 
 const ceilResponseBytes = 10 << 20
@@ -40,6 +47,18 @@ func decode(raw json.RawMessage) (Settings, error) {
 	if s.MaxResponseBytes < 0 || s.MaxResponseBytes > ceilResponseBytes {
 		return s, fmt.Errorf("max_response_bytes: want up to %d bytes", ceilResponseBytes)
 	}
+	switch {
+	case s.Methods == nil:
+		s.Methods = slices.Clone(kfetch.DefaultMethods)
+	case len(s.Methods) == 0:
+		return s, fmt.Errorf("methods: list at least one method (%s when left out)", strings.Join(kfetch.DefaultMethods, " and "))
+	}
+	if err := kfetch.CheckMethods(s.Methods); err != nil {
+		return s, fmt.Errorf("methods: %w", err)
+	}
+	for i, m := range s.Methods {
+		s.Methods[i] = strings.ToUpper(m)
+	}
 	return s, nil
 }
 
@@ -49,18 +68,22 @@ func Toolset() toolset.Toolset {
 }
 
 func tools(_ toolset.Worker, s Settings) ([]*catalog.Definition, error) {
+	methods := strings.Join(s.Methods, ", ")
 	def, err := toolset.Define(map[string]any{
 		"name": "fetch_url", "kind": kfetch.Name, "category": "Network", "permissions": []string{"network"},
-		"description": "Send an HTTP request and get {status, headers, body}: the body as JSON when it is JSON, else {data} text or {data_base64}; " +
+		"description": "Send an HTTP request (" + methods + ") and get {status, headers, body}: the body as JSON when it is JSON, else {data} text or {data_base64}; " +
 			"a long body is cut (truncated: true). Only public hosts the worker allows are reached.",
 		"parameters": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"url"},
 			"properties": map[string]any{
-				"url":     map[string]any{"type": "string", "minLength": 1, "description": "http or https URL"},
-				"method":  map[string]any{"type": "string", "enum": kfetch.Methods, "default": "GET"},
+				"url": map[string]any{"type": "string", "minLength": 1, "description": "http or https URL"},
+				// No enum: any case is taken, and a method the worker
+				// does not allow is refused as forbidden, not as a bad
+				// argument.
+				"method":  map[string]any{"type": "string", "default": kfetch.DefaultMethod(s.Methods), "description": "the methods this worker allows: " + methods},
 				"headers": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 				"body":    map[string]any{"type": "string", "description": "the request body, as text"},
 			}},
-		"fetch": kfetch.Spec{AllowedDomains: s.AllowedDomains, MaxResponseBytes: s.MaxResponseBytes},
+		"fetch": kfetch.Spec{AllowedDomains: s.AllowedDomains, MaxResponseBytes: s.MaxResponseBytes, Methods: s.Methods},
 	})
 	if err != nil {
 		return nil, err
