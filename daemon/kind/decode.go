@@ -26,6 +26,19 @@ func DecodeStrict(raw json.RawMessage, v any) error {
 	return nil
 }
 
+// DecodeSpec decodes a block into a new S, as DecodeStrict does: the
+// Decode of every kind whose block is a struct.
+func DecodeSpec[S any, P interface {
+	*S
+	Spec
+}](raw json.RawMessage) (Spec, error) {
+	var s P = new(S)
+	if err := DecodeStrict(raw, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // RenderError maps a template error to its code: a missing argument is
 // the caller's mistake, a refused value (option injection, NUL) a policy
 // matter.

@@ -39,13 +39,7 @@ func (Kind) Toolset() string { return "exec" }
 func (Kind) Executor() toolspec.Kind { return toolspec.Shell }
 
 // Decode reads an exec: block.
-func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
-	s := &Spec{}
-	if err := kind.DecodeStrict(raw, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) { return kind.DecodeSpec[Spec](raw) }
 
 // Required is the problem of an exec tool with no block.
 func (Kind) Required() kind.Problem { return kind.Problem{Field: "exec", Message: "is required"} }

@@ -44,13 +44,7 @@ func (Kind) Toolset() string { return string(Name) }
 func (Kind) Executor() toolspec.Kind { return toolspec.HTTP }
 
 // Decode reads a fetch: block.
-func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
-	s := &Spec{}
-	if err := kind.DecodeStrict(raw, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) { return kind.DecodeSpec[Spec](raw) }
 
 // Required is the problem of a fetch tool with no block.
 func (Kind) Required() kind.Problem {

@@ -30,13 +30,7 @@ func (Kind) Name() toolspec.Kind { return toolspec.FS }
 func (Kind) Toolset() string { return "filesystem" }
 
 // Decode reads an fs: block.
-func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
-	s := &Spec{}
-	if err := kind.DecodeStrict(raw, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) { return kind.DecodeSpec[Spec](raw) }
 
 // Required is the problem of an fs tool with no block.
 func (Kind) Required() kind.Problem { return kind.Problem{Field: "fs.op", Message: "is required"} }

@@ -22,13 +22,7 @@ type Kind struct{}
 func (Kind) Name() toolspec.Kind { return toolspec.JS }
 
 // Decode reads a js: block.
-func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
-	s := &Spec{}
-	if err := kind.DecodeStrict(raw, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) { return kind.DecodeSpec[Spec](raw) }
 
 // Required is the problem of a js tool with no block.
 func (Kind) Required() kind.Problem { return kind.Problem{Field: "js.code", Message: "is required"} }

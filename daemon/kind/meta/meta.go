@@ -115,13 +115,7 @@ func (Kind) Toolset() string { return string(Name) }
 func (Kind) TurnedOnBy() string { return "agent_tools: {meta_tools: true}" }
 
 // Decode reads a meta: block.
-func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
-	s := &Spec{}
-	if err := kind.DecodeStrict(raw, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) { return kind.DecodeSpec[Spec](raw) }
 
 // Required is the problem of a meta tool with no block.
 func (Kind) Required() kind.Problem { return kind.Problem{Field: "meta.op", Message: "is required"} }

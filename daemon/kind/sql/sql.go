@@ -37,13 +37,7 @@ func (Kind) Name() toolspec.Kind { return Name }
 func (Kind) Toolset() string { return string(Name) }
 
 // Decode reads a sql: block.
-func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
-	s := &Spec{}
-	if err := kind.DecodeStrict(raw, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) { return kind.DecodeSpec[Spec](raw) }
 
 // Required is the problem of a sql tool with no block.
 func (Kind) Required() kind.Problem { return kind.Problem{Field: "sql.op", Message: "is required"} }

@@ -38,13 +38,7 @@ func (Kind) Name() toolspec.Kind { return Name }
 func (Kind) Toolset() string { return string(Name) }
 
 // Decode reads a state: block.
-func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) {
-	s := &Spec{}
-	if err := kind.DecodeStrict(raw, s); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (Kind) Decode(raw json.RawMessage) (kind.Spec, error) { return kind.DecodeSpec[Spec](raw) }
 
 // Required is the problem of a state tool with no block.
 func (Kind) Required() kind.Problem { return kind.Problem{Field: "state.op", Message: "is required"} }
