@@ -270,6 +270,9 @@ func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
 		if err := d.checkWorker(wk); err != nil {
 			return fmt.Errorf("worker %q: %w", wk.Name, err)
 		}
+		if err := d.leftData(r.Context(), wk.Name); err != nil {
+			return err
+		}
 		sw, tok, id, err := d.workers.add(r.Context(), wk)
 		if err != nil {
 			return err
@@ -281,6 +284,21 @@ func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeJSON(w, http.StatusCreated, api.WorkerToken{Worker: v, Token: tok, TokenID: id})
 	})
+}
+
+// leftData refuses a new worker the data directory a removed worker of
+// the same name left (its removal could not delete it): the new worker
+// would find the old one's tables. A registered worker of the name is
+// left to add's own conflict.
+func (d *Daemon) leftData(ctx context.Context, name string) error {
+	if !d.workerDBs.Left(name) {
+		return nil
+	}
+	if _, err := d.store.GetWorker(ctx, name); !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return errdefs.Errorf(errdefs.Conflict, "the data directory %s of a removed worker named %q is still there; "+
+		"run `toolcage worker rm %s` to delete it (or delete it yourself), then add the worker again", d.workerDBs.Dir(name), name, name)
 }
 
 // visibleWorker refuses an agent a worker other than its own, as if it

@@ -130,6 +130,10 @@ func TestWorkerRmDataLeft(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "db.sqlite")); err != nil {
 		t.Fatalf("the database: %v", err)
 	}
+	// Added again while the old data is there, it is refused: it would
+	// find the removed worker's tables.
+	wantExit(t, tc(t, sock, "worker", "add", file), exitFailure, `the data directory `+dir+` of a removed worker named "keeper" is still there`,
+		"toolcage worker rm keeper", "(conflict)")
 	// --json: the error is one JSON line on stderr.
 	r = tc(t, sock, "worker", "rm", "keeper", "--json")
 	var body api.ErrorBody
