@@ -13,92 +13,52 @@ import (
 // effort: shell-outs of string literals, literal argument vectors, backtick
 // commands and base64 literals are checked as commands.
 
-// runInterp follows an interpreter to the code it runs.
-func (w *walker) runInterp(seg *segment, lang string, spec *shellsyntax.Grammar, sc *scope, stdin *data) {
+// runInterp follows an interpreter to the code it runs: code in its
+// options, the modules it loads with it, its program file, a code operand
+// (awk), its script, or standard input.
+func (w *walker) runInterp(seg *segment, lang string, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
-	var code, mods []arg
-	var prog *arg
-	var codeData *data
-	i := 1
-	// deno eval CODE, bun -e; deno run URL
-	if seg.name == "deno" || seg.name == "bun" {
-		if i < len(args) && (args[i].e == "eval" || args[i].e == "run" || args[i].e == "x") {
-			i++
-		}
-	}
-	from := i
-	i = len(args)
-walk:
-	for o := range options(spec, args, from, nil) {
-		switch o.Kind {
-		case shellsyntax.OptEnd:
-			i = o.Rest()
-			break walk
-		case shellsyntax.OptOperand:
-			i = o.Rest()
-			if args[i].e == "-" {
-				i++
-			}
-			break walk
-		case shellsyntax.OptCode:
-			v, ok := optArg(args, o)
-			if !ok {
-				continue
-			}
+	r := shellsyntax.Read(argWords(args))
+	var code []arg
+	var sources []*data
+	mods := 0
+	for _, o := range r.Opts {
+		v, ok := optArg(args, o)
+		switch {
+		case !ok:
+		case o.Kind == shellsyntax.OptCode:
 			code = append(code, v)
-			i = o.Word + 1
-			if o.ValueWord >= 0 {
-				i = o.ValueWord + 1
-			}
-			if !o.Long && (lang == "perl" || lang == "ruby") {
-				// perl -e may repeat; keep collecting.
-				for i < len(args) && (args[i].e == "-e" || args[i].e == "-E") && i+1 < len(args) {
-					code = append(code, args[i+1])
-					i += 2
-				}
-			}
-			break walk
-		case shellsyntax.OptMod:
-			if lang == "python" && !o.Long {
-				return // python -m runs the module instead
-			}
-			if v, ok := optArg(args, o); ok {
-				mods = append(mods, v)
-			}
-		case shellsyntax.OptProg:
-			if v, ok := optArg(args, o); ok {
-				prog = &v
-			}
+		case o.Kind == shellsyntax.OptMod && mods < 4:
+			// Code loaded with the program (perl -MFoo;code, php -d
+			// auto_prepend_file=...) is checked too.
+			mods++
+			w.analyseCode(lang, seg.name, v.p, sc.depth+1)
+		case o.Kind == shellsyntax.OptProg:
+			sources = append(sources, w.fileData(v, stdin))
 		}
 	}
-	// Code loaded with the program (perl -MFoo;code, php -d
-	// auto_prepend_file=...) is checked too.
-	for k, m := range mods {
-		if k >= 4 {
-			break
-		}
-		w.analyseCode(lang, seg.name, m.p, sc.depth+1)
+	if len(code) > 0 {
+		sources = append(sources, joinLines(code))
 	}
 	switch {
-	case len(code) > 0:
-		codeData = joinLines(code)
-	case prog != nil:
-		codeData = w.fileData(*prog, stdin)
-	case spec.ProgArg && i < len(args):
-		codeData = argData(args[i])
-	case i < len(args):
-		op := args[i]
-		if strings.HasPrefix(op.e, "http://") || strings.HasPrefix(op.e, "https://") {
-			codeData = &data{origins: originFetch}
-		} else {
-			codeData = w.fileData(op, stdin)
+	case r.Code >= 0:
+		sources = append(sources, argData(args[r.Code]))
+	case r.Script >= 0 && (strings.HasPrefix(args[r.Script].e, "http://") || strings.HasPrefix(args[r.Script].e, "https://")):
+		sources = append(sources, &data{origins: originFetch})
+	case r.Script >= 0:
+		sources = append(sources, w.fileData(args[r.Script], stdin))
+	case r.Stdin:
+		sources = append(sources, stdin)
+	}
+	for _, codeData := range sources {
+		if codeData != nil {
+			w.interpCode(seg, lang, codeData, sc, stdin)
 		}
-	default:
-		codeData = stdin
 	}
-	if codeData == nil {
-		return
-	}
+}
+
+// interpCode analyses one program an interpreter runs.
+func (w *walker) interpCode(seg *segment, lang string, codeData *data, sc *scope, stdin *data) {
 	if codeData.origins&(originFetch|originSocket) != 0 {
 		w.detected("shell_input", codeData.origins, seg.text)
 	}

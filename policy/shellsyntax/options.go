@@ -54,17 +54,17 @@ type Opt struct {
 	NoExec bool
 }
 
-// Options walks the options of a command line's words from..n-1 (the
-// words after the program name) against g. text gives word i's text and whether
-// it is known (a word only known at run time is an operand); isAssign,
-// asked only when g.Assigns and before the first operand, says whether
-// word i is a NAME=value assignment. The walk ends after "--" and, unless
-// g.Permute, after the first operand.
-func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign func(i int) bool) iter.Seq[Opt] {
+// Options walks the options of w's words from word from on against g (the
+// reader, Read, is its caller). A word whose text is not known is an
+// operand; isAssign, asked only when g.Assigns and before the first
+// operand, says whether word i is a NAME=value assignment. The walk ends
+// after "--" and, unless g.Permute, after the first operand.
+func (g *Grammar) Options(w Words, from int, isAssign func(i int) bool) iter.Seq[Opt] {
 	return func(yield func(Opt) bool) {
 		seenOperand := false
+		n := w.Len()
 		for i := from; i < n; i++ {
-			t, known := text(i)
+			t, known := w.Text(i)
 			if known && t == "--" {
 				yield(Opt{Kind: OptEnd, Word: i, ValueWord: -1})
 				return
@@ -76,7 +76,7 @@ func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign
 				continue
 			}
 			if !known || len(t) < 2 || t[0] != '-' && !(g.Plus && t[0] == '+') {
-				if g.Assigns && !seenOperand && isAssign != nil && isAssign(i) {
+				if g.Assigns && !seenOperand && isAssign(i) {
 					if !yield(Opt{Kind: OptAssign, Word: i, ValueWord: -1}) {
 						return
 					}

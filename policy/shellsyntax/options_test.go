@@ -6,20 +6,28 @@ import (
 	"testing"
 )
 
+// words are test command lines: a word starting with "$" is only known
+// at run time.
+type words []string
+
+func (ws words) Len() int { return len(ws) }
+
+func (ws words) Text(i int) (string, bool) {
+	if strings.HasPrefix(ws[i], "$") {
+		return "", false
+	}
+	return ws[i], true
+}
+
+func (ws words) IsAssign(i int) bool {
+	name, _, ok := strings.Cut(ws[i], "=")
+	return ok && IsName(name)
+}
+
 // walk renders an option walk as one line: kind:word[:name][=value][@valueword].
-func walk(g *Grammar, words []string) string {
-	text := func(i int) (string, bool) {
-		if strings.HasPrefix(words[i], "$") {
-			return "", false // a run-time word
-		}
-		return words[i], true
-	}
-	isAssign := func(i int) bool {
-		name, _, ok := strings.Cut(words[i], "=")
-		return ok && IsName(name)
-	}
+func walk(g *Grammar, ws []string) string {
 	var out []string
-	for o := range g.Options(0, len(words), text, isAssign) {
+	for o := range g.Options(words(ws), 0, words(ws).IsAssign) {
 		s := fmt.Sprintf("%s:%d", kindNames[o.Kind], o.Word)
 		if o.Name != "" {
 			s += ":" + o.Name
@@ -132,17 +140,17 @@ func FuzzOptions(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		words := strings.Fields(line)
-		if len(words) == 0 || len(words) > 64 {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || len(fields) > 64 {
 			return
 		}
-		g := GrammarOf(words[0])
+		g := GrammarOf(fields[0])
 		if g == nil {
 			g = awkGrammar
 		}
-		args := words[1:]
+		args := words(fields[1:])
 		last := -1
-		for o := range g.Options(0, len(args), func(i int) (string, bool) { return args[i], !strings.HasPrefix(args[i], "$") }, func(i int) bool { return strings.Contains(args[i], "=") }) {
+		for o := range g.Options(args, 0, func(i int) bool { return strings.Contains(args[i], "=") }) {
 			if o.Word < last || o.Word >= len(args) {
 				t.Fatalf("%q: step at word %d after %d", line, o.Word, last)
 			}

@@ -49,19 +49,36 @@ var readsArgs = map[string]*regexp.Regexp{
 // checkPositionalCode refuses a placeholder among the positional
 // arguments of a fixed program (sh -c TEXT, python -c TEXT, an awk
 // program...) that runs them as code.
-func (ck *checker) checkPositionalCode(name string, p *shellsyntax.Grammar, args []*word) error {
-	lang := p.Lang
-	if p.Role == shellsyntax.RoleShell {
+func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []*word) error {
+	lang := r.G.Lang
+	if r.G.Role == shellsyntax.RoleShell {
 		lang = "sh"
 	}
 	if runsArgs[lang] == nil {
 		return nil
 	}
-	code, pos, vars := fixedProgram(lang, p, args)
+	// The fixed code: option values and the code operand; awk -v
+	// NAME={{x}} hands a value in as a variable.
+	code := ""
+	var vars []*word
+	for _, o := range r.Opts {
+		switch {
+		case o.Kind == shellsyntax.OptCode && o.ValueWord >= 0:
+			v, _ := literal(ws[o.ValueWord])
+			code += v + "\n"
+		case o.Kind == shellsyntax.OptCode:
+			code += o.Value + "\n"
+		case o.Kind == shellsyntax.OptValue && lang == "awk" && (o.Name == "v" || o.Name == "assign") && o.ValueWord >= 0:
+			vars = append(vars, ws[o.ValueWord])
+		}
+	}
+	if r.Code >= 0 {
+		c, _ := literal(ws[r.Code])
+		code += c
+	}
 	if code == "" || !runsArgs[lang].MatchString(code) {
 		return nil
 	}
-	// awk -v NAME={{x}} hands the value in as a variable.
 	for _, w := range vars {
 		if w.hasPH {
 			return ck.errAt(w.pos, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
@@ -70,49 +87,12 @@ func (ck *checker) checkPositionalCode(name string, p *shellsyntax.Grammar, args
 	if !readsArgs[lang].MatchString(code) {
 		return nil
 	}
-	for _, w := range pos {
+	for _, w := range ws[r.Args:] {
 		if w.hasPH {
 			return ck.errAt(w.pos, "%s's program runs its arguments as code (%s); no argument may be one", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
 		}
 	}
 	return nil
-}
-
-// fixedProgram finds a program's fixed code (the -c/-e value, or the
-// first operand of sh -c and awk) and the words after it that reach the
-// code as its arguments, with awk's -v assignments.
-func fixedProgram(lang string, p *shellsyntax.Grammar, args []*word) (code string, pos, vars []*word) {
-	shellC := false
-	text := func(i int) (string, bool) { return literal(args[i]) }
-	for o := range p.Options(0, len(args), text, nil) {
-		switch o.Kind {
-		case shellsyntax.OptEnd:
-			if code == "" && o.Word+1 < len(args) && (shellC || p.ProgArg) {
-				code, _ = literal(args[o.Word+1])
-				return code, args[o.Word+2:], vars
-			}
-			return code, args[o.Word+1:], vars
-		case shellsyntax.OptOperand:
-			if code == "" && (shellC || p.ProgArg) {
-				code, _ = literal(args[o.Word])
-				return code, args[o.Word+1:], vars
-			}
-			return code, args[o.Word:], vars
-		case shellsyntax.OptShell:
-			shellC = shellC || o.Name == "c"
-		case shellsyntax.OptCode:
-			v := o.Value
-			if o.ValueWord >= 0 {
-				v, _ = literal(args[o.ValueWord])
-			}
-			code += v + "\n"
-		case shellsyntax.OptValue:
-			if lang == "awk" && (o.Name == "v" || o.Name == "assign") && o.ValueWord >= 0 {
-				vars = append(vars, args[o.ValueWord])
-			}
-		}
-	}
-	return code, nil, vars
 }
 
 // codeOptions are options whose value another program runs as its own
