@@ -18,7 +18,7 @@ import (
 // (awk), its script, or standard input.
 func (w *walker) runInterp(seg *segment, lang string, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
-	r := shellsyntax.Read(argWords(args))
+	r := shellsyntax.Read(seg)
 	var code []arg
 	var sources []*data
 	mods := 0
@@ -38,7 +38,7 @@ func (w *walker) runInterp(seg *segment, lang string, sc *scope, stdin *data) {
 		}
 	}
 	if len(code) > 0 {
-		sources = append(sources, joinLines(code))
+		sources = append(sources, joinData(code, "\n"))
 	}
 	switch {
 	case r.Code >= 0:
@@ -79,16 +79,6 @@ func (w *walker) interpCode(seg *segment, lang string, codeData *data, sc *scope
 	if codeData.origins&(originFetch|originSocket) == 0 && codeData.origins&originDecode != 0 {
 		w.detected("shell_input", codeData.origins, seg.text)
 	}
-}
-
-func joinLines(args []arg) *data {
-	var parts []string
-	var origins originSet
-	for _, a := range args {
-		parts = append(parts, a.p)
-		origins |= a.origins
-	}
-	return &data{texts: []string{strings.Join(parts, "\n")}, origins: origins}
 }
 
 // analyseCode looks inside interpreter code, best effort: it records the

@@ -155,7 +155,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		return res
 	case shellsyntax.RoleEval:
 		args := nonDropped(seg.args)
-		r := shellsyntax.Read(argWords(args))
+		r := shellsyntax.Read(seg)
 		if r.Code >= 0 { // trap CODE SIGNAL...
 			w.runShellData(argData(args[r.Code]), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
 		}
@@ -173,11 +173,11 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		if subOrigins&(originFetch|originSocket|originDecode) != 0 {
 			w.detected("shell_input", subOrigins, seg.text)
 		}
-		w.runShellData(joinData(args[r.Line:]), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		w.runShellData(joinData(args[r.Line:], " "), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
 		return stageResult{out: &data{origins: originOther}}
 	case shellsyntax.RoleSource:
 		args := nonDropped(seg.args)
-		if r := shellsyntax.Read(argWords(args)); r.Script >= 0 {
+		if r := shellsyntax.Read(seg); r.Script >= 0 {
 			scope := &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}
 			if r.Args < len(args) {
 				scope.pos, scope.posKnown = args[r.Args:], true
@@ -266,15 +266,16 @@ func argData(a arg) *data {
 	return &data{texts: []string{a.p}, origins: a.origins}
 }
 
-// joinData is arguments joined with spaces, as eval and ssh do.
-func joinData(args []arg) *data {
+// joinData is arguments joined with sep: spaces, as eval and ssh do, or
+// newlines, as perl does its -e options.
+func joinData(args []arg, sep string) *data {
 	var parts []string
 	var origins originSet
 	for _, a := range args {
 		parts = append(parts, a.p)
 		origins |= a.origins
 	}
-	return &data{texts: []string{strings.Join(parts, " ")}, origins: origins}
+	return &data{texts: []string{strings.Join(parts, sep)}, origins: origins}
 }
 
 // fileData is what reading a file argument gives: a process substitution,
@@ -428,7 +429,7 @@ func unwrap(args []arg) unwrapped {
 	switch {
 	case r.NoExec:
 	case r.Line >= 0:
-		u.payload = joinData(append(prefix, args[r.Line:]...))
+		u.payload = joinData(append(prefix, args[r.Line:]...), " ")
 	case r.Cmd >= 0:
 		u.inner = append(prefix, args[r.Cmd:]...)
 	default:
@@ -437,12 +438,17 @@ func unwrap(args []arg) unwrapped {
 	return u
 }
 
-// argWords are a command's arguments as the reader sees them.
+// argWords are a command's arguments as the reader sees them; so is a
+// segment's argv (its arguments less the dropped ones).
 type argWords []arg
 
 func (a argWords) Len() int                  { return len(a) }
 func (a argWords) Text(i int) (string, bool) { return a[i].e, true }
 func (a argWords) IsAssign(i int) bool       { return isAssignText(a[i].e) }
+
+func (s *segment) Len() int                  { return len(s.argv) }
+func (s *segment) Text(i int) (string, bool) { return s.argv[i], true }
+func (s *segment) IsAssign(i int) bool       { return isAssignText(s.argv[i]) }
 
 // optArg is an option's value: attached to it (after "=" or its letter)
 // or the next word; false when the line ends first.
@@ -468,7 +474,7 @@ func isAssignText(s string) bool {
 // runShell follows sh/bash/...: -c text, a script file or standard input.
 func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
-	r := shellsyntax.Read(argWords(args))
+	r := shellsyntax.Read(seg)
 	for _, o := range r.Opts {
 		switch {
 		case o.Kind == shellsyntax.OptValue && o.Long && o.ValueWord >= 0:
@@ -500,7 +506,7 @@ func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 // runSu follows su -c TEXT, runuser -u USER COMMAND and sg GROUP TEXT.
 func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
-	r := shellsyntax.Read(argWords(args))
+	r := shellsyntax.Read(seg)
 	for _, o := range r.Opts {
 		if v, ok := optArg(args, o); ok && o.Kind == shellsyntax.OptCode {
 			w.runShellData(argData(v), &scope{depth: sc.depth + 1}, seg)
@@ -511,7 +517,7 @@ func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 	case r.Cmd >= 0:
 		w.runCommand(seg.derive(args[r.Cmd:], nil), sc, stdin, pipeCtx{})
 	case r.Line >= 0:
-		w.runShellData(joinData(args[r.Line:]), &scope{depth: sc.depth + 1}, seg)
+		w.runShellData(joinData(args[r.Line:], " "), &scope{depth: sc.depth + 1}, seg)
 	}
 }
 
@@ -519,7 +525,7 @@ func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 // known input appended (or substituted for -I's replacement string).
 func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	args := nonDropped(seg.args)
-	r := shellsyntax.Read(argWords(args))
+	r := shellsyntax.Read(seg)
 	replace := r.Replace
 	nul := false
 	delim := ""
@@ -602,27 +608,12 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 // starting points.
 func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 	args := nonDropped(seg.args)
-	i := 1
-	for i < len(args) && (args[i].e == "-H" || args[i].e == "-L" || args[i].e == "-P" || strings.HasPrefix(args[i].e, "-O") || args[i].e == "-D") {
-		if args[i].e == "-D" {
-			i++
-		}
-		i++
-	}
-	var starts []arg
-	for i < len(args) && !strings.HasPrefix(args[i].e, "-") && args[i].e != "(" && args[i].e != "!" {
-		starts = append(starts, args[i])
-		i++
-	}
-	if len(starts) == 0 {
-		starts = literalArgs([]string{"."})
-	}
 	// A traversal that selects every file acts on the whole tree: -delete
 	// is rm -rf of each root, -exec rm {} is rm -r. One that selects some
 	// hands {} paths below the roots, never a root itself.
-	_, narrowed, minDepth, _ := findShape(args)
+	starts, narrowed, minDepth, _ := findShape(args)
 	namePat := "_"
-	for k := i; k+1 < len(args); k++ {
+	for k := 1; k+1 < len(args); k++ {
 		if args[k].e == "-name" || args[k].e == "-iname" {
 			namePat = args[k+1].e
 			break
@@ -644,7 +635,7 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 			starts[k] = arg{e: e, p: e, glob: hasGlob(namePat)}
 		}
 	}
-	for _, ex := range shellsyntax.Read(argWords(args)).Exec {
+	for _, ex := range shellsyntax.Read(seg).Exec {
 		cmd := args[ex[0]:ex[1]]
 		for k, st := range starts {
 			if k >= 4 {
