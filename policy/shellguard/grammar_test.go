@@ -34,6 +34,16 @@ func TestShellGrammarDecisions(t *testing.T) {
 		{`python3 -m x -c 'import shutil; shutil.rmtree("/")'`, "destructive_file_ops/interpreter_remove_tree"},
 		{`deno eval 'Deno.run({cmd: ["rm", "-rf", "/"]})'`, "destructive_file_ops/rm_recursive_critical"},
 		{`echo '{}' | python3 -m json.tool`, "allow"},
+		// Variables that programs run are one list (shellsyntax.EnvRuns,
+		// which the daemon checks a tool's env: with), read as the command
+		// they run (LESSOPEN's |cmd, an exported function's body).
+		{`LESSOPEN='|rm -rf / %s' less notes.txt`, "destructive_file_ops/rm_recursive_critical"},
+		{`env GIT_EXTERNAL_DIFF='rm -rf /' git diff`, "destructive_file_ops/rm_recursive_critical"},
+		{`MY_TOOL_CMD='rm -rf /' make`, "destructive_file_ops/rm_recursive_critical"},
+		{`env 'BASH_FUNC_ls%%=() { rm -rf /; }' bash -c ls`, "destructive_file_ops/rm_recursive_critical"},
+		{`env X='$(rm -rf /)' true`, "destructive_file_ops/rm_recursive_critical"},
+		{`PS1='rm -rf /' bash -i`, "destructive_file_ops/rm_recursive_critical"},
+		{`EDITOR=vim git commit`, "allow"},
 		{`sudo -l rm -rf /`, "privilege_escalation/sudo"},
 	} {
 		got := "allow"

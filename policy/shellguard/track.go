@@ -68,9 +68,8 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 				continue
 			}
 			if hasEq {
-				if _, raw, _ := strings.Cut(a.p, "="); commandVars[name] || mayRunCode(raw) {
-					w.walkScriptLenient(raw, &scope{depth: sc.depth + 1})
-				}
+				_, raw, _ := strings.Cut(a.p, "=")
+				w.runEnv(name, raw, sc)
 			}
 			if hasEq {
 				_, raw, _ := strings.Cut(a.p, "=")

@@ -359,12 +359,10 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 			w.runShellData(u.payload, scope, seg)
 			res.kinds |= ksShell
 		}
+		for _, as := range u.assigns {
+			w.runEnv(as.name, as.value, sc)
+		}
 		if len(u.inner) == 0 {
-			for _, as := range u.assigns {
-				if commandVars[as.name] {
-					w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
-				}
-			}
 			if len(u.assigns) > 0 {
 				n := seg.derive(nil, u.assigns)
 				n.kind = segAssign
@@ -377,11 +375,6 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 				res.out = w.outputOf(seg, stdin)
 			}
 			continue
-		}
-		for _, as := range u.assigns {
-			if commandVars[as.name] {
-				w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
-			}
 		}
 		r := w.runCommand(seg.derive(u.inner, u.assigns), sc, stdin, pc)
 		res.kinds |= r.kinds

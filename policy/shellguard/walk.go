@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // This file walks a parsed script the way the shell would run it and
@@ -728,11 +730,7 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 		}
 		out = append(out, assign{name: name, value: normalise(value)})
 		for _, v := range vals {
-			if commandVars[name] || mayRunCode(v) {
-				// Programs run the value, or bash may evaluate it again
-				// (arithmetic, [[ -eq ]], subscripts): check it as commands.
-				w.walkScriptLenient(v, &scope{depth: sc.depth + 1})
-			}
+			w.runEnv(name, v, sc)
 		}
 	}
 	return out
@@ -790,13 +788,14 @@ func (w *walker) setArray(name string, elems []string, known bool, origins origi
 	w.vars[name] = &variable{isArr: true, arr: elems}
 }
 
-// commandVars are variables whose value programs run as a command line
-// later; an assignment to one is checked as a command.
-var commandVars = map[string]bool{
-	"PROMPT_COMMAND": true, "GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_EDITOR": true,
-	"GIT_PAGER": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "EDITOR": true,
-	"VISUAL": true, "PAGER": true, "MANPAGER": true, "LESSOPEN": true, "LESSCLOSE": true,
-	"BROWSER": true, "FZF_DEFAULT_COMMAND": true, "PS4": true, "PS1": true, "PS0": true,
+// runEnv checks the value of variable name as the commands it runs: a
+// program runs it (shellsyntax.EnvRuns: GIT_SSH_COMMAND, PAGER, an
+// exported function...), or bash may evaluate it again (arithmetic,
+// [[ -eq ]], subscripts, prompts).
+func (w *walker) runEnv(name, value string, sc *scope) {
+	if shellsyntax.EnvRuns(name) || mayRunCode(value) {
+		w.walkScriptLenient(shellsyntax.EnvCommand(name, value), &scope{depth: sc.depth + 1})
+	}
 }
 
 // expandRedirs expands redirection targets. It returns them, the input
