@@ -51,33 +51,20 @@ func (w *walker) runInterp(seg *segment, lang string, sc *scope, stdin *data) {
 		sources = append(sources, stdin)
 	}
 	for _, codeData := range sources {
-		if codeData != nil {
-			w.interpCode(seg, lang, codeData, sc, stdin)
+		if codeData == nil {
+			continue
 		}
-	}
-}
-
-// interpCode analyses one program an interpreter runs.
-func (w *walker) interpCode(seg *segment, lang string, codeData *data, sc *scope, stdin *data) {
-	if codeData.origins&(originFetch|originSocket) != 0 {
-		w.detected("shell_input", codeData.origins, seg.text)
-	}
-	for k, t := range codeData.texts {
-		if k >= 4 {
-			break
-		}
-		w.analyseCode(lang, seg.name, t, sc.depth+1)
-		if pipesToShell.MatchString(t) {
-			// The program writes text into a shell: what it reads may be
-			// passed on, and what it generates is code.
-			if stdin.known() {
-				w.runShellData(stdin, &scope{depth: sc.depth + 1}, seg)
+		w.runData(codeData, seg, func(t string) {
+			w.analyseCode(lang, seg.name, t, sc.depth+1)
+			if pipesToShell.MatchString(t) {
+				// The program writes text into a shell: what it reads may
+				// be passed on, and what it generates is code.
+				if stdin.known() {
+					w.runShellData(stdin, &scope{depth: sc.depth + 1}, seg)
+				}
+				w.detected("shell_input", originDecode|originsOf(stdin), seg.text)
 			}
-			w.detected("shell_input", originDecode|originsOf(stdin), seg.text)
-		}
-	}
-	if codeData.origins&(originFetch|originSocket) == 0 && codeData.origins&originDecode != 0 {
-		w.detected("shell_input", codeData.origins, seg.text)
+		})
 	}
 }
 
@@ -87,7 +74,7 @@ func (w *walker) interpCode(seg *segment, lang string, codeData *data, sc *scope
 // decodes base64 literals it finds.
 func (w *walker) analyseCode(lang, interp, code string, depth int) {
 	if depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return
 	}
 	if !w.spend(1 + len(code)/256) {
@@ -132,7 +119,7 @@ func (w *walker) walkScriptLenient(src string, sc *scope) {
 		return
 	}
 	if sc.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return
 	}
 	f, err := parseLenient(src, sc.depth, &w.work)

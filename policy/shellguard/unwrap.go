@@ -74,7 +74,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	if seg.name == "" {
 		return stageResult{out: &data{texts: []string{""}}}
 	}
-	name := seg.name
+	name, args := seg.name, nonDropped(seg.args)
 	if !w.sawCommand(name) {
 		w.seen = append(w.seen, name)
 	}
@@ -91,29 +91,27 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	}
 	// A copy or link of a command made earlier runs that command.
 	if target, ok := w.pathCmds[w.fileKey(seg.argv[0])]; ok && target != name {
-		alias := append([]arg{{e: target, p: target}}, nonDropped(seg.args)[1:]...)
-		w.runCommand(seg.derive(alias, nil), sc, stdin, pc)
+		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
 	} else if target, ok := w.pathCmds[name]; ok && target != name {
-		alias := append([]arg{{e: target, p: target}}, nonDropped(seg.args)[1:]...)
-		w.runCommand(seg.derive(alias, nil), sc, stdin, pc)
+		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
 	}
 	if fn, ok := w.funcs[name]; ok {
-		return w.callFunction(name, fn, nonDropped(seg.args)[1:], sc, stdin, pc)
+		return w.callFunction(name, fn, args[1:], sc, stdin, pc)
 	}
 	if val, ok := w.aliases[name]; ok {
 		text := val
-		for _, a := range nonDropped(seg.args)[1:] {
+		for _, a := range args[1:] {
 			text += " " + quote(a.p)
 		}
 		delete(w.aliases, name) // an alias does not expand inside itself
-		w.runShellData(&data{texts: []string{text}}, &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		w.runShellData(&data{texts: []string{text}}, sc.deeper(), seg)
 		w.aliases[name] = val
 		return stageResult{out: &data{origins: originOther}}
 	}
 	// A file this script wrote, run by path.
 	if strings.Contains(seg.argv[0], "/") {
 		if d := w.fileData(arg{e: seg.argv[0]}, nil); d != nil {
-			w.runShellData(d, w.childScope(nonDropped(seg.args), sc), seg)
+			w.runShellData(d, w.childScope(args, sc), seg)
 		}
 	}
 	w.track(seg, sc, stdin)
@@ -123,14 +121,13 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	switch name {
 	case "parallel":
 		// parallel CMD with a listing on stdin runs CMD over it.
-		args := nonDropped(seg.args)
 		if stdin != nil && stdin.list != nil && !slices.ContainsFunc(args, func(a arg) bool { return a.e == ":::" || a.e == "::::" }) && len(args) > 1 {
 			w.runCommand(seg.derive(listedCommand(args[1:], stdin.list), nil), sc, nil, pc)
 		}
 	case "git":
 		w.gitClean(seg, sc, pc)
 	case "ln":
-		w.trackLink(nonDropped(seg.args))
+		w.trackLink(args)
 	}
 	g := shellsyntax.GrammarOf(name)
 	role := shellsyntax.RolePlain
@@ -154,10 +151,9 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 		return res
 	case shellsyntax.RoleEval:
-		args := nonDropped(seg.args)
 		r := shellsyntax.Read(seg)
 		if r.Code >= 0 { // trap CODE SIGNAL...
-			w.runShellData(argData(args[r.Code]), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+			w.runShellData(argData(args[r.Code]), sc.deeper(), seg)
 		}
 		if r.Line < 0 {
 			break
@@ -173,12 +169,11 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		if subOrigins&(originFetch|originSocket|originDecode) != 0 {
 			w.detected("shell_input", subOrigins, seg.text)
 		}
-		w.runShellData(joinData(args[r.Line:], " "), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		w.runShellData(joinData(args[r.Line:], " "), sc.deeper(), seg)
 		return stageResult{out: &data{origins: originOther}}
 	case shellsyntax.RoleSource:
-		args := nonDropped(seg.args)
 		if r := shellsyntax.Read(seg); r.Script >= 0 {
-			scope := &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}
+			scope := sc.deeper()
 			if r.Args < len(args) {
 				scope.pos, scope.posKnown = args[r.Args:], true
 			}
@@ -193,14 +188,14 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		w.runSu(seg, sc, stdin)
 		res.kinds = ksShell
 	}
-	if sockets[name] && (name != "openssl" || opensslNet(nonDropped(seg.args))) {
+	if sockets[name] && (name != "openssl" || opensslNet(args)) {
 		res.kinds |= ksSocket
 	}
 	res.out = w.outputOf(seg, stdin)
 	if res.out != nil && !res.out.known() {
 		var l *listing
 		if listers[name] {
-			l = listingOf(name, nonDropped(seg.args))
+			l = listingOf(name, args)
 		}
 		if l != nil {
 			res.out = &data{origins: res.out.origins, list: l}
@@ -316,18 +311,23 @@ func (w *walker) childScope(args []arg, sc *scope) *scope {
 	return s
 }
 
-// runShellData analyses text a shell runs. Text that came from a download,
-// a socket or a decoder is reported as such even when it could be read.
+// runShellData analyses text a shell runs.
 func (w *walker) runShellData(d *data, sc *scope, seg *segment) {
 	if d == nil || w.err != nil {
 		return
 	}
 	if sc.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return
 	}
-	// Downloaded or socket-fed text is refused as such whatever it holds;
-	// decoded text is read first so that what it does is named.
+	w.runData(d, seg, func(t string) { w.walkScript(t, sc, nil) })
+}
+
+// runData analyses each text a shell or an interpreter runs with read.
+// Text that came from a download, a socket or a decoder is reported as
+// such even when it could be read: downloaded or socket-fed text whatever
+// it holds, decoded text after it is read, so that what it does is named.
+func (w *walker) runData(d *data, seg *segment, read func(text string)) {
 	if d.origins&(originFetch|originSocket) != 0 {
 		w.detected("shell_input", d.origins, seg.text)
 	}
@@ -335,7 +335,7 @@ func (w *walker) runShellData(d *data, sc *scope, seg *segment) {
 		if i >= 4 {
 			break
 		}
-		w.walkScript(t, sc, nil)
+		read(t)
 	}
 	if d.origins&(originFetch|originSocket) == 0 && d.origins&originDecode != 0 {
 		w.detected("shell_input", d.origins, seg.text)

@@ -71,6 +71,14 @@ type scope struct {
 	depth    int
 }
 
+// deeper is the scope of text run one level down with the same
+// positional parameters (eval, source, an alias).
+func (sc *scope) deeper() *scope {
+	inner := *sc
+	inner.depth++
+	return &inner
+}
+
 // stageResult is what one pipeline stage produced and what ran in it.
 type stageResult struct {
 	out   *data
@@ -213,13 +221,12 @@ func (w *walker) walkSub(ss []*syntax.Stmt, sc *scope, stdin *data) *data {
 	if w.err != nil {
 		return &data{origins: originOther}
 	}
-	inner := *sc
-	inner.depth++
+	inner := sc.deeper()
 	if inner.depth > maxDepth {
 		w.tooDeep()
 		return &data{}
 	}
-	out := w.walkStmts(ss, &inner, stdin, pipeCtx{}).out
+	out := w.walkStmts(ss, inner, stdin, pipeCtx{}).out
 	if out == nil {
 		out = &data{texts: []string{""}}
 	}
@@ -484,8 +491,8 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		w.testWords(x.X, sc)
 		res.out = &data{texts: []string{""}}
 	default:
-		inner := &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth}
-		res = w.walkStmts(body, inner, in, pc)
+		inner := *sc
+		res = w.walkStmts(body, &inner, in, pc)
 	}
 	w.writeRedirFiles(redirs, res.out)
 	for _, po := range procOuts {
