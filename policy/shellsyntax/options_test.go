@@ -6,17 +6,15 @@ import (
 	"testing"
 )
 
-// words are test command lines: a word starting with "$" is only known
-// at run time.
+// words are test command lines: a word with a "$" is only known at run
+// time, up to the "$".
 type words []string
 
 func (ws words) Len() int { return len(ws) }
 
 func (ws words) Text(i int) (string, bool) {
-	if strings.HasPrefix(ws[i], "$") {
-		return "", false
-	}
-	return ws[i], true
+	known, _, dollar := strings.Cut(ws[i], "$")
+	return known, !dollar
 }
 
 func (ws words) IsAssign(i int) bool {
@@ -90,6 +88,12 @@ func TestOptions(t *testing.T) {
 		{"sh", "", ""},
 		{"xargs", "-0 -I {} -i -ix --replace --eof=e -n 1 cmd", "flag:0:0 value:1:I@2 value:3:i value:4:i=x value:5:replace value:6:eof=e value:7:n@8 operand:9"},
 		{"xargs", "-r0n1 -d, sh", "flag:0:r flag:0:0 value:0:n=1 value:1:d=, operand:2"},
+		// A value only known at run time, attached to its option.
+		{"tar", "-xf a --to-command=$X", "flag:0:x flag:0:f operand:1 code:2:to-command="},
+		{"ssh", "-oProxyCommand=$X host", "mod:0:o=ProxyCommand= operand:1"},
+		{"perl", "-e$X", "code:0:e="},
+		{"sh", "-x$X -c", "operand:0"},
+		{"sh", "--$X -c", "operand:0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.prog+" "+tt.words, func(t *testing.T) {
@@ -157,7 +161,7 @@ func FuzzOptions(f *testing.F) {
 			if o.ValueWord >= 0 && (o.ValueWord != o.Word+1 || o.Attached || !o.Kind.TakesValue()) {
 				t.Fatalf("%q: bad value word %+v", line, o)
 			}
-			if o.Attached && !o.Long && !strings.HasSuffix(args[o.Word], o.Value) {
+			if known, _ := args.Text(o.Word); o.Attached && !o.Long && !strings.HasSuffix(known, o.Value) {
 				t.Fatalf("%q: attached value %q not in %q", line, o.Value, args[o.Word])
 			}
 			last = o.Word

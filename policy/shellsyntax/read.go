@@ -19,13 +19,15 @@ import (
 // code; env takes any NAME=value; options follow flock's file and su's
 // user; runuser -u runs a command. The template check alone still counts
 // a shell's "-" as standard input, su's "-" as its user and watch -x as
-// joining; the deny rules alone skip what sudo -l names.
+// joining; the deny rules alone skip what sudo -l names. A word known
+// only in part (a template's --to-command={{x}}) is read as the code
+// option it starts with (Options, partial).
 
 // Words is one command line as the reader sees it: word 0 is the program.
 type Words interface {
 	Len() int
 	// Text is word i's text and whether it is known before the command
-	// runs (a word only known at run time is an operand).
+	// runs; when it is not, the text is what is known of its start.
 	Text(i int) (string, bool)
 	// IsAssign reports whether word i is a NAME=value assignment.
 	IsAssign(i int) bool
@@ -86,7 +88,7 @@ func Read(w Words) Reading {
 	}
 	from, verb := 1, ""
 	if n > 1 {
-		verb, _ = w.Text(1)
+		verb = lit(w, 1)
 	}
 	if slices.Contains(g.Verbs, verb) {
 		from = 2 // deno run FILE, deno eval CODE
@@ -101,7 +103,7 @@ func Read(w Words) Reading {
 		case base == "eval":
 			r.Line = 1 // (an empty line when its words are all unknown)
 		case base == "trap" && r.Operand+1 < n:
-			if t, _ := w.Text(r.Operand); t != "-" {
+			if lit(w, r.Operand) != "-" {
 				r.Code = r.Operand
 			}
 		}
@@ -153,7 +155,7 @@ func (r *Reading) readProgram(g *Grammar, w Words, codeVerb bool) {
 	n := w.Len()
 	op := r.Operand
 	if g.Role == RoleShell && op < n {
-		if t, _ := w.Text(op); t == "-" {
+		if lit(w, op) == "-" {
 			op++ // a shell ignores a lone "-" (interpreters read standard input)
 		}
 	}
@@ -197,7 +199,7 @@ func (r *Reading) readCommand(g *Grammar, w Words, base string) {
 		cmd = n
 		k := r.Rest
 		if g.Role == RoleSu && r.Operand < n {
-			if t, _ := w.Text(r.Operand); t == "-" {
+			if lit(w, r.Operand) == "-" {
 				k++
 			}
 		}
@@ -227,7 +229,7 @@ func (r *Reading) readCommand(g *Grammar, w Words, base string) {
 		for _, o := range r.Opts {
 			switch {
 			case o.Name == "I" && o.ValueWord >= 0:
-				r.Replace, _ = w.Text(o.ValueWord)
+				r.Replace = lit(w, o.ValueWord)
 			case o.Name == "I":
 				r.Replace = o.Value
 			case o.Name == "i" || o.Name == "replace":
@@ -244,7 +246,7 @@ func (r *Reading) readCommand(g *Grammar, w Words, base string) {
 func (r *Reading) readExec(w Words) {
 	n := w.Len()
 	for k := 1; k < n; k++ {
-		switch t, _ := w.Text(k); t {
+		switch lit(w, k) {
 		case "-exec", "-execdir", "-ok", "-okdir":
 		default:
 			continue
@@ -260,4 +262,12 @@ func (r *Reading) readExec(w Words) {
 		}
 		k = end
 	}
+}
+
+// lit is word i's text when it is known, or "".
+func lit(w Words, i int) string {
+	if t, ok := w.Text(i); ok {
+		return t
+	}
+	return ""
 }

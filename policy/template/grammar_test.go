@@ -39,6 +39,13 @@ func TestShellGrammarDecisions(t *testing.T) {
 		"env a-b=1 sh -c {{x}}",
 		"runuser -u root {{x}}",
 		"awk '{system($0)}' f -v a={{x}}",
+		// A code option's value attached to it is read like one in the
+		// next word; so is xargs' replacement string, which input items
+		// replace in its command, the program name too.
+		"tar -xf a.tar --to-command={{x}}",
+		"rsync --rsh={{x}} a b:",
+		"ssh -oProxyCommand={{x}} host",
+		"xargs -I {{x}} echo hi",
 		// Kept from the templates' reading: sh - SCRIPT counts "-" as the
 		// script (standard input), watch -x still joins, su - USER counts
 		// "-" as the user.

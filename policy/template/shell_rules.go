@@ -56,12 +56,27 @@ var noCommand = map[string]bool{
 }
 
 // cmdWords are a command's words as the reader (policy/shellsyntax) sees
-// them: a word with a placeholder or an expansion is not known.
+// them: a word with a placeholder or an expansion is not known; of one
+// with a placeholder, the text before it is.
 type cmdWords []*word
 
-func (ws cmdWords) Len() int                  { return len(ws) }
-func (ws cmdWords) Text(i int) (string, bool) { return literal(ws[i]) }
-func (ws cmdWords) IsAssign(i int) bool       { return ws[i].assign != "" }
+func (ws cmdWords) Len() int            { return len(ws) }
+func (ws cmdWords) IsAssign(i int) bool { return ws[i].assign != "" }
+
+func (ws cmdWords) Text(i int) (string, bool) {
+	w := ws[i]
+	if !w.hasPH || w.expand {
+		return literal(w)
+	}
+	var b strings.Builder
+	for _, p := range w.pieces {
+		if p.ph >= 0 {
+			break
+		}
+		b.WriteString(p.lit)
+	}
+	return b.String(), false
+}
 
 // checkRules applies the command rules to every command of the template.
 func (ck *checker) checkRules() error {
@@ -219,7 +234,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		return nil
 	}
-	if err := ck.checkOptions(name, ws, r.Opts[:r.Tail]); err != nil {
+	if err := ck.checkOptions(name, g, ws, r.Opts[:r.Tail]); err != nil {
 		return err
 	}
 	switch g.Role {
@@ -378,25 +393,34 @@ func (ck *checker) checkInterp(name string, r shellsyntax.Reading, ws []*word) e
 // checkOptions refuses a placeholder or an expansion as the value of an
 // option that is code, or picks the code or the program to run, and
 // checks the NAME=value words among the options.
-func (ck *checker) checkOptions(name string, ws []*word, opts []shellsyntax.Opt) error {
+func (ck *checker) checkOptions(name string, g *shellsyntax.Grammar, ws []*word, opts []shellsyntax.Opt) error {
 	for _, o := range opts {
+		if o.Kind == shellsyntax.OptAssign {
+			if err := ck.checkAssign(ws[o.Word]); err != nil {
+				return err
+			}
+			continue
+		}
+		v := o.ValueWord // the value's word: the next, or the option's own
+		if o.Attached {
+			v = o.Word
+		}
+		if v < 0 || o.Kind != shellsyntax.OptProg && !ck.tainted(ws[v]) || o.Kind == shellsyntax.OptProg && !ck.scriptTainted(ws[v]) {
+			continue
+		}
 		opt := "-" + o.Name
 		if o.Long {
 			opt = "-" + opt
 		}
-		switch o.Kind {
-		case shellsyntax.OptAssign:
-			if err := ck.checkAssign(ws[o.Word]); err != nil {
-				return err
-			}
-		case shellsyntax.OptCode, shellsyntax.OptMod, shellsyntax.OptSplit:
-			if o.ValueWord >= 0 && ck.tainted(ws[o.ValueWord]) {
-				return ck.errAt(ws[o.ValueWord].pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
-			}
-		case shellsyntax.OptProg:
-			if o.ValueWord >= 0 && ck.scriptTainted(ws[o.ValueWord]) {
-				return ck.errAt(ws[o.ValueWord].pos, "the argument of %s %s is the program it runs; an argument may not choose it", name, opt)
-			}
+		switch {
+		case o.Kind == shellsyntax.OptCode || o.Kind == shellsyntax.OptMod || o.Kind == shellsyntax.OptSplit:
+			return ck.errAt(ws[v].pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
+		case o.Kind == shellsyntax.OptProg:
+			return ck.errAt(ws[v].pos, "the argument of %s %s is the program it runs; an argument may not choose it", name, opt)
+		case g.Role == shellsyntax.RoleXargs && (o.Name == "I" || o.Name == "i" || o.Name == "replace"):
+			// Input items replace this string in xargs' command, its
+			// program name included.
+			return ck.errAt(ws[v].pos, "xargs fills its input in where its command holds %s %s's value, the program name too; it may not come from an argument", name, opt)
 		}
 	}
 	return nil
