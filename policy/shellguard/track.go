@@ -209,7 +209,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 
 // optionPayloads checks shell text that commands take in options or
 // input and run later: git -c core.pager=..., ssh -o ProxyCommand=...,
-// rsync -e, tar --to-command, zip -TT, man -P, vim -c '!...', gdb -ex
+// rsync -e, tar --to-command, zip -TT, man -P, gdb -ex
 // 'shell ...', sed's e command, tmux, at and crontab input, parallel.
 func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data) {
 	scope := &scope{depth: sc.depth + 1}
@@ -301,26 +301,6 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			if v, ni, ok := optVal(i, args[i].e, []string{"-P"}, []string{"--pager"}); ok {
 				run(v)
 				i = ni
-			}
-		}
-	case "vi", "vim", "nvim", "ex", "view", "vimdiff", "gvim", "rvim":
-		for i := 1; i < len(args); i++ {
-			a := args[i].e
-			v := ""
-			switch {
-			case (a == "-c" || a == "--cmd") && i+1 < len(args):
-				v = args[i+1].p
-				i++
-			case strings.HasPrefix(a, "+"):
-				v = args[i].p[1:]
-			default:
-				continue
-			}
-			v = strings.TrimLeft(v, ": ")
-			if strings.HasPrefix(v, "!") {
-				run(v[1:])
-			} else if rest, ok := strings.CutPrefix(v, "call system("); ok {
-				run(strings.Trim(strings.TrimSuffix(rest, ")"), `'"`))
 			}
 		}
 	case "gdb":
