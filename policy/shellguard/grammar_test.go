@@ -44,6 +44,17 @@ func TestShellGrammarDecisions(t *testing.T) {
 		{`env X='$(rm -rf /)' true`, "destructive_file_ops/rm_recursive_critical"},
 		{`PS1='rm -rf /' bash -i`, "destructive_file_ops/rm_recursive_critical"},
 		{`EDITOR=vim git commit`, "allow"},
+		// Other programs' code options are the grammar's too (vim -c,
+		// make -f, tar --to-command, gdb -ex...): clusters and values in
+		// their own word are read like the rest.
+		{`make -sf <(printf 'a:\n\trm -rf /\n')`, "destructive_file_ops/rm_recursive_critical"},
+		{`bmake -f <(printf 'a:\n\trm -rf /\n')`, "destructive_file_ops/rm_recursive_critical"},
+		{`vim -Rc ':!rm -rf /'`, "destructive_file_ops/rm_recursive_critical"},
+		{`rsync -avze 'sh -c "rm -rf /"' a b:`, "destructive_file_ops/rm_recursive_critical"},
+		{`tar cf /dev/null x --checkpoint=1 --checkpoint-action exec='rm -rf /'`, "destructive_file_ops/rm_recursive_critical"},
+		{`gdb -iex 'shell rm -rf /'`, "destructive_file_ops/rm_recursive_critical"},
+		{`tar cf /dev/null x --checkpoint-action=echo`, "allow"},
+		{`gdb -batch -ex bt ./app`, "allow"},
 		{`sudo -l rm -rf /`, "privilege_escalation/sudo"},
 	} {
 		got := "allow"

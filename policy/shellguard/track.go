@@ -270,49 +270,27 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				run(strings.TrimPrefix(strings.TrimSpace(val), "exec "))
 			}
 		}
-	case "rsync":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-e"}, []string{"--rsh", "--rsync-path"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "tar", "gtar", "bsdtar":
-		for i := 1; i < len(args); i++ {
-			a := args[i].e
-			if strings.HasPrefix(a, "--checkpoint-action=exec=") {
-				run(args[i].p[len("--checkpoint-action=exec="):])
-				continue
-			}
-			if v, ni, ok := optVal(i, a, []string{"-I", "-F"}, []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "zip":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-TT"}, []string{"--unzip-command"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "man":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-P"}, []string{"--pager"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "gdb":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-ex", "-iex"}, []string{"--ex", "--eval-command"}); ok {
-				i = ni
-				v = strings.TrimSpace(v)
-				if rest, ok := strings.CutPrefix(v, "shell "); ok {
+	case "tar", "gtar", "bsdtar", "rsync", "zip", "man", "gdb":
+		// The values of the grammar's code options (policy/shellsyntax):
+		// tar's --checkpoint-action runs exec=CMD, gdb's commands run
+		// shell CMD and !CMD.
+		for _, o := range shellsyntax.Read(seg).Opts {
+			v, ok := optArg(args, o)
+			text := strings.TrimSpace(v.p)
+			switch {
+			case !ok || o.Kind != shellsyntax.OptCode:
+			case seg.name == "gdb":
+				if rest, ok := strings.CutPrefix(text, "shell "); ok {
 					run(rest)
-				} else if strings.HasPrefix(v, "!") {
-					run(v[1:])
+				} else if rest, ok := strings.CutPrefix(text, "!"); ok {
+					run(rest)
 				}
+			case o.Name == "checkpoint-action":
+				if rest, ok := strings.CutPrefix(text, "exec="); ok {
+					run(rest)
+				}
+			default:
+				run(v.p)
 			}
 		}
 	case "sed", "gsed":

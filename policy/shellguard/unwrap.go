@@ -450,9 +450,9 @@ func optArg(args []arg, o shellsyntax.Opt) (arg, bool) {
 	switch {
 	case o.Attached && o.Long:
 		_, p, _ := strings.Cut(a.p, "=")
-		return arg{e: o.Value, p: p, origins: a.origins}, true
+		return arg{e: o.Value, p: p, origins: a.origins, data: a.data}, true
 	case o.Attached:
-		return arg{e: o.Value, p: a.p[strings.IndexByte(a.p, o.Name[0])+1:], origins: a.origins}, true
+		return arg{e: o.Value, p: a.p[strings.IndexByte(a.p, o.Name[0])+1:], origins: a.origins, data: a.data}, true
 	case o.ValueWord >= 0:
 		return args[o.ValueWord], true
 	}

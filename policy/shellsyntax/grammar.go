@@ -94,6 +94,7 @@ type Grammar struct {
 	// after the leading ones (flock: the command's words are not checked
 	// one by one there).
 	CmdLine bool
+	OneDash bool // every option is long, written with one dash or two (gdb -ex, emacs -eval)
 }
 
 var (
@@ -113,7 +114,11 @@ var (
 		CodeOpts: "e", CodeLong: []string{"expression"}, ProgOpts: "f", ProgLong: []string{"file"}}
 	sudoGrammar = &Grammar{Role: RoleWrapper, ValueOpts: "ugCDhprtTUR", ValueLong: []string{"user", "group", "host", "prompt", "chdir", "chroot", "role", "type", "close-from", "command-timeout", "other-user"},
 		ShellFlags: "si", NoExec: "lVe", Assigns: true}
-	suGrammar = &Grammar{Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1}
+	tarGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}}
+	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
+	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
+	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}}
+	suGrammar    = &Grammar{Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1}
 )
 
 // grammars maps a program's base name to its grammar.
@@ -246,10 +251,24 @@ var grammars = map[string]*Grammar{
 	"find":  {Role: RoleFind},
 	"gfind": {Role: RoleFind},
 	"bfs":   {Role: RoleFind},
-	"tar":   {Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}},
+	"tar":   tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
 	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
 	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
 	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
+	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager"}},
+	"zip":   {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
+	// Programs whose option values are commands of their own: SQL with \!
+	// escapes, debugger, editor and make commands, Lisp.
+	"psql":    {Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"command"}, ProgOpts: "f", ProgLong: []string{"file"}},
+	"mysql":   mysqlGrammar,
+	"mariadb": mysqlGrammar,
+	"sqlite3": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"cmd"}, ProgLong: []string{"init"}},
+	"gdb":     {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"ex", "iex", "eval-command", "init-eval-command"}, ProgLong: []string{"x", "command", "ix"}},
+	"lldb":    {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"o", "one-line", "O", "one-line-before-file", "k"}, ProgLong: []string{"s", "source"}},
+	"vim":     vimGrammar, "vi": vimGrammar, "nvim": vimGrammar, "ex": vimGrammar, "view": vimGrammar, "vimdiff": vimGrammar, "gvim": vimGrammar, "rvim": vimGrammar,
+	"emacs": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"eval", "execute", "f", "funcall"}, ProgLong: []string{"l", "load"}},
+	"make":  makeGrammar, "gmake": makeGrammar, "bmake": makeGrammar, "remake": makeGrammar,
+	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
 }
 
 // GrammarOf finds a program's grammar by its base name; an interpreter's

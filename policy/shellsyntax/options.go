@@ -97,6 +97,9 @@ func (g *Grammar) Options(w Words, from int, isAssign func(i int) bool) iter.Seq
 				}
 				continue
 			}
+			if g.OneDash && t[1] != '-' {
+				t = "-" + t // gdb -ex, emacs -eval: every option is long
+			}
 			if strings.HasPrefix(t, "--") {
 				name, val, hasEq := strings.Cut(t[2:], "=")
 				o := Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: hasEq, ValueWord: -1}
@@ -150,6 +153,9 @@ func (g *Grammar) Options(w Words, from int, isAssign func(i int) bool) iter.Seq
 // code (or names it) and runs on into what is not known (--to-command=$X,
 // -oProxyCommand=$X, -e$X); any other such word stays an operand.
 func (g *Grammar) partial(t string, i int) (Opt, bool) {
+	if g.OneDash && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
+		t = "-" + t
+	}
 	if name, val, ok := strings.Cut(strings.TrimPrefix(t, "--"), "="); ok && strings.HasPrefix(t, "--") && g.longKind(name) > OptValue {
 		return Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: true, ValueWord: -1}, true
 	}

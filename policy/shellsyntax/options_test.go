@@ -88,6 +88,9 @@ func TestOptions(t *testing.T) {
 		{"sh", "", ""},
 		{"xargs", "-0 -I {} -i -ix --replace --eof=e -n 1 cmd", "flag:0:0 value:1:I@2 value:3:i value:4:i=x value:5:replace value:6:eof=e value:7:n@8 operand:9"},
 		{"xargs", "-r0n1 -d, sh", "flag:0:r flag:0:0 value:0:n=1 value:1:d=, operand:2"},
+		// Every option long, one dash or two (getopt_long_only).
+		{"gdb", "-batch -ex bt -x f --ex=c ./app -nx", "flag:0:batch code:1:ex@2 prog:3:x@4 code:5:ex=c operand:6 flag:7:nx"},
+		{"gdb", "-ex=$X -x$Y", "code:0:ex= operand:1"},
 		// A value only known at run time, attached to its option.
 		{"tar", "-xf a --to-command=$X", "flag:0:x flag:0:f operand:1 code:2:to-command="},
 		{"ssh", "-oProxyCommand=$X host", "mod:0:o=ProxyCommand= operand:1"},

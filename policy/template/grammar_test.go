@@ -46,6 +46,12 @@ func TestShellGrammarDecisions(t *testing.T) {
 		"rsync --rsh={{x}} a b:",
 		"ssh -oProxyCommand={{x}} host",
 		"xargs -I {{x}} echo hi",
+		// Other programs' code options are the grammar's (they were a
+		// table of their own): clusters, tar's kin, man and zip too.
+		"psql -Atc {{x}}",
+		"gtar --to-command {{x}} -xf a",
+		"man -P {{x}} ls",
+		"zip -TT {{x}} a.zip f",
 		// Kept from the templates' reading: sh - SCRIPT counts "-" as the
 		// script (standard input), watch -x still joins, su - USER counts
 		// "-" as the user.
@@ -68,6 +74,9 @@ func TestShellGrammarDecisions(t *testing.T) {
 		"deno run app.ts {{x}}",
 		"env a-b=1 ls {{x}}",
 		"awk -f prog.awk {{x}}",
+		"gdb -p {{pid}} -batch -ex bt",
+		"make -C {{dir}} all",
+		"man {{page}}",
 	} {
 		if err := ValidateShell(cmd); err != nil {
 			t.Errorf("ValidateShellTemplate(%q) = %v, want accepted", cmd, err)

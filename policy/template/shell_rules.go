@@ -220,7 +220,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		return nil
 	}
-	if err := ck.checkCodeOptions(path.Base(name), args); err != nil {
+	if err := ck.checkSQLOperands(path.Base(name), args); err != nil {
 		return err
 	}
 	if plusCommands[path.Base(name)] {

@@ -11,9 +11,10 @@ import (
 // perl -e, node -e, an awk program... is fixed, but when it runs its
 // positional arguments as code (eval "$1", exec(sys.argv[1]),
 // system(ARGV[1])), a placeholder among those arguments is in code
-// position all the same. So is a placeholder given to an option whose
-// value another program runs as its own commands (psql -c, gdb -ex,
-// vim -c, sqlite3's SQL operands).
+// position all the same. So is a placeholder among sqlite3's SQL
+// operands; one given to an option whose value another program runs as
+// its own commands (psql -c, gdb -ex, vim -c) is the grammar's code
+// option (policy/shellsyntax), refused in checkOptions.
 
 // runsArgs matches program text that runs its positional arguments (or
 // values handed in with awk -v) as code, per language.
@@ -95,27 +96,6 @@ func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []
 	return nil
 }
 
-// codeOptions are options whose value another program runs as its own
-// commands (SQL with \! escapes, debugger and editor commands, Lisp),
-// for programs the grammar table does not describe as interpreters.
-var codeOptions = map[string][]string{
-	"psql":      {"-c", "--command", "-f", "--file"},
-	"mysql":     {"-e", "--execute"},
-	"mariadb":   {"-e", "--execute"},
-	"sqlite3":   {"-cmd", "--cmd", "-init", "--init"},
-	"gdb":       {"-ex", "--ex", "-eval-command", "--eval-command", "-iex", "--iex", "-init-eval-command", "--init-eval-command", "-x", "--command", "-ix"},
-	"lldb":      {"-o", "--one-line", "-O", "--one-line-before-file", "-s", "--source", "-k"},
-	"vim":       {"-c", "--cmd", "-S"},
-	"vi":        {"-c", "--cmd", "-S"},
-	"nvim":      {"-c", "--cmd", "-S"},
-	"ex":        {"-c", "--cmd", "-S"},
-	"view":      {"-c", "--cmd", "-S"},
-	"emacs":     {"--eval", "-eval", "--execute", "-execute", "-l", "--load", "-f", "--funcall"},
-	"make":      {"-E", "--eval", "-f", "--file", "--makefile"},
-	"gmake":     {"-E", "--eval", "-f", "--file", "--makefile"},
-	"redis-cli": {"--eval"},
-}
-
 // plusCommands read an operand starting with "+" as a command to run at
 // start-up (less +!cmd runs a shell, vi +cmd an ex command).
 var plusCommands = map[string]bool{
@@ -126,22 +106,12 @@ var plusCommands = map[string]bool{
 // sqlOperands are programs whose operands after the first are commands.
 var sqlOperands = map[string]bool{"sqlite3": true, "sqlite": true, "duckdb": true}
 
-// checkCodeOptions refuses a placeholder as (or in) the value of such an
-// option, or as a command operand of sqlite3.
-func (ck *checker) checkCodeOptions(name string, args []*word) error {
-	opts := codeOptions[name]
+// checkSQLOperands refuses a placeholder as a command operand of sqlite3
+// (its options' values are the grammar's, policy/shellsyntax).
+func (ck *checker) checkSQLOperands(name string, args []*word) error {
 	seenDB := false
-	for j, w := range args {
-		lit := litOf(w)
-		for _, o := range opts {
-			if w.hasPH && strings.HasPrefix(lit, o+"=") {
-				return ck.errAt(w.pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
-			}
-			if !w.hasPH && lit == o && j+1 < len(args) && args[j+1].hasPH {
-				return ck.errAt(args[j+1].pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
-			}
-		}
-		if sqlOperands[name] && !strings.HasPrefix(lit, "-") {
+	for _, w := range args {
+		if sqlOperands[name] && !strings.HasPrefix(litOf(w), "-") {
 			if seenDB && w.hasPH {
 				return ck.errAt(w.pos, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
 			}
