@@ -13,122 +13,59 @@ import (
 // effort: shell-outs of string literals, literal argument vectors, backtick
 // commands and base64 literals are checked as commands.
 
-// runInterp follows an interpreter to the code it runs.
-func (w *walker) runInterp(seg *segment, lang string, spec *shellsyntax.Grammar, sc *scope, stdin *data) {
+// runInterp follows an interpreter to the code it runs: code in its
+// options, the modules it loads with it, its program file, a code operand
+// (awk), its script, or standard input.
+func (w *walker) runInterp(seg *segment, lang string, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
-	var code, mods []arg
-	var prog *arg
-	var codeData *data
-	i := 1
-	// deno eval CODE, bun -e; deno run URL
-	if seg.name == "deno" || seg.name == "bun" {
-		if i < len(args) && (args[i].e == "eval" || args[i].e == "run" || args[i].e == "x") {
-			i++
-		}
-	}
-	from := i
-	i = len(args)
-walk:
-	for o := range options(spec, args, from, nil) {
-		switch o.Kind {
-		case shellsyntax.OptEnd:
-			i = o.Rest()
-			break walk
-		case shellsyntax.OptOperand:
-			i = o.Rest()
-			if args[i].e == "-" {
-				i++
-			}
-			break walk
-		case shellsyntax.OptCode:
-			v, ok := optArg(args, o)
-			if !ok {
-				continue
-			}
+	r := shellsyntax.Read(seg)
+	var code []arg
+	var sources []*data
+	mods := 0
+	for _, o := range r.Opts {
+		v, ok := optArg(args, o)
+		switch {
+		case !ok:
+		case o.Kind == shellsyntax.OptCode:
 			code = append(code, v)
-			i = o.Word + 1
-			if o.ValueWord >= 0 {
-				i = o.ValueWord + 1
-			}
-			if !o.Long && (lang == "perl" || lang == "ruby") {
-				// perl -e may repeat; keep collecting.
-				for i < len(args) && (args[i].e == "-e" || args[i].e == "-E") && i+1 < len(args) {
-					code = append(code, args[i+1])
-					i += 2
-				}
-			}
-			break walk
-		case shellsyntax.OptMod:
-			if lang == "python" && !o.Long {
-				return // python -m runs the module instead
-			}
-			if v, ok := optArg(args, o); ok {
-				mods = append(mods, v)
-			}
-		case shellsyntax.OptProg:
-			if v, ok := optArg(args, o); ok {
-				prog = &v
-			}
+		case o.Kind == shellsyntax.OptMod && mods < 4:
+			// Code loaded with the program (perl -MFoo;code, php -d
+			// auto_prepend_file=...) is checked too.
+			mods++
+			w.analyseCode(lang, seg.name, v.p, sc.depth+1)
+		case o.Kind == shellsyntax.OptProg:
+			sources = append(sources, w.fileData(v, stdin))
 		}
 	}
-	// Code loaded with the program (perl -MFoo;code, php -d
-	// auto_prepend_file=...) is checked too.
-	for k, m := range mods {
-		if k >= 4 {
-			break
-		}
-		w.analyseCode(lang, seg.name, m.p, sc.depth+1)
+	if len(code) > 0 {
+		sources = append(sources, joinData(code, "\n"))
 	}
 	switch {
-	case len(code) > 0:
-		codeData = joinLines(code)
-	case prog != nil:
-		codeData = w.fileData(*prog, stdin)
-	case spec.ProgArg && i < len(args):
-		codeData = argData(args[i])
-	case i < len(args):
-		op := args[i]
-		if strings.HasPrefix(op.e, "http://") || strings.HasPrefix(op.e, "https://") {
-			codeData = &data{origins: originFetch}
-		} else {
-			codeData = w.fileData(op, stdin)
+	case r.Code >= 0:
+		sources = append(sources, argData(args[r.Code]))
+	case r.Script >= 0 && (strings.HasPrefix(args[r.Script].e, "http://") || strings.HasPrefix(args[r.Script].e, "https://")):
+		sources = append(sources, &data{origins: originFetch})
+	case r.Script >= 0:
+		sources = append(sources, w.fileData(args[r.Script], stdin))
+	case r.Stdin:
+		sources = append(sources, stdin)
+	}
+	for _, codeData := range sources {
+		if codeData == nil {
+			continue
 		}
-	default:
-		codeData = stdin
-	}
-	if codeData == nil {
-		return
-	}
-	if codeData.origins&(originFetch|originSocket) != 0 {
-		w.detected("shell_input", codeData.origins, seg.text)
-	}
-	for k, t := range codeData.texts {
-		if k >= 4 {
-			break
-		}
-		w.analyseCode(lang, seg.name, t, sc.depth+1)
-		if pipesToShell.MatchString(t) {
-			// The program writes text into a shell: what it reads may be
-			// passed on, and what it generates is code.
-			if stdin.known() {
-				w.runShellData(stdin, &scope{depth: sc.depth + 1}, seg)
+		w.runData(codeData, seg, func(t string) {
+			w.analyseCode(lang, seg.name, t, sc.depth+1)
+			if pipesToShell.MatchString(t) {
+				// The program writes text into a shell: what it reads may
+				// be passed on, and what it generates is code.
+				if stdin.known() {
+					w.runShellData(stdin, &scope{depth: sc.depth + 1}, seg)
+				}
+				w.detected("shell_input", originDecode|originsOf(stdin), seg.text)
 			}
-			w.detected("shell_input", originDecode|originsOf(stdin), seg.text)
-		}
+		})
 	}
-	if codeData.origins&(originFetch|originSocket) == 0 && codeData.origins&originDecode != 0 {
-		w.detected("shell_input", codeData.origins, seg.text)
-	}
-}
-
-func joinLines(args []arg) *data {
-	var parts []string
-	var origins originSet
-	for _, a := range args {
-		parts = append(parts, a.p)
-		origins |= a.origins
-	}
-	return &data{texts: []string{strings.Join(parts, "\n")}, origins: origins}
 }
 
 // analyseCode looks inside interpreter code, best effort: it records the
@@ -137,7 +74,7 @@ func joinLines(args []arg) *data {
 // decodes base64 literals it finds.
 func (w *walker) analyseCode(lang, interp, code string, depth int) {
 	if depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return
 	}
 	if !w.spend(1 + len(code)/256) {
@@ -182,7 +119,7 @@ func (w *walker) walkScriptLenient(src string, sc *scope) {
 		return
 	}
 	if sc.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return
 	}
 	f, err := parseLenient(src, sc.depth, &w.work)

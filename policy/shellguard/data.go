@@ -332,24 +332,14 @@ func echoData(args []arg) *data {
 		}
 		args = args[1:]
 	}
-	var parts []string
-	var origins originSet
-	for _, a := range args {
-		parts = append(parts, a.p)
-		origins |= a.origins
-	}
-	text := strings.Join(parts, " ")
+	d := joinData(args, " ")
 	if newline {
-		text += "\n"
+		d.texts[0] += "\n"
 	}
-	d := &data{origins: origins}
-	esc := echoEscapes(text)
-	if escapes {
-		d.texts = []string{esc}
-	} else if esc != text {
-		d.texts = []string{text, esc}
-	} else {
-		d.texts = []string{text}
+	if esc := echoEscapes(d.texts[0]); escapes {
+		d.texts[0] = esc
+	} else if esc != d.texts[0] {
+		d.texts = append(d.texts, esc)
 	}
 	return d
 }

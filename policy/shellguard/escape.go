@@ -3,6 +3,8 @@ package shellguard
 import (
 	"regexp"
 	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // This file follows shell escapes inside other programs' command
@@ -41,7 +43,8 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 			}
 		}
 	}
-	args := nonDropped(seg.args)[1:]
+	all := nonDropped(seg.args)
+	args := all[1:]
 	readsStdin := true
 	switch lang {
 	case "sqlite", "dc", "tcl":
@@ -62,51 +65,27 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 		}
 	case "ed":
 		// ed reads its commands from standard input only.
-	case "vi", "less":
-		for i := 0; i < len(args); i++ {
-			a := args[i].p
+	case "vi", "less", "make":
+		// Option values the grammar (policy/shellsyntax) names: commands
+		// (vim -c, make --eval) and files of them (vim -S, make -f).
+		for _, o := range shellsyntax.Read(seg).Opts {
+			v, ok := optArg(all, o)
 			switch {
-			case a == "-c" || a == "--cmd" || a == "-S" || a == "-s":
-				if i+1 < len(args) {
-					i++
-					if a == "-S" || a == "-s" {
-						add(w.fileData(args[i], stdin))
-					} else {
-						add(argData(args[i]))
-					}
-				}
-			case strings.HasPrefix(a, "+"):
-				add(&data{texts: []string{a[1:]}})
+			case ok && o.Kind == shellsyntax.OptCode:
+				add(argData(v))
+			case ok && o.Kind == shellsyntax.OptProg:
+				add(w.fileData(v, stdin))
 			}
 		}
-		if lang == "less" {
-			readsStdin = false
-		}
-	case "make":
-		readsStdin = false
-		for i := 0; i < len(args); i++ {
-			a := args[i].e
+		for i, a := range args {
 			switch {
-			case a == "-f" || a == "--file" || a == "--makefile":
-				if i+1 < len(args) {
-					i++
-					add(w.fileData(args[i], stdin))
-				}
-			case strings.HasPrefix(a, "-f") && len(a) > 2:
-				add(w.fileData(arg{e: a[2:], p: a[2:]}, stdin))
-			case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "--makefile="):
-				_, v, _ := strings.Cut(args[i].p, "=")
-				add(w.fileData(arg{e: v, p: v, data: args[i].data}, stdin))
-			case a == "-E" || a == "--eval":
-				if i+1 < len(args) {
-					i++
-					add(argData(args[i]))
-				}
-			case strings.HasPrefix(a, "--eval="):
-				_, v, _ := strings.Cut(args[i].p, "=")
-				add(&data{texts: []string{v}})
+			case lang != "make" && strings.HasPrefix(a.p, "+"):
+				add(&data{texts: []string{a.p[1:]}})
+			case lang == "vi" && a.e == "-s" && i+1 < len(args):
+				add(w.fileData(args[i+1], stdin)) // normal-mode commands from a file
 			}
 		}
+		readsStdin = lang == "vi"
 	}
 	if readsStdin {
 		add(stdin)

@@ -104,7 +104,8 @@ func isInvisible(r rune) bool {
 	return unicode.Is(unicode.Cf, r)
 }
 
-// decodeANSIC decodes the body of a $'...' string the way bash does.
+// decodeANSIC decodes the body of a $'...' string the way bash does:
+// printf's escapes, and \? , \cX and octal without a leading 0.
 // A decoded NUL ends the string, as it does in bash.
 func decodeANSIC(s string) string {
 	if strings.IndexByte(s, '\\') < 0 {
@@ -112,65 +113,25 @@ func decodeANSIC(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
 			continue
 		}
-		i++
-		switch c = s[i]; c {
-		case 'a':
-			b.WriteByte(7)
-		case 'b':
-			b.WriteByte(8)
-		case 'e', 'E':
-			b.WriteByte(27)
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'v':
-			b.WriteByte('\v')
-		case '\\', '\'', '"', '?':
+		switch c := s[i+1]; {
+		case c == '?':
 			b.WriteByte(c)
-		case 'c':
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i] & 0x1f)
-			} else {
-				b.WriteString("\\c")
-			}
-		case 'x', 'u', 'U':
-			max := 2 // \xHH
-			switch c {
-			case 'u':
-				max = 4
-			case 'U':
-				max = 8
-			}
-			v, n := hexPrefix(s[i+1:], max)
-			if n == 0 {
-				b.WriteByte('\\')
-				b.WriteByte(c)
-				continue
-			}
-			i += n
-			if c == 'x' {
-				b.WriteByte(byte(v))
-			} else {
-				b.WriteRune(rune(v))
-			}
-		case '0', '1', '2', '3', '4', '5', '6', '7':
-			v, n := octPrefix(s[i:], 3)
-			i += n - 1
+			i++
+		case c == 'c' && i+2 < len(s):
+			b.WriteByte(s[i+2] & 0x1f)
+			i += 2
+		case c >= '0' && c <= '7':
+			v, n := octPrefix(s[i+1:], 3)
 			b.WriteByte(byte(v))
+			i += n
 		default:
-			b.WriteByte('\\')
-			b.WriteByte(c)
+			n, text := printfEscape(s[i:])
+			b.WriteString(text)
+			i += n - 1
 		}
 	}
 	out := b.String()
@@ -188,28 +149,15 @@ func echoEscapes(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch c = s[i]; c {
-		case 'c':
+		switch {
+		case s[i] != '\\' || i+1 >= len(s):
+			b.WriteByte(s[i])
+		case s[i+1] == 'c':
 			return b.String()
-		case '0':
-			v, n := octPrefix(s[i+1:], 3)
-			i += n
-			b.WriteByte(byte(v))
-		case '1', '2', '3', '4', '5', '6', '7':
-			v, n := octPrefix(s[i:], 3)
-			i += n - 1
-			b.WriteByte(byte(v))
 		default:
-			i--
 			n, text := printfEscape(s[i:])
-			i += n - 1
 			b.WriteString(text)
+			i += n - 1
 		}
 	}
 	return b.String()

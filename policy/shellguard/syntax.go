@@ -65,7 +65,8 @@ type bounds struct {
 // arrays and here-document bodies each count one level; ((...)) is read
 // again as dash reads it, two subshells), "too_complex" when that takes
 // too much work, or names what the parser accepts but no shell runs: a
-// function body that is not a compound command (f() a), ${}.
+// function body that is not a compound command (f() a), one without a
+// name (() { a; }), ${}.
 func (b bounds) deep(n syntax.Node, d int) string {
 	if d > maxDepth {
 		return "too_deep"
@@ -100,6 +101,11 @@ func (b bounds) deep(n syntax.Node, d int) string {
 				return bad == ""
 			}
 		case *syntax.FuncDecl:
+			if x.Name == nil {
+				// The parser reads "() { ...; }" as zsh's anonymous function.
+				bad = "function definition without a name"
+				return false
+			}
 			switch x.Body.Cmd.(type) {
 			case nil, *syntax.CallExpr, *syntax.DeclClause, *syntax.LetClause, *syntax.TimeClause, *syntax.CoprocClause:
 				bad = "function body is not a compound command"

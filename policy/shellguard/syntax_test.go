@@ -99,6 +99,8 @@ func TestShellParseErrors(t *testing.T) {
 		{`a > `, "syntax"},
 		{`echo ${}`, "syntax"},
 		{`f() a`, "syntax"},
+		{`() { a; }`, "syntax"},
+		{`()0(){ 0&}`, "syntax"}, // found by FuzzDecide: a nil function name
 		{strings.Repeat("( ", 9) + "a" + strings.Repeat(")", 9), "too_deep"},
 		{strings.Repeat("(", 20) + "a" + strings.Repeat(")", 20), "too_deep"},
 		{strings.Repeat("$(", 9) + "a" + strings.Repeat(")", 9), "too_deep"},

@@ -68,9 +68,8 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 				continue
 			}
 			if hasEq {
-				if _, raw, _ := strings.Cut(a.p, "="); commandVars[name] || mayRunCode(raw) {
-					w.walkScriptLenient(raw, &scope{depth: sc.depth + 1})
-				}
+				_, raw, _ := strings.Cut(a.p, "=")
+				w.runEnv(name, raw, sc)
 			}
 			if hasEq {
 				_, raw, _ := strings.Cut(a.p, "=")
@@ -210,7 +209,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 
 // optionPayloads checks shell text that commands take in options or
 // input and run later: git -c core.pager=..., ssh -o ProxyCommand=...,
-// rsync -e, tar --to-command, zip -TT, man -P, vim -c '!...', gdb -ex
+// rsync -e, tar --to-command, zip -TT, man -P, gdb -ex
 // 'shell ...', sed's e command, tmux, at and crontab input, parallel.
 func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data) {
 	scope := &scope{depth: sc.depth + 1}
@@ -271,69 +270,27 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				run(strings.TrimPrefix(strings.TrimSpace(val), "exec "))
 			}
 		}
-	case "rsync":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-e"}, []string{"--rsh", "--rsync-path"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "tar", "gtar", "bsdtar":
-		for i := 1; i < len(args); i++ {
-			a := args[i].e
-			if strings.HasPrefix(a, "--checkpoint-action=exec=") {
-				run(args[i].p[len("--checkpoint-action=exec="):])
-				continue
-			}
-			if v, ni, ok := optVal(i, a, []string{"-I", "-F"}, []string{"--to-command", "--use-compress-program", "--info-script", "--new-volume-script"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "zip":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-TT"}, []string{"--unzip-command"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "man":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-P"}, []string{"--pager"}); ok {
-				run(v)
-				i = ni
-			}
-		}
-	case "vi", "vim", "nvim", "ex", "view", "vimdiff", "gvim", "rvim":
-		for i := 1; i < len(args); i++ {
-			a := args[i].e
-			v := ""
+	case "tar", "gtar", "bsdtar", "rsync", "zip", "man", "gdb":
+		// The values of the grammar's code options (policy/shellsyntax):
+		// tar's --checkpoint-action runs exec=CMD, gdb's commands run
+		// shell CMD and !CMD.
+		for _, o := range shellsyntax.Read(seg).Opts {
+			v, ok := optArg(args, o)
+			text := strings.TrimSpace(v.p)
 			switch {
-			case (a == "-c" || a == "--cmd") && i+1 < len(args):
-				v = args[i+1].p
-				i++
-			case strings.HasPrefix(a, "+"):
-				v = args[i].p[1:]
-			default:
-				continue
-			}
-			v = strings.TrimLeft(v, ": ")
-			if strings.HasPrefix(v, "!") {
-				run(v[1:])
-			} else if rest, ok := strings.CutPrefix(v, "call system("); ok {
-				run(strings.Trim(strings.TrimSuffix(rest, ")"), `'"`))
-			}
-		}
-	case "gdb":
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, args[i].e, []string{"-ex", "-iex"}, []string{"--ex", "--eval-command"}); ok {
-				i = ni
-				v = strings.TrimSpace(v)
-				if rest, ok := strings.CutPrefix(v, "shell "); ok {
+			case !ok || o.Kind != shellsyntax.OptCode:
+			case seg.name == "gdb":
+				if rest, ok := strings.CutPrefix(text, "shell "); ok {
 					run(rest)
-				} else if strings.HasPrefix(v, "!") {
-					run(v[1:])
+				} else if rest, ok := strings.CutPrefix(text, "!"); ok {
+					run(rest)
 				}
+			case o.Name == "checkpoint-action":
+				if rest, ok := strings.CutPrefix(text, "exec="); ok {
+					run(rest)
+				}
+			default:
+				run(v.p)
 			}
 		}
 	case "sed", "gsed":

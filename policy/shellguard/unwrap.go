@@ -1,7 +1,6 @@
 package shellguard
 
 import (
-	"iter"
 	"path"
 	"slices"
 	"strings"
@@ -13,29 +12,6 @@ import (
 // nice, timeout, busybox...), shells (-c text, script files, standard
 // input), eval, source, trap, su, xargs and find -exec. runCommand is the
 // entry point for every command the walk meets.
-
-type kind uint8
-
-const (
-	kindPlain   kind = iota
-	kindWrapper      // runs its operands as a command (env, sudo, nice...)
-	kindShell        // sh, bash...: -c text, a script file or stdin
-	kindInterp       // python, perl...: inline code, a script file or stdin
-	kindEval         // eval: its arguments joined are shell text
-	kindSource       // source, .: a file read as shell text
-	kindXargs
-	kindFind
-	kindSu // su, runuser, sg: -c text
-	kindTrap
-	kindAlias
-	kindHash
-)
-
-type cmdSpec struct {
-	kind kind
-	g    *shellsyntax.Grammar // its grammar (policy/shellsyntax)
-	lang string
-}
 
 // Command families the data-flow checks care about.
 var (
@@ -72,46 +48,6 @@ var (
 	}
 )
 
-// specOf finds how the deny rules follow a command, from its grammar
-// (policy/shellsyntax, grammar.go).
-func specOf(name string) cmdSpec {
-	g := shellsyntax.GrammarOf(name)
-	if g == nil {
-		return cmdSpec{}
-	}
-	switch g.Role {
-	case shellsyntax.RoleWrapper:
-		return cmdSpec{kind: kindWrapper, g: g}
-	case shellsyntax.RoleShell:
-		return cmdSpec{kind: kindShell, g: g}
-	case shellsyntax.RoleInterp:
-		if g.Lang != "" {
-			return cmdSpec{kind: kindInterp, lang: g.Lang, g: g}
-		}
-	case shellsyntax.RoleEval:
-		// Of the builtins that evaluate text, these are followed.
-		switch name {
-		case "eval":
-			return cmdSpec{kind: kindEval}
-		case "trap":
-			return cmdSpec{kind: kindTrap}
-		case "alias":
-			return cmdSpec{kind: kindAlias}
-		case "hash":
-			return cmdSpec{kind: kindHash}
-		}
-	case shellsyntax.RoleSource:
-		return cmdSpec{kind: kindSource}
-	case shellsyntax.RoleXargs:
-		return cmdSpec{kind: kindXargs, g: g}
-	case shellsyntax.RoleFind:
-		return cmdSpec{kind: kindFind}
-	case shellsyntax.RoleSu:
-		return cmdSpec{kind: kindSu, g: g}
-	}
-	return cmdSpec{}
-}
-
 // runCommand records a command and follows what it runs in turn.
 func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	if !w.spend(1) {
@@ -138,7 +74,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	if seg.name == "" {
 		return stageResult{out: &data{texts: []string{""}}}
 	}
-	name := seg.name
+	name, args := seg.name, nonDropped(seg.args)
 	if !w.sawCommand(name) {
 		w.seen = append(w.seen, name)
 	}
@@ -155,29 +91,27 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	}
 	// A copy or link of a command made earlier runs that command.
 	if target, ok := w.pathCmds[w.fileKey(seg.argv[0])]; ok && target != name {
-		alias := append([]arg{{e: target, p: target}}, nonDropped(seg.args)[1:]...)
-		w.runCommand(seg.derive(alias, nil), sc, stdin, pc)
+		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
 	} else if target, ok := w.pathCmds[name]; ok && target != name {
-		alias := append([]arg{{e: target, p: target}}, nonDropped(seg.args)[1:]...)
-		w.runCommand(seg.derive(alias, nil), sc, stdin, pc)
+		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
 	}
 	if fn, ok := w.funcs[name]; ok {
-		return w.callFunction(name, fn, nonDropped(seg.args)[1:], sc, stdin, pc)
+		return w.callFunction(name, fn, args[1:], sc, stdin, pc)
 	}
 	if val, ok := w.aliases[name]; ok {
 		text := val
-		for _, a := range nonDropped(seg.args)[1:] {
+		for _, a := range args[1:] {
 			text += " " + quote(a.p)
 		}
 		delete(w.aliases, name) // an alias does not expand inside itself
-		w.runShellData(&data{texts: []string{text}}, &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		w.runShellData(&data{texts: []string{text}}, sc.deeper(), seg)
 		w.aliases[name] = val
 		return stageResult{out: &data{origins: originOther}}
 	}
 	// A file this script wrote, run by path.
 	if strings.Contains(seg.argv[0], "/") {
 		if d := w.fileData(arg{e: seg.argv[0]}, nil); d != nil {
-			w.runShellData(d, w.childScope(nonDropped(seg.args), sc), seg)
+			w.runShellData(d, w.childScope(args, sc), seg)
 		}
 	}
 	w.track(seg, sc, stdin)
@@ -187,34 +121,43 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	switch name {
 	case "parallel":
 		// parallel CMD with a listing on stdin runs CMD over it.
-		args := nonDropped(seg.args)
 		if stdin != nil && stdin.list != nil && !slices.ContainsFunc(args, func(a arg) bool { return a.e == ":::" || a.e == "::::" }) && len(args) > 1 {
 			w.runCommand(seg.derive(listedCommand(args[1:], stdin.list), nil), sc, nil, pc)
 		}
 	case "git":
 		w.gitClean(seg, sc, pc)
 	case "ln":
-		w.trackLink(nonDropped(seg.args))
+		w.trackLink(args)
 	}
-	spec := specOf(name)
+	g := shellsyntax.GrammarOf(name)
+	role := shellsyntax.RolePlain
+	if g != nil && (g.Role != shellsyntax.RoleInterp || g.Lang != "") {
+		role = g.Role
+	}
 	var res stageResult
-	switch spec.kind {
-	case kindWrapper:
-		return w.runWrapper(seg, spec.g, sc, stdin, pc)
-	case kindShell:
-		w.runShell(seg, spec.g, sc, stdin)
+	switch role {
+	case shellsyntax.RoleWrapper:
+		return w.runWrapper(seg, sc, stdin, pc)
+	case shellsyntax.RoleShell, shellsyntax.RoleInterp:
+		if role == shellsyntax.RoleShell {
+			w.runShell(seg, sc, stdin)
+		} else {
+			w.runInterp(seg, g.Lang, sc, stdin)
+		}
 		res.kinds = ksShell
 		res.out = &data{origins: originDecode | originsOf(stdin)}
-		return res
-	case kindInterp:
-		w.runInterp(seg, spec.lang, spec.g, sc, stdin)
-		res.kinds = ksShell
-		res.out = &data{origins: originDecode | originsOf(stdin)}
-		if stdin != nil && stdin.list != nil && listFilters[name] {
+		if role == shellsyntax.RoleInterp && stdin != nil && stdin.list != nil && listFilters[name] {
 			res.out.list = stdin.list // awk '{print $2}' of a listing
 		}
 		return res
-	case kindEval:
+	case shellsyntax.RoleEval:
+		r := shellsyntax.Read(seg)
+		if r.Code >= 0 { // trap CODE SIGNAL...
+			w.runShellData(argData(args[r.Code]), sc.deeper(), seg)
+		}
+		if r.Line < 0 {
+			break
+		}
 		// eval $(curl ...): an unquoted substitution disappears from the
 		// words but not from what eval runs.
 		var subOrigins originSet
@@ -226,43 +169,33 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		if subOrigins&(originFetch|originSocket|originDecode) != 0 {
 			w.detected("shell_input", subOrigins, seg.text)
 		}
-		args := nonDropped(seg.args)[1:]
-		w.runShellData(joinData(args), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
+		w.runShellData(joinData(args[r.Line:], " "), sc.deeper(), seg)
 		return stageResult{out: &data{origins: originOther}}
-	case kindSource:
-		args := nonDropped(seg.args)
-		if len(args) > 1 {
-			scope := &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}
-			if len(args) > 2 {
-				scope.pos, scope.posKnown = args[2:], true
+	case shellsyntax.RoleSource:
+		if r := shellsyntax.Read(seg); r.Script >= 0 {
+			scope := sc.deeper()
+			if r.Args < len(args) {
+				scope.pos, scope.posKnown = args[r.Args:], true
 			}
-			w.runShellData(w.fileData(args[1], stdin), scope, seg)
+			w.runShellData(w.fileData(args[r.Script], stdin), scope, seg)
 		}
 		return stageResult{out: &data{origins: originOther}}
-	case kindXargs:
-		return w.runXargs(seg, spec.g, sc, stdin, pc)
-	case kindFind:
+	case shellsyntax.RoleXargs:
+		return w.runXargs(seg, sc, stdin, pc)
+	case shellsyntax.RoleFind:
 		w.runFind(seg, sc, pc)
-	case kindSu:
+	case shellsyntax.RoleSu:
 		w.runSu(seg, sc, stdin)
 		res.kinds = ksShell
-	case kindTrap:
-		args := nonDropped(seg.args)[1:]
-		for len(args) > 0 && strings.HasPrefix(args[0].e, "-") {
-			args = args[1:]
-		}
-		if len(args) >= 2 {
-			w.runShellData(argData(args[0]), &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth + 1}, seg)
-		}
 	}
-	if sockets[name] && (name != "openssl" || opensslNet(nonDropped(seg.args))) {
+	if sockets[name] && (name != "openssl" || opensslNet(args)) {
 		res.kinds |= ksSocket
 	}
 	res.out = w.outputOf(seg, stdin)
 	if res.out != nil && !res.out.known() {
 		var l *listing
 		if listers[name] {
-			l = listingOf(name, nonDropped(seg.args))
+			l = listingOf(name, args)
 		}
 		if l != nil {
 			res.out = &data{origins: res.out.origins, list: l}
@@ -328,15 +261,16 @@ func argData(a arg) *data {
 	return &data{texts: []string{a.p}, origins: a.origins}
 }
 
-// joinData is arguments joined with spaces, as eval and ssh do.
-func joinData(args []arg) *data {
+// joinData is arguments joined with sep: spaces, as eval and ssh do, or
+// newlines, as perl does its -e options.
+func joinData(args []arg, sep string) *data {
 	var parts []string
 	var origins originSet
 	for _, a := range args {
 		parts = append(parts, a.p)
 		origins |= a.origins
 	}
-	return &data{texts: []string{strings.Join(parts, " ")}, origins: origins}
+	return &data{texts: []string{strings.Join(parts, sep)}, origins: origins}
 }
 
 // fileData is what reading a file argument gives: a process substitution,
@@ -377,18 +311,23 @@ func (w *walker) childScope(args []arg, sc *scope) *scope {
 	return s
 }
 
-// runShellData analyses text a shell runs. Text that came from a download,
-// a socket or a decoder is reported as such even when it could be read.
+// runShellData analyses text a shell runs.
 func (w *walker) runShellData(d *data, sc *scope, seg *segment) {
 	if d == nil || w.err != nil {
 		return
 	}
 	if sc.depth > maxDepth {
-		w.failParse("too_deep", "commands are nested more than 8 levels deep")
+		w.tooDeep()
 		return
 	}
-	// Downloaded or socket-fed text is refused as such whatever it holds;
-	// decoded text is read first so that what it does is named.
+	w.runData(d, seg, func(t string) { w.walkScript(t, sc, nil) })
+}
+
+// runData analyses each text a shell or an interpreter runs with read.
+// Text that came from a download, a socket or a decoder is reported as
+// such even when it could be read: downloaded or socket-fed text whatever
+// it holds, decoded text after it is read, so that what it does is named.
+func (w *walker) runData(d *data, seg *segment, read func(text string)) {
 	if d.origins&(originFetch|originSocket) != 0 {
 		w.detected("shell_input", d.origins, seg.text)
 	}
@@ -396,7 +335,7 @@ func (w *walker) runShellData(d *data, sc *scope, seg *segment) {
 		if i >= 4 {
 			break
 		}
-		w.walkScript(t, sc, nil)
+		read(t)
 	}
 	if d.origins&(originFetch|originSocket) == 0 && d.origins&originDecode != 0 {
 		w.detected("shell_input", d.origins, seg.text)
@@ -404,14 +343,14 @@ func (w *walker) runShellData(d *data, sc *scope, seg *segment) {
 }
 
 // runWrapper follows a wrapper to the command it runs.
-func (w *walker) runWrapper(seg *segment, ws *shellsyntax.Grammar, sc *scope, stdin *data, pc pipeCtx) stageResult {
+func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	lists := [][]arg{nonDropped(seg.args)}
 	if len(lists[0]) != len(seg.args) {
 		lists = append(lists, seg.args)
 	}
 	var res stageResult
 	for li, args := range lists {
-		u := unwrap(args, ws)
+		u := unwrap(args)
 		if li == 0 && (len(u.inner) > 0 || u.payload != nil) {
 			seg.unwrapped = true
 		}
@@ -420,12 +359,10 @@ func (w *walker) runWrapper(seg *segment, ws *shellsyntax.Grammar, sc *scope, st
 			w.runShellData(u.payload, scope, seg)
 			res.kinds |= ksShell
 		}
+		for _, as := range u.assigns {
+			w.runEnv(as.name, as.value, sc)
+		}
 		if len(u.inner) == 0 {
-			for _, as := range u.assigns {
-				if commandVars[as.name] {
-					w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
-				}
-			}
 			if len(u.assigns) > 0 {
 				n := seg.derive(nil, u.assigns)
 				n.kind = segAssign
@@ -438,11 +375,6 @@ func (w *walker) runWrapper(seg *segment, ws *shellsyntax.Grammar, sc *scope, st
 				res.out = w.outputOf(seg, stdin)
 			}
 			continue
-		}
-		for _, as := range u.assigns {
-			if commandVars[as.name] {
-				w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
-			}
 		}
 		r := w.runCommand(seg.derive(u.inner, u.assigns), sc, stdin, pc)
 		res.kinds |= r.kinds
@@ -462,27 +394,18 @@ type unwrapped struct {
 	payload *data
 }
 
-// unwrap parses a wrapper's options and returns what it runs.
-func unwrap(args []arg, ws *shellsyntax.Grammar) unwrapped {
+// unwrap returns what a wrapper runs, as the reader finds it.
+func unwrap(args []arg) unwrapped {
 	var u unwrapped
-	shellMode, noExec, joinOff := false, false, false
-	i := len(args)
+	r := shellsyntax.Read(argWords(args))
 	var prefix []arg // words env -S splits off
-	isAssign := func(k int) bool {
-		a := args[k].e
-		return isAssignText(a) || args[0].e == "env" && strings.IndexByte(a, '=') > 0
-	}
-walk:
-	for o := range options(ws, args, 1, isAssign) {
+	for _, o := range r.Opts {
 		switch o.Kind {
-		case shellsyntax.OptEnd, shellsyntax.OptOperand:
-			i = o.Rest()
-			break walk
 		case shellsyntax.OptAssign:
 			name, val, _ := strings.Cut(args[o.Word].e, "=")
 			u.assigns = append(u.assigns, assign{name: name, value: val})
-			continue
 		case shellsyntax.OptCode:
+			// script -c TEXT, flock FILE -c TEXT: nothing else runs.
 			if v, ok := optArg(args, o); ok {
 				u.payload = argData(v)
 			}
@@ -494,48 +417,31 @@ walk:
 				v.e = v.p
 			}
 			prefix = append(prefix, literalArgs(strings.Fields(v.e))...)
-		case shellsyntax.OptShell:
-			shellMode = true
-		case shellsyntax.OptJoinOff:
-			joinOff = true
 		}
-		noExec = noExec || o.NoExec
 	}
-	if noExec {
-		return u
+	switch {
+	case r.NoExec:
+	case r.Line >= 0:
+		u.payload = joinData(append(prefix, args[r.Line:]...), " ")
+	case r.Cmd >= 0:
+		u.inner = append(prefix, args[r.Cmd:]...)
+	default:
+		u.inner = prefix
 	}
-	rest := args[i:]
-	if len(rest) < ws.Leading {
-		return u
-	}
-	rest = rest[ws.Leading:]
-	// flock FILE -c TEXT: an option after the operands.
-	if len(rest) > 1 && ws.CodeOpts != "" && len(rest[0].e) == 2 && rest[0].e[0] == '-' && strings.IndexByte(ws.CodeOpts, rest[0].e[1]) >= 0 {
-		u.payload = argData(rest[1])
-		return u
-	}
-	if len(rest) > 1 && strings.HasPrefix(rest[0].e, "--") && slices.Contains(ws.CodeLong, strings.TrimPrefix(rest[0].e, "--")) {
-		u.payload = argData(rest[1])
-		return u
-	}
-	if len(prefix) > 0 {
-		rest = append(prefix, rest...)
-	}
-	if len(rest) == 0 {
-		return u
-	}
-	if shellMode || (ws.Join && !joinOff) {
-		u.payload = joinData(rest)
-		return u
-	}
-	u.inner = rest
 	return u
 }
 
-// options walks args from word from against g's options (policy/shellsyntax).
-func options(g *shellsyntax.Grammar, args []arg, from int, isAssign func(int) bool) iter.Seq[shellsyntax.Opt] {
-	return g.Options(from, len(args), func(k int) (string, bool) { return args[k].e, true }, isAssign)
-}
+// argWords are a command's arguments as the reader sees them; so is a
+// segment's argv (its arguments less the dropped ones).
+type argWords []arg
+
+func (a argWords) Len() int                  { return len(a) }
+func (a argWords) Text(i int) (string, bool) { return a[i].e, true }
+func (a argWords) IsAssign(i int) bool       { return isAssignText(a[i].e) }
+
+func (s *segment) Len() int                  { return len(s.argv) }
+func (s *segment) Text(i int) (string, bool) { return s.argv[i], true }
+func (s *segment) IsAssign(i int) bool       { return isAssignText(s.argv[i]) }
 
 // optArg is an option's value: attached to it (after "=" or its letter)
 // or the next word; false when the line ends first.
@@ -543,9 +449,10 @@ func optArg(args []arg, o shellsyntax.Opt) (arg, bool) {
 	a := args[o.Word]
 	switch {
 	case o.Attached && o.Long:
-		return arg{e: o.Value, p: o.Value, origins: a.origins}, true
+		_, p, _ := strings.Cut(a.p, "=")
+		return arg{e: o.Value, p: p, origins: a.origins, data: a.data}, true
 	case o.Attached:
-		return arg{e: o.Value, p: a.p[strings.IndexByte(a.p, o.Name[0])+1:], origins: a.origins}, true
+		return arg{e: o.Value, p: a.p[strings.IndexByte(a.p, o.Name[0])+1:], origins: a.origins, data: a.data}, true
 	case o.ValueWord >= 0:
 		return args[o.ValueWord], true
 	}
@@ -558,141 +465,75 @@ func isAssignText(s string) bool {
 }
 
 // runShell follows sh/bash/...: -c text, a script file or standard input.
-func (w *walker) runShell(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin *data) {
+func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
-	cmode, stdinMode := false, false
-	i := len(args)
-walk:
-	for o := range options(g, args, 1, nil) {
+	r := shellsyntax.Read(seg)
+	for _, o := range r.Opts {
 		switch {
-		case o.Kind == shellsyntax.OptEnd:
-			i = o.Rest()
-			break walk
-		case o.Kind == shellsyntax.OptOperand:
-			i = o.Rest()
-			if args[i].e == "-" {
-				i++
-			}
-			break walk
-		case o.Kind == shellsyntax.OptShell:
-			cmode = true
-		case o.Kind == shellsyntax.OptStdin:
-			stdinMode = true
 		case o.Kind == shellsyntax.OptValue && o.Long && o.ValueWord >= 0:
 			// --rcfile FILE, --init-file FILE
 			w.runShellData(w.fileData(args[o.ValueWord], stdin), &scope{depth: sc.depth + 1}, seg)
-		case o.Kind == shellsyntax.OptCode && o.Attached:
+		case o.Kind == shellsyntax.OptCode:
 			// fish --command=TEXT
-			_, val, _ := strings.Cut(args[o.Word].p, "=")
-			w.runShellData(&data{texts: []string{val}, origins: args[o.Word].origins}, &scope{depth: sc.depth + 1}, seg)
-		case o.Kind == shellsyntax.OptCode && o.ValueWord >= 0:
-			w.runShellData(argData(args[o.ValueWord]), &scope{depth: sc.depth + 1}, seg)
+			if v, ok := optArg(args, o); ok {
+				w.runShellData(argData(v), &scope{depth: sc.depth + 1}, seg)
+			}
 		}
 	}
-	operands := args[i:]
 	switch {
-	case cmode:
-		if len(operands) == 0 {
-			return
-		}
+	case r.Code >= 0:
 		scope := &scope{depth: sc.depth + 1, posKnown: true, pos0: args[0]}
-		if len(operands) > 1 {
-			scope.pos0 = operands[1]
-			scope.pos = operands[2:]
+		if r.Args < len(args) {
+			scope.pos0 = args[r.Args]
+			scope.pos = args[r.Args+1:]
 		}
-		seg.unwrapped = !operands[0].dyn
-		w.runShellData(argData(operands[0]), scope, seg)
-	case stdinMode || len(operands) == 0:
-		w.runShellData(stdin, &scope{depth: sc.depth + 1, posKnown: true, pos: operands, pos0: args[0]}, seg)
-	default:
-		w.runShellData(w.fileData(operands[0], stdin), w.childScope(operands, sc), seg)
+		seg.unwrapped = !args[r.Code].dyn
+		w.runShellData(argData(args[r.Code]), scope, seg)
+	case r.Stdin:
+		w.runShellData(stdin, &scope{depth: sc.depth + 1, posKnown: true, pos: args[r.Args:], pos0: args[0]}, seg)
+	case r.Script >= 0:
+		w.runShellData(w.fileData(args[r.Script], stdin), w.childScope(args[r.Script:], sc), seg)
 	}
 }
 
-// runSu follows su -c TEXT, runuser and sg.
+// runSu follows su -c TEXT, runuser -u USER COMMAND and sg GROUP TEXT.
 func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
-	scope := &scope{depth: sc.depth + 1}
-	if seg.name == "runuser" {
-		for i := 1; i < len(args); i++ {
-			if args[i].e == "-u" && i+2 < len(args) {
-				rest := args[i+2:]
-				if len(rest) > 0 && rest[0].e == "--" {
-					rest = rest[1:]
-				}
-				if len(rest) > 0 {
-					w.runCommand(seg.derive(rest, nil), sc, stdin, pipeCtx{})
-				}
-				return
-			}
+	r := shellsyntax.Read(seg)
+	for _, o := range r.Opts {
+		if v, ok := optArg(args, o); ok && o.Kind == shellsyntax.OptCode {
+			w.runShellData(argData(v), &scope{depth: sc.depth + 1}, seg)
+			return
 		}
 	}
-	if seg.name == "sg" {
-		var rest []arg
-		for i := 1; i < len(args); i++ {
-			if args[i].e == "-c" || args[i].e == "-" {
-				continue
-			}
-			rest = append(rest, args[i])
-		}
-		if len(rest) > 1 {
-			w.runShellData(joinData(rest[1:]), scope, seg)
-		}
-		return
-	}
-	for i := 1; i < len(args); i++ {
-		a := args[i].e
-		switch {
-		case a == "-c" || a == "--command" || a == "--session-command":
-			if i+1 < len(args) {
-				w.runShellData(argData(args[i+1]), scope, seg)
-			}
-			return
-		case strings.HasPrefix(a, "--command=") || strings.HasPrefix(a, "--session-command="):
-			_, val, _ := strings.Cut(args[i].p, "=")
-			w.runShellData(&data{texts: []string{val}, origins: args[i].origins}, scope, seg)
-			return
-		case len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "c"):
-			if i+1 < len(args) {
-				w.runShellData(argData(args[i+1]), scope, seg)
-			}
-			return
-		}
+	switch {
+	case r.Cmd >= 0:
+		w.runCommand(seg.derive(args[r.Cmd:], nil), sc, stdin, pipeCtx{})
+	case r.Line >= 0:
+		w.runShellData(joinData(args[r.Line:], " "), &scope{depth: sc.depth + 1}, seg)
 	}
 }
 
 // runXargs follows xargs to its command, with the items it reads from a
 // known input appended (or substituted for -I's replacement string).
-func (w *walker) runXargs(seg *segment, g *shellsyntax.Grammar, sc *scope, stdin *data, pc pipeCtx) stageResult {
+func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	args := nonDropped(seg.args)
-	replace := ""
+	r := shellsyntax.Read(seg)
+	replace := r.Replace
 	nul := false
 	delim := ""
-	i := len(args)
-walk:
-	for o := range options(g, args, 1, nil) {
-		switch {
-		case o.Kind == shellsyntax.OptEnd, o.Kind == shellsyntax.OptOperand:
-			i = o.Rest()
-			break walk
-		case o.Name == "0" || o.Name == "null":
+	for _, o := range r.Opts {
+		switch o.Name {
+		case "0", "null":
 			nul = true
-		case o.Name == "I":
-			v, _ := optArg(args, o)
-			replace = v.e
-		case o.Name == "i" || o.Name == "replace":
-			replace = "{}"
-			if o.Attached {
-				replace = o.Value
-			}
-		case o.Name == "d" || o.Name == "delimiter":
+		case "d", "delimiter":
 			v, _ := optArg(args, o)
 			delim = v.e
 		}
 	}
-	inner := args[i:]
-	if len(inner) == 0 {
-		inner = literalArgs([]string{"echo"})
+	inner := literalArgs([]string{"echo"})
+	if r.Cmd >= 0 {
+		inner = args[r.Cmd:]
 	}
 	var items [][]arg
 	if stdin.known() {
@@ -760,27 +601,12 @@ walk:
 // starting points.
 func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 	args := nonDropped(seg.args)
-	i := 1
-	for i < len(args) && (args[i].e == "-H" || args[i].e == "-L" || args[i].e == "-P" || strings.HasPrefix(args[i].e, "-O") || args[i].e == "-D") {
-		if args[i].e == "-D" {
-			i++
-		}
-		i++
-	}
-	var starts []arg
-	for i < len(args) && !strings.HasPrefix(args[i].e, "-") && args[i].e != "(" && args[i].e != "!" {
-		starts = append(starts, args[i])
-		i++
-	}
-	if len(starts) == 0 {
-		starts = literalArgs([]string{"."})
-	}
 	// A traversal that selects every file acts on the whole tree: -delete
 	// is rm -rf of each root, -exec rm {} is rm -r. One that selects some
 	// hands {} paths below the roots, never a root itself.
-	_, narrowed, minDepth, _ := findShape(args)
+	starts, narrowed, minDepth, _ := findShape(args)
 	namePat := "_"
-	for k := i; k+1 < len(args); k++ {
+	for k := 1; k+1 < len(args); k++ {
 		if args[k].e == "-name" || args[k].e == "-iname" {
 			namePat = args[k+1].e
 			break
@@ -802,21 +628,8 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 			starts[k] = arg{e: e, p: e, glob: hasGlob(namePat)}
 		}
 	}
-	for ; i < len(args); i++ {
-		switch args[i].e {
-		case "-exec", "-execdir", "-ok", "-okdir":
-		default:
-			continue
-		}
-		j := i + 1
-		for j < len(args) && args[j].e != ";" && args[j].e != "+" {
-			j++
-		}
-		cmd := args[i+1 : j]
-		i = j
-		if len(cmd) == 0 {
-			continue
-		}
+	for _, ex := range shellsyntax.Read(seg).Exec {
+		cmd := args[ex[0]:ex[1]]
 		for k, st := range starts {
 			if k >= 4 {
 				break

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // This file walks a parsed script the way the shell would run it and
@@ -67,6 +69,14 @@ type scope struct {
 	pos0     arg
 	posKnown bool
 	depth    int
+}
+
+// deeper is the scope of text run one level down with the same
+// positional parameters (eval, source, an alias).
+func (sc *scope) deeper() *scope {
+	inner := *sc
+	inner.depth++
+	return &inner
 }
 
 // stageResult is what one pipeline stage produced and what ran in it.
@@ -211,13 +221,12 @@ func (w *walker) walkSub(ss []*syntax.Stmt, sc *scope, stdin *data) *data {
 	if w.err != nil {
 		return &data{origins: originOther}
 	}
-	inner := *sc
-	inner.depth++
+	inner := sc.deeper()
 	if inner.depth > maxDepth {
 		w.tooDeep()
 		return &data{}
 	}
-	out := w.walkStmts(ss, &inner, stdin, pipeCtx{}).out
+	out := w.walkStmts(ss, inner, stdin, pipeCtx{}).out
 	if out == nil {
 		out = &data{texts: []string{""}}
 	}
@@ -482,8 +491,8 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		w.testWords(x.X, sc)
 		res.out = &data{texts: []string{""}}
 	default:
-		inner := &scope{pos: sc.pos, pos0: sc.pos0, posKnown: sc.posKnown, depth: sc.depth}
-		res = w.walkStmts(body, inner, in, pc)
+		inner := *sc
+		res = w.walkStmts(body, &inner, in, pc)
 	}
 	w.writeRedirFiles(redirs, res.out)
 	for _, po := range procOuts {
@@ -728,11 +737,7 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 		}
 		out = append(out, assign{name: name, value: normalise(value)})
 		for _, v := range vals {
-			if commandVars[name] || mayRunCode(v) {
-				// Programs run the value, or bash may evaluate it again
-				// (arithmetic, [[ -eq ]], subscripts): check it as commands.
-				w.walkScriptLenient(v, &scope{depth: sc.depth + 1})
-			}
+			w.runEnv(name, v, sc)
 		}
 	}
 	return out
@@ -790,13 +795,14 @@ func (w *walker) setArray(name string, elems []string, known bool, origins origi
 	w.vars[name] = &variable{isArr: true, arr: elems}
 }
 
-// commandVars are variables whose value programs run as a command line
-// later; an assignment to one is checked as a command.
-var commandVars = map[string]bool{
-	"PROMPT_COMMAND": true, "GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_EDITOR": true,
-	"GIT_PAGER": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "EDITOR": true,
-	"VISUAL": true, "PAGER": true, "MANPAGER": true, "LESSOPEN": true, "LESSCLOSE": true,
-	"BROWSER": true, "FZF_DEFAULT_COMMAND": true, "PS4": true, "PS1": true, "PS0": true,
+// runEnv checks the value of variable name as the commands it runs: a
+// program runs it (shellsyntax.EnvRuns: GIT_SSH_COMMAND, PAGER, an
+// exported function...), or bash may evaluate it again (arithmetic,
+// [[ -eq ]], subscripts, prompts).
+func (w *walker) runEnv(name, value string, sc *scope) {
+	if shellsyntax.EnvRuns(name) || mayRunCode(value) {
+		w.walkScriptLenient(shellsyntax.EnvCommand(name, value), &scope{depth: sc.depth + 1})
+	}
 }
 
 // expandRedirs expands redirection targets. It returns them, the input

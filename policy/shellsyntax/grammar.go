@@ -4,8 +4,9 @@ import "strings"
 
 // One table of program grammars: which options of a program take a value,
 // which take code, which programs run other commands, which interpreters
-// run inline code. The deny rules (policy/shellguard: unwrap.go, code.go)
-// and the template check (policy/template: shell_rules.go) both read it.
+// run inline code. The reader (read.go) reads command lines against it for
+// the deny rules (policy/shellguard) and the template check
+// (policy/template).
 //
 // Where the two earlier tables disagreed, the stricter, correct reading was
 // kept:
@@ -82,7 +83,10 @@ type Grammar struct {
 	// flags (sh -oc reads -o, then -c); only the last letter takes a value.
 	Clustered bool
 	FlagLong  []string
-	ProgArg   bool // the first operand is the program text (awk)
+	ProgArg   bool // the first operand is the program text (awk, sed)
+	// verbs: a first word that says what the program does, before its
+	// options (deno run FILE; eval makes the next operand code).
+	Verbs []string
 	// subcommand: the first operand names what runs (git: a subcommand,
 	// an alias that may be !shell text, or a git-NAME program on PATH).
 	Subcommand bool
@@ -90,6 +94,7 @@ type Grammar struct {
 	// after the leading ones (flock: the command's words are not checked
 	// one by one there).
 	CmdLine bool
+	OneDash bool // every option is long, written with one dash or two (gdb -ex, emacs -eval)
 }
 
 var (
@@ -99,15 +104,21 @@ var (
 	rubyGrammar   = &Grammar{Role: RoleInterp, Lang: "ruby", CodeOpts: "e", ModOpts: "r", ValueOpts: "ICEFK"}
 	nodeGrammar   = &Grammar{Role: RoleInterp, Lang: "js", CodeOpts: "ep", CodeLong: []string{"eval", "print"}, ModOpts: "r",
 		ModLong: []string{"require", "import", "loader", "experimental-loader"}, ValueLong: []string{"input-type"}}
+	denoGrammar = &Grammar{Role: RoleInterp, Lang: "js", CodeOpts: "ep", CodeLong: nodeGrammar.CodeLong, ModOpts: "r", ModLong: nodeGrammar.ModLong,
+		ValueLong: nodeGrammar.ValueLong, Verbs: []string{"eval", "run", "x"}}
 	phpGrammar = &Grammar{Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"}
 	luaGrammar = &Grammar{Role: RoleInterp, Lang: "lua", CodeOpts: "e", ModOpts: "l"}
 	awkGrammar = &Grammar{Role: RoleInterp, Lang: "awk", Permute: true, ProgArg: true, ValueOpts: "Fv", ValueLong: []string{"field-separator", "assign"},
 		CodeOpts: "e", CodeLong: []string{"source"}, ModOpts: "ilE", ModLong: []string{"include", "load", "exec"}, ProgOpts: "f", ProgLong: []string{"file"}}
-	sedGrammar = &Grammar{Role: RoleInterp, Permute: true, ValueOpts: "l", ValueLong: []string{"line-length"},
+	sedGrammar = &Grammar{Role: RoleInterp, Permute: true, ProgArg: true, ValueOpts: "l", ValueLong: []string{"line-length"},
 		CodeOpts: "e", CodeLong: []string{"expression"}, ProgOpts: "f", ProgLong: []string{"file"}}
 	sudoGrammar = &Grammar{Role: RoleWrapper, ValueOpts: "ugCDhprtTUR", ValueLong: []string{"user", "group", "host", "prompt", "chdir", "chroot", "role", "type", "close-from", "command-timeout", "other-user"},
 		ShellFlags: "si", NoExec: "lVe", Assigns: true}
-	suGrammar = &Grammar{Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1}
+	tarGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}}
+	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
+	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
+	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}}
+	suGrammar    = &Grammar{Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1}
 )
 
 // grammars maps a program's base name to its grammar.
@@ -120,7 +131,7 @@ var grammars = map[string]*Grammar{
 	// Interpreters.
 	"python": pythonGrammar, "pypy": pythonGrammar,
 	"perl": perlGrammar, "ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
-	"node": nodeGrammar, "nodejs": nodeGrammar, "deno": nodeGrammar, "bun": nodeGrammar, "qjs": nodeGrammar, "d8": nodeGrammar,
+	"node": nodeGrammar, "nodejs": nodeGrammar, "deno": denoGrammar, "bun": denoGrammar, "qjs": nodeGrammar, "d8": nodeGrammar,
 	"php":       phpGrammar,
 	"lua":       luaGrammar,
 	"luajit":    {Role: RoleInterp, Lang: "lua", CodeOpts: "ej", ModOpts: "l"},
@@ -240,10 +251,24 @@ var grammars = map[string]*Grammar{
 	"find":  {Role: RoleFind},
 	"gfind": {Role: RoleFind},
 	"bfs":   {Role: RoleFind},
-	"tar":   {Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}},
+	"tar":   tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
 	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
 	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
 	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
+	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager"}},
+	"zip":   {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
+	// Programs whose option values are commands of their own: SQL with \!
+	// escapes, debugger, editor and make commands, Lisp.
+	"psql":    {Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"command"}, ProgOpts: "f", ProgLong: []string{"file"}},
+	"mysql":   mysqlGrammar,
+	"mariadb": mysqlGrammar,
+	"sqlite3": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"cmd"}, ProgLong: []string{"init"}},
+	"gdb":     {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"ex", "iex", "eval-command", "init-eval-command"}, ProgLong: []string{"x", "command", "ix"}},
+	"lldb":    {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"o", "one-line", "O", "one-line-before-file", "k"}, ProgLong: []string{"s", "source"}},
+	"vim":     vimGrammar, "vi": vimGrammar, "nvim": vimGrammar, "ex": vimGrammar, "view": vimGrammar, "vimdiff": vimGrammar, "gvim": vimGrammar, "rvim": vimGrammar,
+	"emacs": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"eval", "execute", "f", "funcall"}, ProgLong: []string{"l", "load"}},
+	"make":  makeGrammar, "gmake": makeGrammar, "bmake": makeGrammar, "remake": makeGrammar,
+	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
 }
 
 // GrammarOf finds a program's grammar by its base name; an interpreter's

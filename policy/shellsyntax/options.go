@@ -54,17 +54,18 @@ type Opt struct {
 	NoExec bool
 }
 
-// Options walks the options of a command line's words from..n-1 (the
-// words after the program name) against g. text gives word i's text and whether
-// it is known (a word only known at run time is an operand); isAssign,
-// asked only when g.Assigns and before the first operand, says whether
-// word i is a NAME=value assignment. The walk ends after "--" and, unless
-// g.Permute, after the first operand.
-func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign func(i int) bool) iter.Seq[Opt] {
+// Options walks the options of w's words from word from on against g (the
+// reader, Read, is its caller). A word whose text is not known is an
+// operand, unless what is known of it is an option whose value runs on
+// into the rest (--to-command=$X); isAssign, asked only when g.Assigns and before the first
+// operand, says whether word i is a NAME=value assignment. The walk ends
+// after "--" and, unless g.Permute, after the first operand.
+func (g *Grammar) Options(w Words, from int, isAssign func(i int) bool) iter.Seq[Opt] {
 	return func(yield func(Opt) bool) {
 		seenOperand := false
+		n := w.Len()
 		for i := from; i < n; i++ {
-			t, known := text(i)
+			t, known := w.Text(i)
 			if known && t == "--" {
 				yield(Opt{Kind: OptEnd, Word: i, ValueWord: -1})
 				return
@@ -75,8 +76,16 @@ func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign
 				}
 				continue
 			}
+			if !known {
+				if o, ok := g.partial(t, i); ok {
+					if !yield(o) {
+						return
+					}
+					continue
+				}
+			}
 			if !known || len(t) < 2 || t[0] != '-' && !(g.Plus && t[0] == '+') {
-				if g.Assigns && !seenOperand && isAssign != nil && isAssign(i) {
+				if g.Assigns && !seenOperand && isAssign(i) {
 					if !yield(Opt{Kind: OptAssign, Word: i, ValueWord: -1}) {
 						return
 					}
@@ -87,6 +96,9 @@ func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign
 					return
 				}
 				continue
+			}
+			if g.OneDash && t[1] != '-' {
+				t = "-" + t // gdb -ex, emacs -eval: every option is long
 			}
 			if strings.HasPrefix(t, "--") {
 				name, val, hasEq := strings.Cut(t[2:], "=")
@@ -135,6 +147,24 @@ func (g *Grammar) Options(from, n int, text func(i int) (string, bool), isAssign
 			}
 		}
 	}
+}
+
+// partial reads a word known only up to t as an option whose value is
+// code (or names it) and runs on into what is not known (--to-command=$X,
+// -oProxyCommand=$X, -e$X); any other such word stays an operand.
+func (g *Grammar) partial(t string, i int) (Opt, bool) {
+	if g.OneDash && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
+		t = "-" + t
+	}
+	if name, val, ok := strings.Cut(strings.TrimPrefix(t, "--"), "="); ok && strings.HasPrefix(t, "--") && g.longKind(name) > OptValue {
+		return Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: true, ValueWord: -1}, true
+	}
+	for k := 1; k < len(t) && t[0] == '-' && t[1] != '-'; k++ {
+		if kind := g.shortKind(t[k]); kind.TakesValue() {
+			return Opt{Kind: kind, Word: i, Name: t[k : k+1], Value: t[k+1:], Attached: true, ValueWord: -1}, kind > OptValue
+		}
+	}
+	return Opt{}, false
 }
 
 // shortKind reads option letter ch; a letter in more than one set takes

@@ -6,20 +6,26 @@ import (
 	"testing"
 )
 
+// words are test command lines: a word with a "$" is only known at run
+// time, up to the "$".
+type words []string
+
+func (ws words) Len() int { return len(ws) }
+
+func (ws words) Text(i int) (string, bool) {
+	known, _, dollar := strings.Cut(ws[i], "$")
+	return known, !dollar
+}
+
+func (ws words) IsAssign(i int) bool {
+	name, _, ok := strings.Cut(ws[i], "=")
+	return ok && IsName(name)
+}
+
 // walk renders an option walk as one line: kind:word[:name][=value][@valueword].
-func walk(g *Grammar, words []string) string {
-	text := func(i int) (string, bool) {
-		if strings.HasPrefix(words[i], "$") {
-			return "", false // a run-time word
-		}
-		return words[i], true
-	}
-	isAssign := func(i int) bool {
-		name, _, ok := strings.Cut(words[i], "=")
-		return ok && IsName(name)
-	}
+func walk(g *Grammar, ws []string) string {
 	var out []string
-	for o := range g.Options(0, len(words), text, isAssign) {
+	for o := range g.Options(words(ws), 0, words(ws).IsAssign) {
 		s := fmt.Sprintf("%s:%d", kindNames[o.Kind], o.Word)
 		if o.Name != "" {
 			s += ":" + o.Name
@@ -82,6 +88,15 @@ func TestOptions(t *testing.T) {
 		{"sh", "", ""},
 		{"xargs", "-0 -I {} -i -ix --replace --eof=e -n 1 cmd", "flag:0:0 value:1:I@2 value:3:i value:4:i=x value:5:replace value:6:eof=e value:7:n@8 operand:9"},
 		{"xargs", "-r0n1 -d, sh", "flag:0:r flag:0:0 value:0:n=1 value:1:d=, operand:2"},
+		// Every option long, one dash or two (getopt_long_only).
+		{"gdb", "-batch -ex bt -x f --ex=c ./app -nx", "flag:0:batch code:1:ex@2 prog:3:x@4 code:5:ex=c operand:6 flag:7:nx"},
+		{"gdb", "-ex=$X -x$Y", "code:0:ex= operand:1"},
+		// A value only known at run time, attached to its option.
+		{"tar", "-xf a --to-command=$X", "flag:0:x flag:0:f operand:1 code:2:to-command="},
+		{"ssh", "-oProxyCommand=$X host", "mod:0:o=ProxyCommand= operand:1"},
+		{"perl", "-e$X", "code:0:e="},
+		{"sh", "-x$X -c", "operand:0"},
+		{"sh", "--$X -c", "operand:0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.prog+" "+tt.words, func(t *testing.T) {
@@ -132,24 +147,24 @@ func FuzzOptions(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		words := strings.Fields(line)
-		if len(words) == 0 || len(words) > 64 {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || len(fields) > 64 {
 			return
 		}
-		g := GrammarOf(words[0])
+		g := GrammarOf(fields[0])
 		if g == nil {
 			g = awkGrammar
 		}
-		args := words[1:]
+		args := words(fields[1:])
 		last := -1
-		for o := range g.Options(0, len(args), func(i int) (string, bool) { return args[i], !strings.HasPrefix(args[i], "$") }, func(i int) bool { return strings.Contains(args[i], "=") }) {
+		for o := range g.Options(args, 0, func(i int) bool { return strings.Contains(args[i], "=") }) {
 			if o.Word < last || o.Word >= len(args) {
 				t.Fatalf("%q: step at word %d after %d", line, o.Word, last)
 			}
 			if o.ValueWord >= 0 && (o.ValueWord != o.Word+1 || o.Attached || !o.Kind.TakesValue()) {
 				t.Fatalf("%q: bad value word %+v", line, o)
 			}
-			if o.Attached && !o.Long && !strings.HasSuffix(args[o.Word], o.Value) {
+			if known, _ := args.Text(o.Word); o.Attached && !o.Long && !strings.HasSuffix(known, o.Value) {
 				t.Fatalf("%q: attached value %q not in %q", line, o.Value, args[o.Word])
 			}
 			last = o.Word

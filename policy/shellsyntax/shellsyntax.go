@@ -1,7 +1,10 @@
 // Package shellsyntax is what the shell deny rules (policy/shellguard) and
 // the shell templates (policy/template) share about shell text: the parser
 // (mvdan.cc/sh/v3), the table of program grammars with the one walker that
-// reads a command's options against it (options.go), and the name rules.
+// reads a command's options against it (options.go), the reader that says
+// what a program does with its words (read.go: the command a wrapper runs,
+// its code, its script, standard input), the variables programs run as
+// commands (env.go), and the name rules.
 package shellsyntax
 
 import (

@@ -11,7 +11,7 @@ import (
 // PAGER), a shell reads them at start-up (BASH_ENV, PROMPT_COMMAND), or
 // they decide what code a program loads (LD_PRELOAD, NODE_OPTIONS). An
 // argument may not set them, and a fixed value of one that runs is checked
-// like a command (EnvCommand). An approval shows the environment with the
+// like a command (shellsyntax.EnvCommand). An approval shows the environment with the
 // argv, so a person sees what such a variable would run.
 
 // codeEnvNames are variables that programs run, read as code or options,
@@ -79,53 +79,6 @@ func codeEnv(name string) bool {
 	}
 	// Bash imports BASH_FUNC_name%% (and older name() forms) as functions.
 	return strings.HasSuffix(name, "%%") || strings.HasSuffix(name, "()")
-}
-
-// runEnvNames are variables whose value a program runs as a command line.
-var runEnvNames = map[string]bool{
-	"PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true, "BROWSER": true, "TERMINAL": true,
-	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "PROMPT_COMMAND": true, "LESSOPEN": true, "LESSCLOSE": true,
-	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_ASKPASS": true,
-	"GIT_EXTERNAL_DIFF": true, "GIT_PROXY_COMMAND": true, "GIT_SEQUENCE_EDITOR": true, "RSYNC_RSH": true,
-	"CVS_RSH": true,
-}
-
-// runEnvSuffixes are the class of such variables.
-var runEnvSuffixes = []string{"_COMMAND", "_CMD", "_PAGER", "_EDITOR", "_ASKPASS", "_RSH", "_SHELL", "_PROGRAM", "_HOOK", "_BROWSER", "_VIEWER"}
-
-// EnvRuns reports whether programs run the value of environment variable
-// name as a command line, so a fixed value is to be checked like one (see
-// EnvCommand).
-func EnvRuns(name string) bool {
-	if runEnvNames[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasSuffix(name, "%%") {
-		return true
-	}
-	upper := strings.ToUpper(name)
-	for _, s := range runEnvSuffixes {
-		if strings.HasSuffix(upper, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// EnvCommand is the shell command a program runs for variable name set to
-// value (for EnvRuns variables): LESSOPEN's "|cmd %s" is cmd, an exported
-// function BASH_FUNC_f%%='() { body; }' is the definition f() { body; }
-// (whose body the deny rules walk), a pager or editor is run on a file.
-func EnvCommand(name, value string) string {
-	switch {
-	case name == "LESSOPEN" || name == "LESSCLOSE":
-		v := strings.TrimLeft(strings.TrimSpace(value), "|-")
-		return strings.ReplaceAll(v, "%s", "file")
-	case strings.HasPrefix(name, "BASH_FUNC_") || strings.HasSuffix(name, "%%") || strings.HasSuffix(name, "()"):
-		f := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, "BASH_FUNC_"), "%%"), "()")
-		if f == "" || strings.ContainsAny(f, " \t\n;&|<>()$`'\"\\") {
-			f = "f"
-		}
-		return f + " " + strings.TrimSpace(value)
-	}
-	return value
 }
 
 // ValidateShellEnv checks one entry of a shell tool's env: block when the

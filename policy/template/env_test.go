@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // templateCase is one line of a testdata/templates file: fields split by
@@ -55,8 +56,8 @@ func TestShellEnv(t *testing.T) {
 		got := "allow"
 		if err := ValidateShellEnv(name, value); err != nil {
 			got = "create"
-		} else if EnvRuns(name) {
-			if err := rules.CheckCommand(EnvCommand(name, value)); err != nil {
+		} else if shellsyntax.EnvRuns(name) {
+			if err := rules.CheckCommand(shellsyntax.EnvCommand(name, value)); err != nil {
 				got = "command"
 			}
 		}
@@ -77,8 +78,8 @@ func FuzzShellEnv(f *testing.F) {
 	f.Add("X", "{{")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		err := ValidateShellEnv(name, value)
-		_ = EnvRuns(name)
-		_ = EnvCommand(name, value)
+		_ = shellsyntax.EnvRuns(name)
+		_ = shellsyntax.EnvCommand(name, value)
 		if err == nil && codeEnv(name) && !strings.ContainsAny(name, "=\x00") {
 			if tpl, perr := Parse(value); perr == nil && len(tpl.Vars()) > 0 {
 				t.Fatalf("ValidateShellEnv(%q, %q) accepted an argument in a code variable", name, value)

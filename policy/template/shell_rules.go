@@ -42,25 +42,6 @@ import (
 	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
-// progKind says what a program does with its operands.
-type progKind int
-
-const (
-	opts    progKind = iota // only some option arguments are code
-	wrapper                 // runs its first operand (after leading ones) as a command
-	interp                  // the first operand (or a code option's argument) is code or a script
-	eval                    // every argument is shell code
-	source                  // the first operand is a script to run in this shell
-	remote                  // operands after the leading ones become a shell command line
-	names                   // operands are variable names
-	declare                 // declare/typeset: names, and attributes that make bash evaluate
-	export                  // export/readonly/local: NAME=value words, names
-	find                    // find: -exec and friends run a command
-	printf                  // printf -v NAME
-	test                    // test/[: -v NAME, -R NAME
-	curl                    // curl: an option argument starting with @ or < names a file to read
-)
-
 // leadWords are reserved words after which a command starts.
 var leadWords = map[string]bool{
 	"if": true, "then": true, "else": true, "elif": true, "do": true,
@@ -74,49 +55,27 @@ var noCommand = map[string]bool{
 	"esac": true, "fi": true, "done": true, "}": true, "]]": true, "[[": true,
 }
 
-// kindOf is what the template check does with a program, from its
-// grammar (policy/shellsyntax).
-func kindOf(g *shellsyntax.Grammar) progKind {
-	switch g.Role {
-	case shellsyntax.RoleWrapper:
-		if g.Join || g.CmdLine {
-			return remote
-		}
-		return wrapper
-	case shellsyntax.RolePlain:
-		switch {
-		case g.Join:
-			return remote
-		case g.Subcommand:
-			return wrapper
-		}
-		return opts
-	case shellsyntax.RoleShell, shellsyntax.RoleInterp:
-		return interp
-	case shellsyntax.RoleEval:
-		return eval
-	case shellsyntax.RoleSource:
-		return source
-	case shellsyntax.RoleSu:
-		return remote
-	case shellsyntax.RoleXargs:
-		return wrapper
-	case shellsyntax.RoleFind:
-		return find
-	case shellsyntax.RoleNames:
-		return names
-	case shellsyntax.RoleDeclare:
-		return declare
-	case shellsyntax.RoleExport:
-		return export
-	case shellsyntax.RolePrintf:
-		return printf
-	case shellsyntax.RoleTest:
-		return test
-	case shellsyntax.RoleCurl:
-		return curl
+// cmdWords are a command's words as the reader (policy/shellsyntax) sees
+// them: a word with a placeholder or an expansion is not known; of one
+// with a placeholder, the text before it is.
+type cmdWords []*word
+
+func (ws cmdWords) Len() int            { return len(ws) }
+func (ws cmdWords) IsAssign(i int) bool { return ws[i].assign != "" }
+
+func (ws cmdWords) Text(i int) (string, bool) {
+	w := ws[i]
+	if !w.hasPH || w.expand {
+		return literal(w)
 	}
-	return opts
+	var b strings.Builder
+	for _, p := range w.pieces {
+		if p.ph >= 0 {
+			break
+		}
+		b.WriteString(p.lit)
+	}
+	return b.String(), false
 }
 
 // checkRules applies the command rules to every command of the template.
@@ -238,6 +197,8 @@ func (ck *checker) checkCommand(c *command) error {
 }
 
 // checkProgram checks one program invocation: ws[0] is the command word.
+// What the program does with its words is the reader's (policy/shellsyntax,
+// read.go); this refuses a placeholder where it would choose what runs.
 func (ck *checker) checkProgram(ws []*word, depth int) error {
 	cmd := ws[0]
 	if cmd.hasPH {
@@ -259,7 +220,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		return nil
 	}
-	if err := ck.checkCodeOptions(path.Base(name), args); err != nil {
+	if err := ck.checkSQLOperands(path.Base(name), args); err != nil {
 		return err
 	}
 	if plusCommands[path.Base(name)] {
@@ -267,41 +228,17 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			w.plusRule = true
 		}
 	}
-	p := shellsyntax.GrammarOf(name)
-	if p == nil || depth > 32 {
+	r := shellsyntax.Read(cmdWords(ws))
+	g := r.G
+	if g == nil || depth > 32 {
 		markDD(args)
 		return nil
 	}
-	kind := kindOf(p)
-	if kind == wrapper {
-		_, _, shellFlag, err := ck.walkOptions(name, p, args)
-		if err != nil {
-			return err
-		}
-		if shellFlag {
-			// sudo -s, doas -s: a shell runs the command line.
-			kind = remote
-		}
+	if err := ck.checkOptions(name, g, ws, r.Opts[:r.Tail]); err != nil {
+		return err
 	}
-	switch kind {
-	case wrapper:
-		first, _, _, err := ck.walkOptions(name, p, args)
-		if err != nil {
-			return err
-		}
-		for n := 0; n < p.Leading && first < len(args); n++ {
-			first++
-		}
-		markDD(args[:first])
-		if first >= len(args) {
-			return nil
-		}
-		inner := args[first:]
-		if name == "xargs" || strings.HasSuffix(name, "/xargs") {
-			inner = ck.xargsData(p, args[:first], inner, cmd)
-		}
-		return ck.checkProgram(inner, depth+1)
-	case eval:
+	switch g.Role {
+	case shellsyntax.RoleEval:
 		switch name {
 		case "let":
 			ck.arith(cmd.pos, "let")
@@ -314,25 +251,21 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			}
 		}
 		return nil
-	case source:
+	case shellsyntax.RoleSource:
 		markDD(args)
-		if len(args) > 0 && ck.scriptTainted(args[0]) {
-			return ck.errAt(args[0].pos, "placeholder as the script %s runs: an argument may not choose code to run", name)
+		if r.Script >= 0 && ck.scriptTainted(ws[r.Script]) {
+			return ck.errAt(ws[r.Script].pos, "placeholder as the script %s runs: an argument may not choose code to run", name)
 		}
 		return nil
-	case names:
-		first, _, _, err := ck.walkOptions(name, p, args)
-		if err != nil {
-			return err
-		}
-		for _, w := range args[first:] {
+	case shellsyntax.RoleNames:
+		for _, w := range ws[r.Operand:] {
 			if ck.tainted(w) {
 				return ck.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
 			}
 		}
 		return nil
-	case declare, export:
-		if kind == declare {
+	case shellsyntax.RoleDeclare, shellsyntax.RoleExport:
+		if g.Role == shellsyntax.RoleDeclare {
 			ck.arith(cmd.pos, name)
 		}
 		for _, w := range args {
@@ -351,7 +284,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			}
 		}
 		return nil
-	case printf:
+	case shellsyntax.RolePrintf:
 		markDD(args)
 		for k := 0; k+1 < len(args); k++ {
 			if lit, ok := literal(args[k]); ok && lit == "-v" {
@@ -364,7 +297,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			}
 		}
 		return nil
-	case test:
+	case shellsyntax.RoleTest:
 		markDD(args)
 		for k := 0; k+1 < len(args); k++ {
 			if lit, ok := literal(args[k]); ok && (lit == "-v" || lit == "-R") {
@@ -374,7 +307,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			}
 		}
 		return nil
-	case curl:
+	case shellsyntax.RoleCurl:
 		markDD(args)
 		for _, w := range args {
 			if !w.afterDD {
@@ -382,165 +315,123 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			}
 		}
 		return ck.checkCurl(args)
-	case find:
+	case shellsyntax.RoleFind:
 		markDD(args)
-		for k := 0; k < len(args); k++ {
-			lit, ok := literal(args[k])
-			if !ok || (lit != "-exec" && lit != "-execdir" && lit != "-ok" && lit != "-okdir") {
-				continue
-			}
-			end := k + 1
-			for end < len(args) {
-				if t, ok := literal(args[end]); ok && (t == ";" || t == "+") {
-					break
-				}
-				end++
-			}
-			if k+1 < end {
-				if ck.hasArgs {
-					for _, w := range args[k+1 : end] {
-						if strings.Contains(litOf(w), "{}") {
-							w.fromData = true
-						}
-					}
-				}
-				if err := ck.checkProgram(args[k+1:end], depth+1); err != nil {
-					return err
+		for _, ex := range r.Exec {
+			inner := ws[ex[0]:ex[1]]
+			for _, w := range inner {
+				if ck.hasArgs && strings.Contains(litOf(w), "{}") {
+					w.fromData = true
 				}
 			}
-			k = end
-		}
-		return nil
-	case remote:
-		first, _, _, err := ck.walkOptions(name, p, args)
-		if err != nil {
-			return err
-		}
-		markDD(args[:first])
-		first += p.Leading
-		for k := first; k < len(args); k++ {
-			if args[k].hasPH {
-				return ck.errAt(args[k].pos, "%s passes these words to a shell as a command line, so no argument may be one", name)
+			if err := ck.checkProgram(inner, depth+1); err != nil {
+				return err
 			}
 		}
 		return nil
-	case interp:
-		first, programGiven, codeFlag, stdin, err := ck.walkOptionsStdin(name, p, args)
-		if err != nil {
-			return err
+	case shellsyntax.RoleShell, shellsyntax.RoleInterp:
+		return ck.checkInterp(name, r, ws)
+	}
+	switch {
+	case g.Role == shellsyntax.RoleSu || g.Join || g.CmdLine || r.ShellFlag:
+		// The words after the leading operands are a shell command line
+		// (ssh, watch even with -x, sudo -s, su USER...), or, with
+		// runuser -u, a command: refused whole.
+		markDD(ws[1:r.Operand])
+		from := r.Rest
+		if r.Cmd >= 0 {
+			from = min(from, r.Cmd)
 		}
-		if err := ck.checkPositionalCode(name, p, args); err != nil {
-			return err
-		}
-		markDD(args)
-		if programGiven {
-			return nil
-		}
-		if stdin && !codeFlag && ck.hasArgs {
-			return ck.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
-		}
-		if first >= len(args) {
-			if !codeFlag && !p.Permute && ck.hasArgs {
-				return ck.errAt(cmd.pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
+		for _, w := range ws[from:] {
+			if w.hasPH {
+				return ck.errAt(w.pos, "%s passes these words to a shell as a command line, so no argument may be one", name)
 			}
-			return nil
-		}
-		w := args[first]
-		if codeFlag || p.Permute {
-			if ck.tainted(w) {
-				return ck.errAt(w.pos, "the first operand of %s here is code; it may not come from an argument or an expansion", name)
-			}
-			return nil
-		}
-		if ck.scriptTainted(w) {
-			return ck.errAt(w.pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
 		}
 		return nil
-	default: // opts
-		_, _, _, err := ck.walkOptions(name, p, args)
+	case r.Cmd >= 0:
+		markDD(ws[1:r.Rest])
+		inner := ws[r.Cmd:]
+		if g.Role == shellsyntax.RoleXargs {
+			inner = ck.xargsData(r.Replace, inner, cmd)
+		}
+		return ck.checkProgram(inner, depth+1)
+	case g.Role == shellsyntax.RoleWrapper || g.Role == shellsyntax.RoleXargs:
+		markDD(ws[1:r.Rest])
+	default:
 		markDD(args)
+	}
+	return nil
+}
+
+// checkInterp refuses a placeholder as a shell's or an interpreter's
+// program: its code, its script, or standard input that can carry one.
+func (ck *checker) checkInterp(name string, r shellsyntax.Reading, ws []*word) error {
+	if err := ck.checkPositionalCode(name, r, ws); err != nil {
 		return err
 	}
+	markDD(ws[1:])
+	switch {
+	case r.Code >= 0:
+		if ck.tainted(ws[r.Code]) {
+			return ck.errAt(ws[r.Code].pos, "the first operand of %s here is code; it may not come from an argument or an expansion", name)
+		}
+	case r.Program:
+	case r.Stdin && !r.G.ProgArg:
+		if ck.hasArgs {
+			return ck.errAt(ws[0].pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
+		}
+	case !r.ShellFlag && r.Operand < len(ws):
+		// The first operand as written: a lone "-" (which a shell skips)
+		// is standard input.
+		if ck.scriptTainted(ws[r.Operand]) {
+			return ck.errAt(ws[r.Operand].pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
+		}
+	}
+	return nil
 }
 
-// walkOptions reads the options of a program. It returns the index of the
-// first operand (len(args) when there is none), whether an option supplied
-// the program (awk -f, sed -e, python -c) and whether a flag made the first
-// operand code (sh -c). A code option's argument may hold no placeholder
-// and no expansion. For permuting programs, options after operands are
-// read too, and first is the first operand.
-func (ck *checker) walkOptions(name string, p *shellsyntax.Grammar, args []*word) (first int, programGiven, codeFlag bool, err error) {
-	first, programGiven, codeFlag, _, err = ck.walkOptionsStdin(name, p, args)
-	return first, programGiven, codeFlag, err
-}
-
-// walkOptionsStdin is walkOptions that also reports a flag making the
-// program read its program from standard input (sh -s).
-func (ck *checker) walkOptionsStdin(name string, p *shellsyntax.Grammar, args []*word) (first int, programGiven, codeFlag, stdin bool, err error) {
-	first = -1
-	text := func(i int) (string, bool) { return literal(args[i]) }
-	isAssign := func(i int) bool { return args[i].assign != "" }
-	for o := range p.Options(0, len(args), text, isAssign) {
+// checkOptions refuses a placeholder or an expansion as the value of an
+// option that is code, or picks the code or the program to run, and
+// checks the NAME=value words among the options.
+func (ck *checker) checkOptions(name string, g *shellsyntax.Grammar, ws []*word, opts []shellsyntax.Opt) error {
+	for _, o := range opts {
+		if o.Kind == shellsyntax.OptAssign {
+			if err := ck.checkAssign(ws[o.Word]); err != nil {
+				return err
+			}
+			continue
+		}
+		v := o.ValueWord // the value's word: the next, or the option's own
+		if o.Attached {
+			v = o.Word
+		}
+		if v < 0 || o.Kind != shellsyntax.OptProg && !ck.tainted(ws[v]) || o.Kind == shellsyntax.OptProg && !ck.scriptTainted(ws[v]) {
+			continue
+		}
 		opt := "-" + o.Name
 		if o.Long {
 			opt = "-" + opt
 		}
-		switch o.Kind {
-		case shellsyntax.OptEnd:
-			if first < 0 {
-				first = o.Word + 1
-			}
-		case shellsyntax.OptOperand:
-			if first < 0 {
-				first = o.Word
-			}
-		case shellsyntax.OptAssign:
-			if err := ck.checkAssign(args[o.Word]); err != nil {
-				return 0, false, false, false, err
-			}
-		case shellsyntax.OptShell:
-			codeFlag = true
-		case shellsyntax.OptStdin:
-			stdin = true
-		case shellsyntax.OptCode, shellsyntax.OptMod, shellsyntax.OptSplit:
-			programGiven = true
-			if o.ValueWord >= 0 && ck.tainted(args[o.ValueWord]) {
-				return 0, false, false, false, ck.errAt(args[o.ValueWord].pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
-			}
-		case shellsyntax.OptProg:
-			programGiven = true
-			if o.ValueWord >= 0 && ck.scriptTainted(args[o.ValueWord]) {
-				return 0, false, false, false, ck.errAt(args[o.ValueWord].pos, "the argument of %s %s is the program it runs; an argument may not choose it", name, opt)
-			}
+		switch {
+		case o.Kind == shellsyntax.OptCode || o.Kind == shellsyntax.OptMod || o.Kind == shellsyntax.OptSplit:
+			return ck.errAt(ws[v].pos, "the argument of %s %s is code (or picks code to run); it may not come from an argument or an expansion", name, opt)
+		case o.Kind == shellsyntax.OptProg:
+			return ck.errAt(ws[v].pos, "the argument of %s %s is the program it runs; an argument may not choose it", name, opt)
+		case g.Role == shellsyntax.RoleXargs && (o.Name == "I" || o.Name == "i" || o.Name == "replace"):
+			// Input items replace this string in xargs' command, its
+			// program name included.
+			return ck.errAt(ws[v].pos, "xargs fills its input in where its command holds %s %s's value, the program name too; it may not come from an argument", name, opt)
 		}
 	}
-	if first < 0 {
-		first = len(args)
-	}
-	return first, programGiven, codeFlag, stdin, nil
+	return nil
 }
 
 // xargsData marks what xargs fills in from its input, which an argument
 // can reach through a pipe: with -I/-i/--replace, the words of the command
 // holding the replacement string; otherwise one more operand at the end.
-func (ck *checker) xargsData(p *shellsyntax.Grammar, opts, inner []*word, at *word) []*word {
+func (ck *checker) xargsData(repl string, inner []*word, at *word) []*word {
 	if !ck.hasArgs {
 		return inner
-	}
-	repl := ""
-	text := func(i int) (string, bool) { return literal(opts[i]) }
-	for o := range p.Options(0, len(opts), text, nil) {
-		switch {
-		case o.Name == "I" && o.ValueWord >= 0:
-			repl, _ = literal(opts[o.ValueWord])
-		case o.Name == "I":
-			repl = o.Value
-		case o.Name == "i" || o.Name == "replace":
-			repl = "{}"
-			if o.Attached {
-				repl = o.Value
-			}
-		}
 	}
 	if repl != "" {
 		for _, w := range inner {

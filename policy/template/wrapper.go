@@ -11,9 +11,10 @@ import (
 // perl -e, node -e, an awk program... is fixed, but when it runs its
 // positional arguments as code (eval "$1", exec(sys.argv[1]),
 // system(ARGV[1])), a placeholder among those arguments is in code
-// position all the same. So is a placeholder given to an option whose
-// value another program runs as its own commands (psql -c, gdb -ex,
-// vim -c, sqlite3's SQL operands).
+// position all the same. So is a placeholder among sqlite3's SQL
+// operands; one given to an option whose value another program runs as
+// its own commands (psql -c, gdb -ex, vim -c) is the grammar's code
+// option (policy/shellsyntax), refused in checkOptions.
 
 // runsArgs matches program text that runs its positional arguments (or
 // values handed in with awk -v) as code, per language.
@@ -49,19 +50,36 @@ var readsArgs = map[string]*regexp.Regexp{
 // checkPositionalCode refuses a placeholder among the positional
 // arguments of a fixed program (sh -c TEXT, python -c TEXT, an awk
 // program...) that runs them as code.
-func (ck *checker) checkPositionalCode(name string, p *shellsyntax.Grammar, args []*word) error {
-	lang := p.Lang
-	if p.Role == shellsyntax.RoleShell {
+func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []*word) error {
+	lang := r.G.Lang
+	if r.G.Role == shellsyntax.RoleShell {
 		lang = "sh"
 	}
 	if runsArgs[lang] == nil {
 		return nil
 	}
-	code, pos, vars := fixedProgram(lang, p, args)
+	// The fixed code: option values and the code operand; awk -v
+	// NAME={{x}} hands a value in as a variable.
+	code := ""
+	var vars []*word
+	for _, o := range r.Opts {
+		switch {
+		case o.Kind == shellsyntax.OptCode && o.ValueWord >= 0:
+			v, _ := literal(ws[o.ValueWord])
+			code += v + "\n"
+		case o.Kind == shellsyntax.OptCode:
+			code += o.Value + "\n"
+		case o.Kind == shellsyntax.OptValue && lang == "awk" && (o.Name == "v" || o.Name == "assign") && o.ValueWord >= 0:
+			vars = append(vars, ws[o.ValueWord])
+		}
+	}
+	if r.Code >= 0 {
+		c, _ := literal(ws[r.Code])
+		code += c
+	}
 	if code == "" || !runsArgs[lang].MatchString(code) {
 		return nil
 	}
-	// awk -v NAME={{x}} hands the value in as a variable.
 	for _, w := range vars {
 		if w.hasPH {
 			return ck.errAt(w.pos, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
@@ -70,70 +88,12 @@ func (ck *checker) checkPositionalCode(name string, p *shellsyntax.Grammar, args
 	if !readsArgs[lang].MatchString(code) {
 		return nil
 	}
-	for _, w := range pos {
+	for _, w := range ws[r.Args:] {
 		if w.hasPH {
 			return ck.errAt(w.pos, "%s's program runs its arguments as code (%s); no argument may be one", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
 		}
 	}
 	return nil
-}
-
-// fixedProgram finds a program's fixed code (the -c/-e value, or the
-// first operand of sh -c and awk) and the words after it that reach the
-// code as its arguments, with awk's -v assignments.
-func fixedProgram(lang string, p *shellsyntax.Grammar, args []*word) (code string, pos, vars []*word) {
-	shellC := false
-	text := func(i int) (string, bool) { return literal(args[i]) }
-	for o := range p.Options(0, len(args), text, nil) {
-		switch o.Kind {
-		case shellsyntax.OptEnd:
-			if code == "" && o.Word+1 < len(args) && (shellC || p.ProgArg) {
-				code, _ = literal(args[o.Word+1])
-				return code, args[o.Word+2:], vars
-			}
-			return code, args[o.Word+1:], vars
-		case shellsyntax.OptOperand:
-			if code == "" && (shellC || p.ProgArg) {
-				code, _ = literal(args[o.Word])
-				return code, args[o.Word+1:], vars
-			}
-			return code, args[o.Word:], vars
-		case shellsyntax.OptShell:
-			shellC = shellC || o.Name == "c"
-		case shellsyntax.OptCode:
-			v := o.Value
-			if o.ValueWord >= 0 {
-				v, _ = literal(args[o.ValueWord])
-			}
-			code += v + "\n"
-		case shellsyntax.OptValue:
-			if lang == "awk" && (o.Name == "v" || o.Name == "assign") && o.ValueWord >= 0 {
-				vars = append(vars, args[o.ValueWord])
-			}
-		}
-	}
-	return code, nil, vars
-}
-
-// codeOptions are options whose value another program runs as its own
-// commands (SQL with \! escapes, debugger and editor commands, Lisp),
-// for programs the grammar table does not describe as interpreters.
-var codeOptions = map[string][]string{
-	"psql":      {"-c", "--command", "-f", "--file"},
-	"mysql":     {"-e", "--execute"},
-	"mariadb":   {"-e", "--execute"},
-	"sqlite3":   {"-cmd", "--cmd", "-init", "--init"},
-	"gdb":       {"-ex", "--ex", "-eval-command", "--eval-command", "-iex", "--iex", "-init-eval-command", "--init-eval-command", "-x", "--command", "-ix"},
-	"lldb":      {"-o", "--one-line", "-O", "--one-line-before-file", "-s", "--source", "-k"},
-	"vim":       {"-c", "--cmd", "-S"},
-	"vi":        {"-c", "--cmd", "-S"},
-	"nvim":      {"-c", "--cmd", "-S"},
-	"ex":        {"-c", "--cmd", "-S"},
-	"view":      {"-c", "--cmd", "-S"},
-	"emacs":     {"--eval", "-eval", "--execute", "-execute", "-l", "--load", "-f", "--funcall"},
-	"make":      {"-E", "--eval", "-f", "--file", "--makefile"},
-	"gmake":     {"-E", "--eval", "-f", "--file", "--makefile"},
-	"redis-cli": {"--eval"},
 }
 
 // plusCommands read an operand starting with "+" as a command to run at
@@ -146,22 +106,12 @@ var plusCommands = map[string]bool{
 // sqlOperands are programs whose operands after the first are commands.
 var sqlOperands = map[string]bool{"sqlite3": true, "sqlite": true, "duckdb": true}
 
-// checkCodeOptions refuses a placeholder as (or in) the value of such an
-// option, or as a command operand of sqlite3.
-func (ck *checker) checkCodeOptions(name string, args []*word) error {
-	opts := codeOptions[name]
+// checkSQLOperands refuses a placeholder as a command operand of sqlite3
+// (its options' values are the grammar's, policy/shellsyntax).
+func (ck *checker) checkSQLOperands(name string, args []*word) error {
 	seenDB := false
-	for j, w := range args {
-		lit := litOf(w)
-		for _, o := range opts {
-			if w.hasPH && strings.HasPrefix(lit, o+"=") {
-				return ck.errAt(w.pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
-			}
-			if !w.hasPH && lit == o && j+1 < len(args) && args[j+1].hasPH {
-				return ck.errAt(args[j+1].pos, "the value of %s %s is commands %s runs; it may not come from an argument", name, o, name)
-			}
-		}
-		if sqlOperands[name] && !strings.HasPrefix(lit, "-") {
+	for _, w := range args {
+		if sqlOperands[name] && !strings.HasPrefix(litOf(w), "-") {
 			if seenDB && w.hasPH {
 				return ck.errAt(w.pos, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 	"github.com/toolcage/toolcage/policy/template"
 	"github.com/toolcage/toolcage/toolspec"
 )
@@ -194,8 +195,8 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 		}
 		// A variable that programs run (GIT_SSH_COMMAND, PAGER...) is
 		// checked like the command it is.
-		if template.EnvRuns(k) {
-			if err := call.Env.ShellRules.CheckCommand(template.EnvCommand(k, v)); err != nil {
+		if shellsyntax.EnvRuns(k) {
+			if err := call.Env.ShellRules.CheckCommand(shellsyntax.EnvCommand(k, v)); err != nil {
 				return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: fmt.Errorf("env %s: %w", k, err)}
 			}
 		}

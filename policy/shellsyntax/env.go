@@ -1,0 +1,57 @@
+package shellsyntax
+
+import "strings"
+
+// Variables whose value a program runs as a command line. A fixed value of
+// one is checked like the command it is: by the daemon for a tool's env:
+// block, by the deny rules for NAME=value in a command; an argument may
+// not set one (policy/template, ValidateShellEnv).
+
+// runEnvNames are variables whose value a program runs as a command line
+// (or, prompts, a shell expands, running what $(...) holds).
+var runEnvNames = map[string]bool{
+	"PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true, "BROWSER": true, "TERMINAL": true,
+	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "PROMPT_COMMAND": true, "LESSOPEN": true, "LESSCLOSE": true,
+	"PS0": true, "PS1": true, "PS4": true,
+	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_ASKPASS": true,
+	"GIT_EXTERNAL_DIFF": true, "GIT_PROXY_COMMAND": true, "GIT_SEQUENCE_EDITOR": true, "RSYNC_RSH": true,
+	"CVS_RSH": true,
+}
+
+// runEnvSuffixes are the class of such variables.
+var runEnvSuffixes = []string{"_COMMAND", "_CMD", "_PAGER", "_EDITOR", "_ASKPASS", "_RSH", "_SHELL", "_PROGRAM", "_HOOK", "_BROWSER", "_VIEWER"}
+
+// EnvRuns reports whether programs run the value of environment variable
+// name as a command line, so a fixed value is to be checked like one (see
+// EnvCommand).
+func EnvRuns(name string) bool {
+	if runEnvNames[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasSuffix(name, "%%") {
+		return true
+	}
+	upper := strings.ToUpper(name)
+	for _, s := range runEnvSuffixes {
+		if strings.HasSuffix(upper, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// EnvCommand is the shell command a program runs for variable name set to
+// value (for EnvRuns variables): LESSOPEN's "|cmd %s" is cmd, an exported
+// function BASH_FUNC_f%%='() { body; }' is the definition f() { body; }
+// (whose body the deny rules walk), a pager or editor is run on a file.
+func EnvCommand(name, value string) string {
+	switch {
+	case name == "LESSOPEN" || name == "LESSCLOSE":
+		v := strings.TrimLeft(strings.TrimSpace(value), "|-")
+		return strings.ReplaceAll(v, "%s", "file")
+	case strings.HasPrefix(name, "BASH_FUNC_") || strings.HasSuffix(name, "%%") || strings.HasSuffix(name, "()"):
+		f := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, "BASH_FUNC_"), "%%"), "()")
+		if f == "" || strings.ContainsAny(f, " \t\n;&|<>()$`'\"\\") {
+			f = "f"
+		}
+		return f + " " + strings.TrimSpace(value)
+	}
+	return value
+}
