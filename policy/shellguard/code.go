@@ -21,8 +21,10 @@ func (w *walker) runInterp(seg *segment, lang string, spec *shellsyntax.Grammar,
 	var codeData *data
 	i := 1
 	// deno eval CODE, bun -e; deno run URL
+	evalOperand := false
 	if seg.name == "deno" || seg.name == "bun" {
 		if i < len(args) && (args[i].e == "eval" || args[i].e == "run" || args[i].e == "x") {
+			evalOperand = args[i].e == "eval"
 			i++
 		}
 	}
@@ -84,7 +86,7 @@ walk:
 		codeData = joinLines(code)
 	case prog != nil:
 		codeData = w.fileData(*prog, stdin)
-	case spec.ProgArg && i < len(args):
+	case (spec.ProgArg || evalOperand) && i < len(args):
 		codeData = argData(args[i])
 	case i < len(args):
 		op := args[i]
@@ -146,6 +148,7 @@ func (w *walker) analyseCode(lang, interp, code string, depth int) {
 	text := interp + " " + code
 	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: text})
 	lits, lists, ticks := codeLiterals(code, lang)
+	w.checkMetadata(lits...) // literals joined by + or . may spell an address
 	scope := &scope{depth: depth + 1}
 	for _, t := range ticks {
 		w.walkScriptLenient(t, scope)
@@ -330,7 +333,7 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 		if !closed {
 			break
 		}
-		if quote == '`' && (lang == "perl" || lang == "ruby" || lang == "php") {
+		if quote == '`' && (lang == "perl" || lang == "ruby" || lang == "php" || lang == "julia") {
 			ticks = append(ticks, b.String())
 		} else {
 			ls = append(ls, lit{s: b.String(), start: start, end: j})

@@ -204,12 +204,12 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	case kindShell:
 		w.runShell(seg, spec.g, sc, stdin)
 		res.kinds = ksShell
-		res.out = &data{origins: originDecode | originsOf(stdin)}
+		res.out = &data{origins: originDecode | originsOf(stdin), shell: true}
 		return res
 	case kindInterp:
 		w.runInterp(seg, spec.lang, spec.g, sc, stdin)
 		res.kinds = ksShell
-		res.out = &data{origins: originDecode | originsOf(stdin)}
+		res.out = &data{origins: originDecode | originsOf(stdin), shell: true}
 		if stdin != nil && stdin.list != nil && listFilters[name] {
 			res.out.list = stdin.list // awk '{print $2}' of a listing
 		}
@@ -423,7 +423,7 @@ func (w *walker) runWrapper(seg *segment, ws *shellsyntax.Grammar, sc *scope, st
 		if len(u.inner) == 0 {
 			for _, as := range u.assigns {
 				if commandVars[as.name] {
-					w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
+					w.walkScriptLenient(commandVarText(as.name, as.value), &scope{depth: sc.depth + 1})
 				}
 			}
 			if len(u.assigns) > 0 {
@@ -441,7 +441,7 @@ func (w *walker) runWrapper(seg *segment, ws *shellsyntax.Grammar, sc *scope, st
 		}
 		for _, as := range u.assigns {
 			if commandVars[as.name] {
-				w.walkScriptLenient(as.value, &scope{depth: sc.depth + 1})
+				w.walkScriptLenient(commandVarText(as.name, as.value), &scope{depth: sc.depth + 1})
 			}
 		}
 		r := w.runCommand(seg.derive(u.inner, u.assigns), sc, stdin, pc)
@@ -688,6 +688,13 @@ walk:
 		case o.Name == "d" || o.Name == "delimiter":
 			v, _ := optArg(args, o)
 			delim = v.e
+		case o.Name == "a" || o.Name == "arg-file":
+			// Items from a file: its contents, not standard input.
+			if v, ok := optArg(args, o); ok {
+				if stdin = w.fileData(v, stdin); stdin == nil {
+					stdin = &data{origins: originOther, file: true}
+				}
+			}
 		}
 	}
 	inner := args[i:]
@@ -725,6 +732,10 @@ walk:
 		for _, it := range stdin.list.items {
 			items = append(items, []arg{{e: it.e, p: it.p, glob: it.glob}})
 		}
+	} else if stdin != nil && stdin.file {
+		// A file's unknown lines are computed operands, as $(cat FILE)
+		// is: rm -rf could be handed /.
+		items = [][]arg{{{p: "$(cat FILE)", dyn: true, drop: true, origins: originOther}}}
 	} else {
 		items = [][]arg{{{p: "${XARGS_INPUT}", dyn: true, drop: true, origins: originsOf(stdin)}}}
 	}

@@ -109,6 +109,7 @@ type walker struct {
 	stdin       *data             // the shell's standard input, once exec redirects it
 	fds         map[string]*data  // descriptors exec opened for reading
 	links       map[string]string // symlinks this script made: link path → target
+	metadata    bool              // a metadata endpoint was found (reported once)
 }
 
 // funcDef is a function's body and the text it was parsed from.
@@ -161,6 +162,25 @@ func (w *walker) addSeg(s *segment) {
 		return
 	}
 	w.segs = append(w.segs, s)
+	switch s.kind {
+	case segCmd, segAssign, segCode:
+		w.checkMetadata(s.text)
+	}
+}
+
+// checkMetadata reports text that names a cloud metadata endpoint by
+// address (metadata.go), once per walk.
+func (w *walker) checkMetadata(texts ...string) {
+	if w.metadata {
+		return
+	}
+	for _, t := range texts {
+		if metadataRef(t) {
+			w.metadata = true
+			w.detected("metadata_address", 0, t)
+			return
+		}
+	}
 }
 
 func (w *walker) finding(rule, desc, text string) {
@@ -216,6 +236,13 @@ func (w *walker) walkSub(ss []*syntax.Stmt, sc *scope, stdin *data) *data {
 	if inner.depth > maxDepth {
 		w.tooDeep()
 		return &data{}
+	}
+	if len(ss) == 1 && ss[0].Cmd == nil && len(ss[0].Redirs) == 1 && ss[0].Redirs[0].Op == syntax.RdrIn {
+		// $(< FILE) is bash's cat FILE.
+		_, in, _ := w.expandRedirs(ss[0].Redirs, &inner, nil)
+		if in != nil {
+			return in
+		}
 	}
 	out := w.walkStmts(ss, &inner, stdin, pipeCtx{}).out
 	if out == nil {
@@ -429,13 +456,17 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		case *syntax.WordIter:
 			var vals []string
 			unknown := len(lp.Items) == 0
+			glob := false
 			var origins originSet
 			for _, v := range w.expandWords(lp.Items, sc) {
 				for _, a := range v {
-					if a.dyn || a.glob {
+					// A pattern (for d in /dev/sd*) stays a pattern: the
+					// variable takes whatever it matches.
+					if a.dyn {
 						unknown = true
 						origins |= a.origins
 					}
+					glob = glob || a.glob
 					vals = append(vals, a.v())
 				}
 			}
@@ -443,6 +474,9 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 				w.setVar(lp.Name.Value, nil, origins|originOther)
 			} else {
 				w.setVar(lp.Name.Value, vals, 0)
+				if v := w.vars[lp.Name.Value]; glob && v != nil && v.vals != nil {
+					v.glob = true
+				}
 			}
 		case *syntax.CStyleLoop:
 			for _, e := range []syntax.ArithmExpr{lp.Init, lp.Cond, lp.Post} {
@@ -731,7 +765,7 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 			if commandVars[name] || mayRunCode(v) {
 				// Programs run the value, or bash may evaluate it again
 				// (arithmetic, [[ -eq ]], subscripts): check it as commands.
-				w.walkScriptLenient(v, &scope{depth: sc.depth + 1})
+				w.walkScriptLenient(commandVarText(name, v), &scope{depth: sc.depth + 1})
 			}
 		}
 	}
@@ -797,6 +831,21 @@ var commandVars = map[string]bool{
 	"GIT_PAGER": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "EDITOR": true,
 	"VISUAL": true, "PAGER": true, "MANPAGER": true, "LESSOPEN": true, "LESSCLOSE": true,
 	"BROWSER": true, "FZF_DEFAULT_COMMAND": true, "PS4": true, "PS1": true, "PS0": true,
+	"GIT_EXTERNAL_DIFF": true, "GIT_SEQUENCE_EDITOR": true, "GIT_PROXY_COMMAND": true,
+	"SUDO_EDITOR": true, "SYSTEMD_EDITOR": true, "SYSTEMD_PAGER": true, "FCEDIT": true, "KUBE_EDITOR": true,
+	"GH_EDITOR": true, "GH_PAGER": true, "GH_BROWSER": true, "BAT_PAGER": true, "DELTA_PAGER": true,
+	"PSQL_PAGER": true, "PSQL_EDITOR": true, "RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true,
+	"CVS_RSH": true, "HGEDITOR": true, "SVN_EDITOR": true, "TERMINAL": true, "LESSEDIT": true,
+	"NNN_OPENER": true, "DIFFPROG": true, "MERGE": true,
+}
+
+// commandVarText is the command line a program runs from a variable's
+// value: less runs LESSOPEN after a leading | (or || or -).
+func commandVarText(name, v string) string {
+	if name == "LESSOPEN" || name == "LESSCLOSE" {
+		v = strings.TrimLeft(v, "|-")
+	}
+	return v
 }
 
 // expandRedirs expands redirection targets. It returns them, the input
@@ -864,14 +913,25 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 			default:
 				if d := w.files[w.fileKey(a.e)]; d != nil {
 					in = d
+				} else if noData(a.e) {
+					in = &data{texts: []string{""}}
 				} else {
-					in = &data{origins: originOther}
+					in = &data{origins: originOther, file: true}
 				}
 			}
 		}
 		out = append(out, t)
 	}
 	return out, in, procOuts
+}
+
+// noData are devices whose contents carry nothing of the machine's.
+func noData(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full":
+		return true
+	}
+	return false
 }
 
 // hereDoc is what a here-document gives the command: its body, expanded

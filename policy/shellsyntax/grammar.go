@@ -126,7 +126,7 @@ var grammars = map[string]*Grammar{
 	"luajit":    {Role: RoleInterp, Lang: "lua", CodeOpts: "ej", ModOpts: "l"},
 	"rscript":   {Role: RoleInterp, Lang: "r", CodeOpts: "e"},
 	"r":         {Role: RoleInterp, Lang: "r", CodeOpts: "e", ValueLong: []string{"file"}},
-	"julia":     {Role: RoleInterp, CodeOpts: "eEL"},
+	"julia":     {Role: RoleInterp, Lang: "julia", CodeOpts: "eEL"},
 	"osascript": {Role: RoleInterp, Lang: "applescript", CodeOpts: "e"},
 	"tclsh":     {Role: RoleInterp, Lang: "tcl"},
 	"wish":      {Role: RoleInterp, Lang: "tcl"},
