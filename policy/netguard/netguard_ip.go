@@ -97,11 +97,13 @@ var v6Ranges = []ipRange{
 var (
 	prefixV4Compat = netip.MustParsePrefix("::/96")        // deprecated IPv4-compatible, ::a.b.c.d
 	prefixNAT64    = netip.MustParsePrefix("64:ff9b::/96") // well-known NAT64 prefix (RFC 6052)
-	prefix6to4     = netip.MustParsePrefix("2002::/16")    // 6to4, 2002:AABB:CCDD::/48
-	prefixTeredo   = netip.MustParsePrefix("2001::/32")    // Teredo: server at bits 32-63, client (inverted) at 96-127
-	prefixGlobal6  = netip.MustParsePrefix("2000::/3")     // global unicast
-	v6Unspecified  = netip.IPv6Unspecified()               // ::
-	v6Loopback     = netip.IPv6Loopback()                  // ::1
+	// IPv4-translated (RFC 2765, SIIT): ::ffff:0:a.b.c.d.
+	prefixTranslated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	prefix6to4       = netip.MustParsePrefix("2002::/16") // 6to4, 2002:AABB:CCDD::/48
+	prefixTeredo     = netip.MustParsePrefix("2001::/32") // Teredo: server at bits 32-63, client (inverted) at 96-127
+	prefixGlobal6    = netip.MustParsePrefix("2000::/3")  // global unicast
+	v6Unspecified    = netip.IPv6Unspecified()            // ::
+	v6Loopback       = netip.IPv6Loopback()               // ::1
 )
 
 // classifyIP says what an address is and, unless it is public, names why.
@@ -190,6 +192,55 @@ func embedded4(v4 netip.Addr, how string) (ipClass, string) {
 
 func v4At(b [16]byte, i int) netip.Addr {
 	return netip.AddrFrom4([4]byte{b[i], b[i+1], b[i+2], b[i+3]})
+}
+
+// MetadataEndpoint reports whether ip is a cloud metadata or platform
+// endpoint, directly or carried inside an IPv6 address (IPv4-mapped,
+// -compatible, -translated, NAT64, 6to4, Teredo), and names it. Other
+// guards (the shell deny rules) use it on addresses they find in text.
+func MetadataEndpoint(ip netip.Addr) (string, bool) {
+	ip = ip.WithZone("")
+	for _, a := range candidates4(ip) {
+		if name, ok := metadataAddrs[a]; ok {
+			return name, true
+		}
+	}
+	if ip.Is6() && !ip.Is4In6() {
+		if name, ok := metadataAddrs[ip]; ok {
+			return name, true
+		}
+		for _, r := range metadataPrefixes {
+			if r.prefix.Contains(ip) {
+				return r.name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// candidates4 is ip itself when IPv4, or the IPv4 addresses an IPv6 address
+// may carry.
+func candidates4(ip netip.Addr) []netip.Addr {
+	if ip.Is4() {
+		return []netip.Addr{ip}
+	}
+	if ip.Is4In6() {
+		return []netip.Addr{ip.Unmap()}
+	}
+	b := ip.As16()
+	switch {
+	case prefixV4Compat.Contains(ip), prefixNAT64.Contains(ip), prefixTranslated.Contains(ip):
+		return []netip.Addr{v4At(b, 12)}
+	case prefix6to4.Contains(ip):
+		return []netip.Addr{v4At(b, 2)}
+	case prefixTeredo.Contains(ip):
+		client := v4At(b, 12).As4()
+		for i := range client {
+			client[i] ^= 0xff
+		}
+		return []netip.Addr{v4At(b, 4), netip.AddrFrom4(client)}
+	}
+	return nil
 }
 
 // CheckIP reports whether host may connect to ip; host is the URL host the

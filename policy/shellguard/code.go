@@ -83,6 +83,7 @@ func (w *walker) analyseCode(lang, interp, code string, depth int) {
 	text := interp + " " + code
 	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: text})
 	lits, lists, ticks := codeLiterals(code, lang)
+	w.checkMetadata(lits...) // literals joined by + or . may spell an address
 	scope := &scope{depth: depth + 1}
 	for _, t := range ticks {
 		w.walkScriptLenient(t, scope)
@@ -267,7 +268,7 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 		if !closed {
 			break
 		}
-		if quote == '`' && (lang == "perl" || lang == "ruby" || lang == "php") {
+		if quote == '`' && (lang == "perl" || lang == "ruby" || lang == "php" || lang == "julia") {
 			ticks = append(ticks, b.String())
 		} else {
 			ls = append(ls, lit{s: b.String(), start: start, end: j})

@@ -53,7 +53,7 @@ func (w *walker) outputOf(seg *segment, stdin *data) *data {
 		for k, f := range files {
 			d := w.fileData(f, stdin)
 			if d == nil {
-				d = &data{origins: originOther}
+				d = &data{origins: originOther, file: len(files) == 1}
 			}
 			out = concatData(out, d, k == 0)
 		}

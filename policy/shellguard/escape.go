@@ -9,9 +9,11 @@ import (
 
 // This file follows shell escapes inside other programs' command
 // languages: sqlite3's .shell/.system (and "|cmd" outputs), dc's and ed's
-// "!", vi/ex ":!cmd", less/more "+!cmd", expect's spawn/exec/system and
-// make recipes read from standard input or --eval. What such an escape
-// runs is walked like sh -c text, so the payload meets every rule.
+// "!", vi/ex ":!cmd", less/more "+!cmd", Tcl's (expect, tclsh, wish)
+// spawn/exec/system, make recipes read from standard input or --eval, the
+// SQL clients' \! and COPY ... PROGRAM, ftp's "!" and Emacs Lisp's
+// shell-command. What such an escape runs is walked like sh -c text, so
+// the payload meets every rule.
 
 // escapeLang maps a program to the command language it reads.
 var escapeLang = map[string]string{
@@ -20,8 +22,11 @@ var escapeLang = map[string]string{
 	"ed": "ed", "red": "ed",
 	"ex": "vi", "vi": "vi", "vim": "vi", "nvim": "vi", "view": "vi", "vimdiff": "vi", "gvim": "vi", "rvim": "vi",
 	"less": "less", "more": "less", "most": "less", "pg": "less",
-	"expect": "tcl",
-	"make":   "make", "gmake": "make", "bmake": "make", "remake": "make",
+	"expect": "tcl", "tclsh": "tcl", "wish": "tcl", "jimsh": "tcl",
+	"make": "make", "gmake": "make", "bmake": "make", "remake": "make",
+	"mysql": "sql", "mariadb": "sql", "psql": "sql",
+	"ftp": "bang", "lftp": "bang", "tnftp": "bang", "sftp": "bang",
+	"emacs": "elisp", "emacsclient": "elisp",
 }
 
 // escapeScripts is at most how many texts of one program are read.
@@ -47,7 +52,7 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 	args := all[1:]
 	readsStdin := true
 	switch lang {
-	case "sqlite", "dc", "tcl":
+	case "sqlite", "dc", "tcl", "sql":
 		// Every operand, option value and file may hold commands; reading
 		// too much only checks more.
 		for i := 0; i < len(args); i++ {
@@ -63,8 +68,20 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 			add(argData(a))
 			add(w.fileData(a, stdin))
 		}
-	case "ed":
-		// ed reads its commands from standard input only.
+	case "ed", "bang":
+		// ed (and ftp's "!") read commands from standard input only.
+	case "elisp":
+		readsStdin = false
+		for i := 0; i < len(args); i++ {
+			a := args[i].p
+			switch {
+			case (a == "--eval" || a == "-eval") && i+1 < len(args):
+				i++
+				add(argData(args[i]))
+			case strings.HasPrefix(a, "--eval="):
+				add(&data{texts: []string{a[len("--eval="):]}})
+			}
+		}
 	case "vi", "less", "make":
 		// Option values the grammar (policy/shellsyntax) names: commands
 		// (vim -c, make --eval) and files of them (vim -S, make -f).
@@ -91,7 +108,23 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 		add(stdin)
 	}
 	inner := &scope{depth: sc.depth + 1}
+	if lang == "sql" {
+		// The statements themselves meet code_regex rules (DROP DATABASE
+		// fed on standard input).
+		for _, t := range texts {
+			w.addSeg(&segment{kind: segCode, name: seg.name, code: t, text: seg.name + " " + t})
+		}
+	}
 	for _, t := range texts {
+		if lang == "vi" {
+			// :lua, :py3, :perl, :ruby run code in an embedded
+			// interpreter: judged as that language's inline code.
+			for _, line := range strings.Split(t, "\n") {
+				if l, code, ok := vimInterp(strings.TrimLeft(line, ": ")); ok {
+					w.analyseCode(l, seg.name, code, sc.depth+1)
+				}
+			}
+		}
 		for _, cmd := range escapeCommands(lang, t) {
 			if w.err != nil {
 				return
@@ -115,6 +148,10 @@ var (
 	viSystem = regexp.MustCompile(`\b(system|systemlist|jobstart|termopen)\s*\(\s*['"]([^'"]+)['"]`)
 	// make's $(shell ...).
 	makeShell = regexp.MustCompile(`\$[({]shell\s+([^)}]*)[)}]`)
+	// The SQL clients' shell escapes.
+	sqlShell = regexp.MustCompile(`(?i)^\\!\s*(.+)$|^(?:\\)?system\s+(.+)$|\bprogram\s+'((?:[^']|'')*)'|^\\[og]\s*\|\s*(.+)$`)
+	// Emacs Lisp: (shell-command "CMD"), its kin, (delete-directory "DIR" t).
+	elispShell = regexp.MustCompile(`\((?:async-)?shell-command(?:-to-string)?\s+"((?:[^"\\]|\\.)*)"|\(delete-directory\s+"((?:[^"\\]|\\.)*)"\s+t\b`)
 )
 
 // escapeCommands returns the shell command lines a script in lang runs.
@@ -162,9 +199,29 @@ func escapeCommands(lang, text string) []string {
 					out = append(out, m[2])
 				}
 			}
-		case "less":
+		case "less", "bang":
 			if strings.HasPrefix(trim, "!") {
 				out = append(out, trim[1:])
+			}
+		case "sql":
+			// \! CMD and \system CMD run a shell; psql's COPY ... TO/FROM
+			// PROGRAM 'CMD' runs one on the server, \o |CMD and \g |CMD
+			// pipe into one.
+			for _, m := range sqlShell.FindAllStringSubmatch(trim, 8) {
+				for _, g := range m[1:] {
+					if g != "" {
+						out = append(out, strings.ReplaceAll(g, "''", "'"))
+					}
+				}
+			}
+		case "elisp":
+			for _, m := range elispShell.FindAllStringSubmatch(trim, 8) {
+				if m[1] != "" {
+					out = append(out, m[1])
+				} else {
+					// (delete-directory DIR t) deletes recursively.
+					out = append(out, "rm -r -- "+quote(m[2]))
+				}
 			}
 		case "tcl":
 			for _, stmt := range strings.Split(trim, ";") {

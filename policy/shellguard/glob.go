@@ -23,6 +23,18 @@ func globTokens(p string) []globTok {
 	var out []globTok
 	r := []rune(p)
 	for i := 0; i < len(r); i++ {
+		// An extended pattern (bash extglob: !(x), @(a|b), *(x), +(x),
+		// ?(x)) reads as * here: it matches no more than a run without /,
+		// and * covers what it may.
+		if strings.ContainsRune("!@*+?", r[i]) && i+1 < len(r) && r[i+1] == '(' {
+			if end := closeParen(r, i+1); end > 0 {
+				if len(out) == 0 || out[len(out)-1].kind != '*' {
+					out = append(out, globTok{kind: '*'})
+				}
+				i = end
+				continue
+			}
+		}
 		switch r[i] {
 		case '*':
 			if len(out) > 0 && out[len(out)-1].kind == '*' {
@@ -69,6 +81,23 @@ func globTokens(p string) []globTok {
 		}
 	}
 	return out
+}
+
+// closeParen returns the index of the ) matching the ( at r[open], or -1.
+func closeParen(r []rune, open int) int {
+	depth := 0
+	for i := open; i < len(r); i++ {
+		switch r[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // tokAccepts reports whether a single-character token accepts c.

@@ -19,6 +19,16 @@ import (
 type listing struct {
 	items     []arg // what xargs would be handed, as patterns: ROOT or ROOT/*
 	recursive bool  // every file below, not only the entries
+	mass      bool  // items are the word that stands for every object: --all, -1
+}
+
+// words are the listing's items as text.
+func (l *listing) words() []string {
+	out := make([]string, len(l.items))
+	for i, a := range l.items {
+		out[i] = a.p
+	}
+	return out
 }
 
 // deleters are commands whose operands are removed or destroyed.
@@ -121,6 +131,8 @@ func findShape(args []arg) (starts []arg, narrowed bool, minDepth, maxDepth int)
 var listers = map[string]bool{
 	"ls": true, "exa": true, "eza": true, "lsd": true, "dir": true, "vdir": true,
 	"find": true, "gfind": true, "bfs": true, "du": true, "tree": true,
+	"docker": true, "podman": true, "nerdctl": true, "crictl": true, "ctr": true, "kubectl": true,
+	"oc": true, "helm": true, "ps": true, "pgrep": true,
 }
 
 // listingOf is what a listing command (ls, find, du -a, tree) lists, or
@@ -171,6 +183,16 @@ func listingOf(name string, args []arg) *listing {
 			}
 		}
 		l.recursive = maxDepth < 0 || maxDepth > 1
+	case "docker", "podman", "nerdctl", "crictl", "ctr", "kubectl", "oc", "helm":
+		if !listsEverything(name, args) {
+			return nil
+		}
+		return &listing{items: literalArgs([]string{"--all"}), mass: true}
+	case "ps", "pgrep":
+		if !listsEveryProcess(name, args) {
+			return nil
+		}
+		return &listing{items: literalArgs([]string{"-1"}), mass: true}
 	case "du", "tree":
 		all := name == "tree"
 		var ops []arg
@@ -367,4 +389,76 @@ func joinTree(tree, dir string) string {
 		return dir
 	}
 	return tree + "/" + dir
+}
+
+// listsEverything reports whether a container engine, cluster or Helm
+// command lists every object of a kind (docker ps -aq, docker volume ls -q,
+// kubectl get ns -o name, helm ls -q): no filter, selector or name.
+func listsEverything(name string, args []arg) bool {
+	var ops []string
+	for i := 1; i < len(args); i++ {
+		a := args[i].e
+		switch {
+		case a == "-f" || a == "--filter" || strings.HasPrefix(a, "--filter=") || a == "-l" || a == "--selector" ||
+			strings.HasPrefix(a, "--selector=") || strings.HasPrefix(a, "--field-selector") || strings.HasPrefix(a, "-l="):
+			return false
+		case a == "-n" || a == "--namespace" || a == "--context" || a == "-H" || a == "--host" || a == "-o" || a == "--output" || a == "--format":
+			i++ // an option's value
+		case !strings.HasPrefix(a, "-"):
+			ops = append(ops, a)
+		}
+	}
+	if len(ops) == 0 {
+		return false
+	}
+	switch name {
+	case "kubectl", "oc":
+		// get KIND, with no object named.
+		return len(ops) == 2 && ops[0] == "get"
+	case "helm":
+		return len(ops) == 1 && (ops[0] == "ls" || ops[0] == "list")
+	}
+	switch ops[0] {
+	case "ps":
+		return len(ops) == 1
+	case "images", "pods":
+		return len(ops) == 1 || ops[1] == "ls" || ops[1] == "list" || ops[1] == "ps"
+	case "container", "containers", "image", "volume", "volumes", "pod", "network", "networks", "c", "i", "v":
+		return len(ops) == 2 && (ops[1] == "ls" || ops[1] == "list" || ops[1] == "ps")
+	}
+	return false
+}
+
+// listsEveryProcess reports whether ps or pgrep lists every process: ps -e,
+// -A, ax, aux; pgrep with a pattern that matches any name.
+func listsEveryProcess(name string, args []arg) bool {
+	if name == "pgrep" {
+		pats := 0
+		for i := 1; i < len(args); i++ {
+			a := args[i].e
+			switch {
+			case a == "-u" || a == "-U" || a == "-P" || a == "-g" || a == "-G" || a == "-s" || a == "-t" || a == "-F" || a == "--pidfile":
+				return false
+			case strings.HasPrefix(a, "-"):
+			default:
+				pats++
+				if !matchAll.MatchString(a) && a != "." && a != ".*" && a != "^" && a != "" {
+					return false
+				}
+			}
+		}
+		return pats > 0
+	}
+	for _, a := range args[1:] {
+		v := a.e
+		switch {
+		case v == "-e" || v == "-A" || v == "--everyone" || v == "-ax" || v == "-ef" || v == "-eo" || v == "-aux":
+			return true
+		case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsAny(v[1:], "eA"):
+			return true
+		case !strings.HasPrefix(v, "-") && strings.Contains(v, "a") && strings.Contains(v, "x"):
+			return true // BSD-style ax, aux
+		}
+	}
+	return false
 }

@@ -930,7 +930,7 @@ func TestShellDeniedErrorMessage(t *testing.T) {
 func TestShellRulesGroupsAndWith(t *testing.T) {
 	rs := loadDefaultShellRules(t)
 	groups := rs.Groups()
-	wantGroups := []string{"parse", "destructive_file_ops", "disk_destruction", "system_control", "fork_bombs",
+	wantGroups := []string{"parse", "destructive_file_ops", "disk_destruction", "resource_destruction", "system_control", "fork_bombs",
 		"remote_code_execution", "reverse_shells", "privilege_escalation", "environment_injection",
 		"container_escape", "defense_evasion", "credential_and_env_dumping", "data_exfiltration"}
 	if strings.Join(groups, ",") != strings.Join(wantGroups, ",") {
@@ -961,13 +961,13 @@ func TestShellRulesGroupsAndWith(t *testing.T) {
 	}
 
 	user, err := rs.With(Options{Extra: []Rule{
-		{Name: "no_terraform_destroy", Description: "terraform destroy deletes infrastructure", Command: []string{"terraform"}, ArgRegex: "^destroy$"},
+		{Name: "no_terraform_apply", Description: "terraform apply changes infrastructure", Command: []string{"terraform"}, ArgRegex: "^apply$"},
 		{Name: "no_npm_publish", Group: "supply_chain", Command: []string{"npm", "yarn"}, ArgsRegex: `^publish\b`},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ruleID(user.CheckCommand("cd infra && env TF_LOG=1 terraform destroy -auto-approve")); got != "user/no_terraform_destroy" {
+	if got := ruleID(user.CheckCommand("cd infra && env TF_LOG=1 terraform apply -auto-approve")); got != "user/no_terraform_apply" {
 		t.Errorf("user rule: %s", got)
 	}
 	if got := ruleID(user.CheckCommand("sh -c 'npm publish --access public'")); got != "supply_chain/no_npm_publish" {

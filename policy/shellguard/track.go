@@ -16,6 +16,7 @@ import (
 // track records what a command changes that later commands depend on.
 func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
+	w.socketInput(seg, stdin)
 	switch seg.name {
 	case "cd", "pushd", "chdir":
 		var target arg
@@ -254,6 +255,23 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				run(val)
 			}
 		}
+		// git config [--global] KEY VALUE stores an alias or a command
+		// that a later git command runs: judged now.
+		var ops []arg
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.e, "-") {
+				ops = append(ops, a)
+			}
+		}
+		if len(ops) >= 3 && ops[0].e == "config" {
+			key, val := strings.ToLower(ops[1].e), ops[2].p
+			switch {
+			case strings.HasPrefix(key, "alias.") && strings.HasPrefix(val, "!"):
+				run(val[1:])
+			case gitCommandKey.MatchString(key):
+				run(val)
+			}
+		}
 	case "ssh", "scp", "sftp", "autossh":
 		for i := 1; i < len(args); i++ {
 			v, ni, ok := optVal(i, args[i].e, []string{"-o"}, nil)
@@ -268,6 +286,15 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			switch strings.ToLower(strings.TrimSpace(key)) {
 			case "proxycommand", "localcommand", "knownhostscommand", "remotecommand", "match":
 				run(strings.TrimPrefix(strings.TrimSpace(val), "exec "))
+			}
+		}
+		if seg.name == "scp" || seg.name == "sftp" {
+			// -S PROGRAM is run in place of ssh.
+			for i := 1; i < len(args); i++ {
+				if v, ni, ok := optVal(i, args[i].e, []string{"-S"}, nil); ok {
+					run(v)
+					i = ni
+				}
 			}
 		}
 	case "tar", "gtar", "bsdtar", "rsync", "zip", "man", "gdb":
@@ -309,6 +336,13 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				var ops []string
 				for j := i + 1; j < len(args); j++ {
 					a := args[j].e
+					if len(ops) > 0 {
+						// The command's own words, options included.
+						if a != "Enter" && a != "C-m" && a != "KPEnter" {
+							ops = append(ops, args[j].p)
+						}
+						continue
+					}
 					if strings.HasPrefix(a, "-") && len(a) == 2 && strings.IndexByte("cCeFnNsStTxyLlwhdEbBKM", a[1]) >= 0 && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0 {
 						j++
 						continue
@@ -320,6 +354,33 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				}
 				run(strings.Join(ops, " "))
 				return
+			}
+		}
+	case "perf":
+		// perf stat|record|trace ... CMD ARGS runs CMD.
+		k := 1
+		for k < len(args) && strings.HasPrefix(args[k].e, "-") {
+			k++
+		}
+		if k >= len(args) || !perfRuns[args[k].e] {
+			break
+		}
+		for k++; k < len(args) && strings.HasPrefix(args[k].e, "-"); k++ {
+			a := args[k].e
+			if a == "--" {
+				k++
+				break
+			}
+			if (len(a) == 2 && strings.IndexByte("eoptCGFcIrmuxDLj", a[1]) >= 0) || perfValueLong[a] {
+				k++
+			}
+		}
+		run(joinQuoted(args[k:]))
+	case "coreutils":
+		// coreutils --coreutils-prog=NAME ARGS is the NAME program.
+		if len(args) > 1 {
+			if prog, ok := strings.CutPrefix(args[1].e, "--coreutils-prog="); ok {
+				run(quote(prog) + " " + joinQuoted(args[2:]))
 			}
 		}
 	case "at", "batch":
@@ -368,6 +429,15 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		if len(vals) == 0 {
 			run(t)
 		}
+		if t == "" {
+			// parallel ::: CMD...: each value is a command line.
+			for k, v := range vals {
+				if k < 8 {
+					run(v)
+				}
+			}
+			return
+		}
 		for k, v := range vals {
 			if k >= 8 {
 				break
@@ -379,6 +449,42 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			}
 		}
 	}
+}
+
+// perfRuns are the perf subcommands that run a command; perfValueLong
+// their long options that take the next word.
+var (
+	perfRuns      = map[string]bool{"stat": true, "record": true, "trace": true, "sched": true, "mem": true, "c2c": true, "lock": true, "kvm": true, "kmem": true, "ftrace": true, "timechart": true}
+	perfValueLong = map[string]bool{"--event": true, "--output": true, "--pid": true, "--tid": true, "--cpu": true, "--cgroup": true, "--freq": true, "--count": true, "--repeat": true, "--mmap-pages": true, "--uid": true, "--call-graph": true, "--delay": true}
+)
+
+// joinQuoted joins raw words into a command line, each quoted as needed.
+func joinQuoted(args []arg) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = quote(a.p)
+	}
+	return strings.Join(parts, " ")
+}
+
+// vimInterp reads an editor command that runs code in an embedded
+// interpreter (:lua, :luado, :py3, :python3, :pyx, :perl, :ruby).
+func vimInterp(v string) (lang, code string, ok bool) {
+	name, rest, found := strings.Cut(v, " ")
+	if !found {
+		return "", "", false
+	}
+	switch name {
+	case "lua", "luado":
+		return "lua", rest, true
+	case "py", "py3", "python", "python3", "pyx", "pythonx", "pydo", "py3do":
+		return "python", rest, true
+	case "perl", "perldo":
+		return "perl", rest, true
+	case "ruby", "rubydo":
+		return "ruby", rest, true
+	}
+	return "", "", false
 }
 
 // gitCommandKey matches git configuration keys whose value is a command.

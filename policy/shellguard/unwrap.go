@@ -145,7 +145,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 			w.runInterp(seg, g.Lang, sc, stdin)
 		}
 		res.kinds = ksShell
-		res.out = &data{origins: originDecode | originsOf(stdin)}
+		res.out = &data{origins: originDecode | originsOf(stdin), shell: true}
 		if role == shellsyntax.RoleInterp && stdin != nil && stdin.list != nil && listFilters[name] {
 			res.out.list = stdin.list // awk '{print $2}' of a listing
 		}
@@ -529,6 +529,13 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 		case "d", "delimiter":
 			v, _ := optArg(args, o)
 			delim = v.e
+		case "a", "arg-file":
+			// Items from a file: its contents, not standard input.
+			if v, ok := optArg(args, o); ok {
+				if stdin = w.fileData(v, stdin); stdin == nil {
+					stdin = &data{origins: originOther, file: true}
+				}
+			}
 		}
 	}
 	inner := literalArgs([]string{"echo"})
@@ -566,6 +573,10 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 		for _, it := range stdin.list.items {
 			items = append(items, []arg{{e: it.e, p: it.p, glob: it.glob}})
 		}
+	} else if stdin != nil && stdin.file {
+		// A file's unknown lines are computed operands, as $(cat FILE)
+		// is: rm -rf could be handed /.
+		items = [][]arg{{{p: "$(cat FILE)", dyn: true, drop: true, origins: originOther}}}
 	} else {
 		items = [][]arg{{{p: "${XARGS_INPUT}", dyn: true, drop: true, origins: originsOf(stdin)}}}
 	}

@@ -119,6 +119,7 @@ type walker struct {
 	stdin       *data             // the shell's standard input, once exec redirects it
 	fds         map[string]*data  // descriptors exec opened for reading
 	links       map[string]string // symlinks this script made: link path → target
+	metadata    bool              // a metadata endpoint was found (reported once)
 }
 
 // funcDef is a function's body and the text it was parsed from.
@@ -171,6 +172,25 @@ func (w *walker) addSeg(s *segment) {
 		return
 	}
 	w.segs = append(w.segs, s)
+	switch s.kind {
+	case segCmd, segAssign, segCode:
+		w.checkMetadata(s.text)
+	}
+}
+
+// checkMetadata reports text that names a cloud metadata endpoint by
+// address (metadata.go), once per walk.
+func (w *walker) checkMetadata(texts ...string) {
+	if w.metadata {
+		return
+	}
+	for _, t := range texts {
+		if metadataRef(t) {
+			w.metadata = true
+			w.detected("metadata_address", 0, t)
+			return
+		}
+	}
 }
 
 func (w *walker) finding(rule, desc, text string) {
@@ -225,6 +245,13 @@ func (w *walker) walkSub(ss []*syntax.Stmt, sc *scope, stdin *data) *data {
 	if inner.depth > maxDepth {
 		w.tooDeep()
 		return &data{}
+	}
+	if len(ss) == 1 && ss[0].Cmd == nil && len(ss[0].Redirs) == 1 && ss[0].Redirs[0].Op == syntax.RdrIn {
+		// $(< FILE) is bash's cat FILE.
+		_, in, _ := w.expandRedirs(ss[0].Redirs, inner, nil)
+		if in != nil {
+			return in
+		}
 	}
 	out := w.walkStmts(ss, inner, stdin, pipeCtx{}).out
 	if out == nil {
@@ -438,13 +465,17 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		case *syntax.WordIter:
 			var vals []string
 			unknown := len(lp.Items) == 0
+			glob := false
 			var origins originSet
 			for _, v := range w.expandWords(lp.Items, sc) {
 				for _, a := range v {
-					if a.dyn || a.glob {
+					// A pattern (for d in /dev/sd*) stays a pattern: the
+					// variable takes whatever it matches.
+					if a.dyn {
 						unknown = true
 						origins |= a.origins
 					}
+					glob = glob || a.glob
 					vals = append(vals, a.v())
 				}
 			}
@@ -452,6 +483,9 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 				w.setVar(lp.Name.Value, nil, origins|originOther)
 			} else {
 				w.setVar(lp.Name.Value, vals, 0)
+				if v := w.vars[lp.Name.Value]; glob && v != nil && v.vals != nil {
+					v.glob = true
+				}
 			}
 		case *syntax.CStyleLoop:
 			for _, e := range []syntax.ArithmExpr{lp.Init, lp.Cond, lp.Post} {
@@ -870,14 +904,25 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 			default:
 				if d := w.files[w.fileKey(a.e)]; d != nil {
 					in = d
+				} else if noData(a.e) {
+					in = &data{texts: []string{""}}
 				} else {
-					in = &data{origins: originOther}
+					in = &data{origins: originOther, file: true}
 				}
 			}
 		}
 		out = append(out, t)
 	}
 	return out, in, procOuts
+}
+
+// noData are devices whose contents carry nothing of the machine's.
+func noData(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full":
+		return true
+	}
+	return false
 }
 
 // hereDoc is what a here-document gives the command: its body, expanded

@@ -15,7 +15,8 @@ var runEnvNames = map[string]bool{
 	"PS0": true, "PS1": true, "PS4": true,
 	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_ASKPASS": true,
 	"GIT_EXTERNAL_DIFF": true, "GIT_PROXY_COMMAND": true, "GIT_SEQUENCE_EDITOR": true, "RSYNC_RSH": true,
-	"CVS_RSH": true,
+	"CVS_RSH": true, "RSYNC_CONNECT_PROG": true, "HGEDITOR": true, "LESSEDIT": true, "FCEDIT": true,
+	"NNN_OPENER": true, "DIFFPROG": true, "MERGE": true,
 }
 
 // runEnvSuffixes are the class of such variables.

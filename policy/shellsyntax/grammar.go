@@ -137,7 +137,7 @@ var grammars = map[string]*Grammar{
 	"luajit":    {Role: RoleInterp, Lang: "lua", CodeOpts: "ej", ModOpts: "l"},
 	"rscript":   {Role: RoleInterp, Lang: "r", CodeOpts: "e"},
 	"r":         {Role: RoleInterp, Lang: "r", CodeOpts: "e", ValueLong: []string{"file"}},
-	"julia":     {Role: RoleInterp, CodeOpts: "eEL"},
+	"julia":     {Role: RoleInterp, Lang: "julia", CodeOpts: "eEL"},
 	"osascript": {Role: RoleInterp, Lang: "applescript", CodeOpts: "e"},
 	"tclsh":     {Role: RoleInterp, Lang: "tcl"},
 	"wish":      {Role: RoleInterp, Lang: "tcl"},
@@ -255,7 +255,7 @@ var grammars = map[string]*Grammar{
 	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
 	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
 	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
-	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager"}},
+	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager", "html"}},
 	"zip":   {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
 	// Programs whose option values are commands of their own: SQL with \!
 	// escapes, debugger, editor and make commands, Lisp.

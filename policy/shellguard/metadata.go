@@ -1,0 +1,232 @@
+package shellguard
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/toolcage/toolcage/policy/netguard"
+)
+
+// Cloud metadata services reached by address, in any spelling a resolver
+// or URL parser accepts: dotted, decimal (2852039166), hex (0xa9fea9fe),
+// octal (0251.0376.0251.0376), short (169.254.43518) and mixed forms,
+// IPv6 (::ffff:a9fe:a9fe, ::a9fe:a9fe, 64:ff9b::a9fe:a9fe, expanded or
+// zoned), and DNS names that carry the address (169-254-169-254.nip.io,
+// 169.254.169.254.nip.io, magic-a9fea9fe.nip.io). Each address found in a
+// command's words, or in interpreter code and its string literals, is
+// checked with netguard.MetadataEndpoint: one list of endpoints for the
+// HTTP guard and the shell rules. Percent-encoded text is read decoded too.
+
+// metadataRef reports whether text names a metadata endpoint by address.
+func metadataRef(text string) bool {
+	if metadataIn(text) {
+		return true
+	}
+	if strings.IndexByte(text, '%') >= 0 {
+		if dec, ok := percentDecode(text); ok && metadataIn(dec) {
+			return true
+		}
+	}
+	return false
+}
+
+func metadataIn(text string) bool {
+	// Bracketed IPv6 first: inside brackets a colon is not a port.
+	for rest := text; ; {
+		i := strings.IndexByte(rest, '[')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], ']')
+		if j < 0 {
+			break
+		}
+		inner := rest[i+1 : i+j]
+		if k := strings.IndexByte(inner, '%'); k >= 0 {
+			inner = inner[:k]
+		}
+		if ip, err := netip.ParseAddr(inner); err == nil && isMetadata(ip) {
+			return true
+		}
+		rest = rest[i+j+1:]
+	}
+	for _, tok := range strings.FieldsFunc(text, notAddrByte) {
+		if strings.Count(tok, ":") >= 2 {
+			if ip, err := netip.ParseAddr(tok); err == nil && isMetadata(ip) {
+				return true
+			}
+		}
+		for _, part := range strings.Split(tok, ":") {
+			if hostMetadata(part) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notAddrByte separates the pieces an address can be found in.
+func notAddrByte(r rune) bool {
+	return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '.' || r == ':' || r == '-')
+}
+
+// hostMetadata reads a host name or numeric host as the addresses it may
+// stand for.
+func hostMetadata(h string) bool {
+	labels := strings.Split(h, ".")
+	if len(labels) > 64 {
+		return false
+	}
+	dotted := len(labels) > 1
+	// Runs of numeric labels: an inet_aton form of 1 to 4 parts; a longer
+	// run (a version number) is tried four labels at a time.
+	for i := 0; i < len(labels); {
+		if !numericLabel(labels[i]) {
+			if dotted {
+				if ip, ok := labelAddr(labels[i]); ok && isMetadata(ip) {
+					return true
+				}
+			}
+			i++
+			continue
+		}
+		j := i
+		for j < len(labels) && numericLabel(labels[j]) {
+			j++
+		}
+		if j-i <= 4 {
+			if ip, ok := inetAton(labels[i:j]); ok && isMetadata(ip) {
+				return true
+			}
+		} else {
+			for k := i; k+4 <= j; k++ {
+				if ip, ok := inetAton(labels[k : k+4]); ok && isMetadata(ip) {
+					return true
+				}
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+// numericLabel is a label an IPv4 parser reads as a number.
+func numericLabel(l string) bool {
+	if l == "" {
+		return false
+	}
+	if len(l) > 2 && (l[:2] == "0x" || l[:2] == "0X") {
+		l = l[2:]
+		for i := 0; i < len(l); i++ {
+			if !isHexDigit(l[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(l); i++ {
+		if l[i] < '0' || l[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// labelAddr reads an address a wildcard DNS service puts in one label:
+// 169-254-169-254 or NAME-a9fea9fe (nip.io, sslip.io).
+func labelAddr(l string) (netip.Addr, bool) {
+	if parts := strings.Split(l, "-"); len(parts) >= 4 {
+		if ip, ok := inetAton(parts[len(parts)-4:]); ok {
+			return ip, true
+		}
+	}
+	hex := l
+	if i := strings.LastIndexByte(l, '-'); i >= 0 {
+		hex = l[i+1:]
+	}
+	if len(hex) != 8 {
+		return netip.Addr{}, false
+	}
+	v, err := strconv.ParseUint(hex, 16, 32)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// inetAton parses 1 to 4 numeric parts as inet_aton does: each decimal,
+// 0x hex or 0-led octal; the last part fills the remaining bytes.
+func inetAton(parts []string) (netip.Addr, bool) {
+	if len(parts) == 0 || len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var vals [4]uint64
+	for i, p := range parts {
+		base := 10
+		switch {
+		case len(p) > 2 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, p = 16, p[2:]
+		case len(p) > 1 && p[0] == '0':
+			base, p = 8, p[1:]
+		}
+		if len(p) > 40 {
+			return netip.Addr{}, false
+		}
+		// Leading zeros after the prefix are still the same number.
+		p = strings.TrimLeft(p, "0")
+		if p == "" {
+			p = "0"
+		}
+		v, err := strconv.ParseUint(p, base, 64)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	n := len(parts)
+	for i := 0; i < n-1; i++ {
+		if vals[i] > 0xff {
+			return netip.Addr{}, false
+		}
+	}
+	last := vals[n-1]
+	if last >= 1<<(8*uint(5-n)) {
+		return netip.Addr{}, false
+	}
+	var b [4]byte
+	for i := 0; i < n-1; i++ {
+		b[i] = byte(vals[i])
+	}
+	for i := 3; i >= n-1; i-- {
+		b[i] = byte(last)
+		last >>= 8
+	}
+	return netip.AddrFrom4(b), true
+}
+
+func isMetadata(ip netip.Addr) bool {
+	_, ok := netguard.MetadataEndpoint(ip)
+	return ok
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// percentDecode decodes %XX escapes, leaving malformed ones as they are.
+func percentDecode(s string) (string, bool) {
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
+			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			b.WriteByte(byte(v))
+			i += 2
+			changed = true
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), changed
+}
