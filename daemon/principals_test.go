@@ -2,7 +2,11 @@ package daemon
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolcage/toolcage/daemon/api"
@@ -82,5 +86,193 @@ func TestApprovalsDoNotOutliveTheirTool(t *testing.T) {
 	}
 	if a := getApproval(t, c, retry); a.UsedAt == nil {
 		t.Errorf("the unused allowed approval of the deleted tool is still usable: %+v", a)
+	}
+}
+
+// A dry run (POST /v1/tools/test) runs an unsaved definition at once. An
+// agent's dry run must not run what its making the tool would leave
+// waiting for a person (shell, HTTP, permissions, mounts), nor reach past
+// its worker: what it runs is held to the worker's rules like any call.
+func TestAgentDryRunHeldToItsWorker(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	create(t, c, jsTool) // adder, the person's, outside the worker
+	// Not under /tmp: the sandbox's own /tmp hides it (and refuses it).
+	outside, err := os.MkdirTemp("/var/tmp", "tc-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	writeFile(t, filepath.Join(outside, "private.txt"), "the person's file")
+	agent := makerWorker(t, td, "maker", "")
+	ctx := context.Background()
+	dry := func(def string) (api.CallResponse, error) {
+		var out api.CallResponse
+		err := agent.Do(ctx, "POST", "/v1/tools/test", api.TestRequest{Definition: []byte(def)}, &out)
+		return out, err
+	}
+	refused := []struct {
+		name, def string
+		code      errdefs.Code
+	}{
+		{"shell", `{"name":"d1","description":"d","kind":"shell","shell":{"command":"echo ran"}}`, errdefs.PolicyDenied},
+		{"http", `{"name":"d2","description":"d","kind":"http","http":{"method":"GET","url":"http://127.0.0.1:1/","allowed_domains":["127.0.0.1"]}}`, errdefs.PolicyDenied},
+		{"js with network", `{"name":"d3","description":"d","kind":"js","permissions":["network"],"js":{"code":"return 1","allowed_domains":["example.com"]}}`, errdefs.PolicyDenied},
+		{"js with a mount outside the worker", `{"name":"d4","description":"d","kind":"js","permissions":["filesystem"],` +
+			`"mounts":[{"path":"` + outside + `","readonly":true}],"js":{"code":"return 1"}}`, errdefs.Forbidden},
+		{"shell with a mount outside the worker", `{"name":"d5","description":"d","kind":"shell","permissions":["filesystem"],` +
+			`"mounts":[{"path":"` + outside + `","readonly":true}],"shell":{"command":"cat /mnt/private.txt"}}`, errdefs.Forbidden},
+		{"js naming a secret", `{"name":"d8","description":"d","kind":"js","secrets":["api_key"],"js":{"code":"return 1"}}`, errdefs.PolicyDenied},
+	}
+	for _, tt := range refused {
+		out, err := dry(tt.def)
+		if code := codeOf(err); code != tt.code {
+			t.Errorf("%s: an agent's dry run ran or failed otherwise: %v %s", tt.name, err, out.Result)
+		}
+	}
+	// Harmless JavaScript runs, bounded by the worker: the person's tool
+	// outside it is neither listed nor callable from its code.
+	out, err := dry(`{"name":"d6","description":"d","kind":"js","js":{"code":` +
+		`"let seen = utils.listTools().map(t => t.name); try { await utils.callTool('adder', {a: 1, b: 2}); return 'called adder' } catch (e) { return seen.concat([e.code]) }"}}`)
+	if err != nil || string(out.Result) != `["tool_not_found"]` {
+		t.Errorf("an agent's dry run reached outside its worker: %v %s", err, out.Result)
+	}
+	// Nothing ran: no record of a refused dry run is ok.
+	for _, e := range executionsOf(t, c, "worker=maker") {
+		if e.Tool != "test:d6" && e.Outcome == "ok" {
+			t.Errorf("a refused dry run ran: %+v", e)
+		}
+	}
+	// The person's own dry run of a shell tool runs, as before.
+	var mine api.CallResponse
+	if err := c.Do(ctx, "POST", "/v1/tools/test", api.TestRequest{Definition: []byte(`{"name":"d7","description":"d","kind":"shell","shell":{"command":"echo ran"}}`)}, &mine); err != nil {
+		t.Fatalf("the person's dry run: %v", err)
+	}
+}
+
+// A worker's agent-made tools are recorded by name. A name the agent
+// deleted must not grant its agent the next tool made under that name: a
+// person's, or another agent's.
+func TestDeletedAgentToolNameGrantsNothing(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	maker := makerWorker(t, td, "maker", "")
+	other := makerWorker(t, td, "other", "")
+	const lure = `{"name":"lure","description":"d","kind":"js","approval":"preApproved","js":{"code":"return 'agent'"}}`
+	create(t, maker, lure)
+	if err := maker.Do(ctx, "DELETE", "/v1/tools/lure?confirm=true", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	create(t, c, `{"name":"lure","description":"d","kind":"js","js":{"code":"return 'the person'"}}`)
+	if r, err := callTool(noWait(maker), "lure", nil); codeOf(err) != errdefs.ToolNotFound {
+		t.Errorf("the person's tool, under a name the agent deleted: %v %s", err, r.Result)
+	}
+	if err := maker.Do(ctx, "GET", "/v1/tools/lure", nil, nil); codeOf(err) != errdefs.ToolNotFound {
+		t.Errorf("get of the person's tool: %v", err)
+	}
+	if names := listNames(t, maker, ""); len(names) != 0 {
+		t.Errorf("maker lists %v", names)
+	}
+	// Another agent's tool under the name, likewise.
+	if err := c.Do(ctx, "DELETE", "/v1/tools/lure", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	create(t, other, lure)
+	for _, try := range []struct{ method, path string }{
+		{"POST", "/v1/tools/lure/disable"}, {"DELETE", "/v1/tools/lure?confirm=true"}, {"GET", "/v1/tools/lure/history"},
+	} {
+		if err := maker.Do(ctx, try.method, try.path, nil, nil); codeOf(err) != errdefs.ToolNotFound {
+			t.Errorf("%s %s of another agent's tool: %v", try.method, try.path, err)
+		}
+	}
+	if r, err := callTool(noWait(other), "lure", nil); err != nil || string(r.Result) != `"agent"` {
+		t.Errorf("other's own tool after maker's attempts: %v %s", err, r.Result)
+	}
+}
+
+// mcpPost sends one JSON-RPC message to the MCP HTTP endpoint path with
+// the headers given, and returns the status and the session id it names.
+func mcpPost(t *testing.T, addr, path string, hdr map[string]string, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+}
+
+// MCP over HTTP: the token travels in its header only, a browser's
+// cross-site request (an Origin that is not this loopback endpoint's) is
+// refused, and a session belongs to the token that opened it: another
+// worker's token, or another token of the same worker, cannot use it.
+func TestMCPHTTPSessionsAndOrigins(t *testing.T) {
+	f := newMCPFixture(t)
+	addr := f.td.d.MCPAddr()
+	other := registerRaw(t, f.td, "other")
+	second, _, err := f.td.d.store.IssueWorkerToken(context.Background(), "mw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"adder","arguments":{"a":1,"b":2}}}`
+	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+	status, sid := mcpPost(t, addr, "/mcp/mw", bearer(f.token), initialize)
+	if status != 200 || sid == "" {
+		t.Fatalf("initialize: %d %q", status, sid)
+	}
+	withSession := func(h map[string]string) map[string]string {
+		h["Mcp-Session-Id"] = sid
+		h["Mcp-Protocol-Version"] = "2025-06-18"
+		return h
+	}
+	for _, tc := range []struct {
+		name, path string
+		hdr        map[string]string
+		body       string
+		want       int
+	}{
+		{"token in the query string", "/mcp/mw?access_token=" + f.token, map[string]string{}, initialize, 401},
+		{"token in the query string, bearer empty", "/mcp/mw?token=" + f.token, map[string]string{"Authorization": "Bearer "}, initialize, 401},
+		{"a cross-site page", "/mcp/mw", map[string]string{"Authorization": "Bearer " + f.token, "Origin": "http://evil.example"}, initialize, 403},
+		{"a cross-site page posing as localhost by name", "/mcp/mw", map[string]string{"Authorization": "Bearer " + f.token, "Origin": "http://localhost.evil.example"}, initialize, 403},
+		{"a null origin", "/mcp/mw", map[string]string{"Authorization": "Bearer " + f.token, "Origin": "null"}, initialize, 403},
+		{"another worker's token on the session", "/mcp/other", withSession(bearer(other)), call, 0},
+		{"another worker's token on the session's path", "/mcp/mw", withSession(bearer(other)), call, 401},
+		{"a second token of the worker on the session", "/mcp/mw", withSession(bearer(second)), call, 0},
+	} {
+		got, _ := mcpPost(t, addr, tc.path, tc.hdr, tc.body)
+		if (tc.want != 0 && got != tc.want) || (tc.want == 0 && got < 400) {
+			t.Errorf("%s: status %d, want %d (0: any refusal)", tc.name, got, tc.want)
+		}
+	}
+	// Its own loopback origin, and none (a client that is not a browser), are served.
+	for _, origin := range []string{"", "http://" + addr} {
+		h := bearer(f.token)
+		if origin != "" {
+			h["Origin"] = origin
+		}
+		if got, _ := mcpPost(t, addr, "/mcp/mw", h, initialize); got != 200 {
+			t.Errorf("origin %q: status %d", origin, got)
+		}
+	}
+	// The session's own token still works; nothing ran for the others.
+	if got, _ := mcpPost(t, addr, "/mcp/mw", withSession(bearer(f.token)), call); got != 200 {
+		t.Errorf("the session's own call: %d", got)
+	}
+	if n := len(executionsOf(t, f.td.client, "tool=adder")); n != 1 {
+		t.Errorf("adder ran %d times, want once (the session's own call)", n)
 	}
 }

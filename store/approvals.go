@@ -216,14 +216,20 @@ func (s *Store) DecideApproval(ctx context.Context, id, status, by string) (*App
 	return s.GetApproval(ctx, id)
 }
 
-// retireApprovals ends every approval of a tool called name that came
-// before a tool of that name was made (a deleted one's): an approval names
-// a tool by name and version, and a tool made anew starts at version 1
-// again with other code. Approvals for good go, unused allowed ones count
-// as used, and pending ones expire, so a person can no longer allow what
-// they would be shown of a tool that is gone. It runs in CreateTool's
-// transaction.
-func retireApprovals(ctx context.Context, tx *sql.Tx, name string, now time.Time) error {
+// retireGrants ends every grant that came before a tool called name was
+// made (a deleted one's). An approval names a tool by name and version,
+// and a tool made anew starts at version 1 again with other code:
+// approvals for good go, unused allowed ones count as used, and pending
+// ones expire, so a person can no longer allow what they would be shown
+// of a tool that is gone. It runs in CreateTool's transaction.
+func retireGrants(ctx context.Context, tx *sql.Tx, name string, now time.Time) error {
+	// Likewise the workers whose agents made a tool of the name: a tool
+	// made anew belongs to none until its maker's worker adopts it
+	// (AddWorkerTool), so an agent that deleted its tool gets no grant to
+	// the next tool of the name, a person's or another agent's.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM worker_tools WHERE tool = ?`, name); err != nil {
+		return fmt.Errorf("retiring the name's makers: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM always_approvals WHERE tool = ?`, name); err != nil {
 		return fmt.Errorf("retiring approvals for good: %w", err)
 	}

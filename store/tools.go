@@ -128,7 +128,7 @@ func (s *Store) CreateTool(ctx context.Context, t *Tool) error {
 	if err := insertVersion(ctx, tx, n.Name, n.Version, snap, now); err != nil {
 		return fmt.Errorf("store: create tool %q: %w", n.Name, err)
 	}
-	if err := retireApprovals(ctx, tx, n.Name, now); err != nil {
+	if err := retireGrants(ctx, tx, n.Name, now); err != nil {
 		return fmt.Errorf("store: create tool %q: %w", n.Name, err)
 	}
 	if err := tx.Commit(); err != nil {

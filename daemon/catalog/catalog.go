@@ -311,6 +311,34 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 	return fromStore(st)
 }
 
+// CheckDryRun refuses caller a dry run of def (POST /v1/tools/test) that
+// it could not run as a tool of its own without a person: an llm's dry
+// run is held to the rules of an llm create (valid, the secrets and mounts
+// its worker grants), and runs only what would start active (JavaScript
+// with no permissions and no secrets, unless its worker makes every change
+// wait). A person's dry run needs only a valid definition.
+func (c *Catalog) CheckDryRun(ctx context.Context, def *Definition, caller principal.Caller) error {
+	if err := Check(def); err != nil {
+		return err
+	}
+	if creator(caller) != CreatedByLLM {
+		return nil
+	}
+	if len(def.Secrets) > 0 {
+		return errdefs.Errorf(errdefs.PolicyDenied, "an llm caller's dry run may not use secrets (%s); create the tool and have it approved",
+			strings.Join(def.Secrets, ", "))
+	}
+	pending, err := c.agentChange(ctx, def, caller, CreatedByLLM)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errdefs.Errorf(errdefs.PolicyDenied, "an llm caller's dry run runs only what its own tool could run without a person's approval "+
+			"(JavaScript with no permissions and no secrets); create tool %q and have a person approve it", def.Name)
+	}
+	return nil
+}
+
 // Get returns a tool by name.
 func (c *Catalog) Get(ctx context.Context, name string) (*Tool, error) {
 	st, err := c.st.GetTool(ctx, name)
