@@ -276,3 +276,44 @@ func TestMCPHTTPSessionsAndOrigins(t *testing.T) {
 		t.Errorf("adder ran %d times, want once (the session's own call)", n)
 	}
 }
+
+// A worker's file names the catalog tools it grants. A name no tool holds
+// yet is not a grant to whoever makes a tool of it first: an agent's tool
+// under it stays its maker's worker's only, so another worker's agent
+// never runs it (with its own worker's grants for the code's nested calls).
+func TestAgentToolDoesNotSquatAnotherWorkersName(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	create(t, c, jsTool) // adder
+	squatter := makerWorker(t, td, "squatter", "")
+	path := filepath.Join(t.TempDir(), "victim.yaml")
+	writeFile(t, path, "name: victim\ntools: [adder, report]\n")
+	added, err := addWorker(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := withToken(c, added.Token)
+	create(t, squatter, `{"name":"report","description":"d","kind":"js","approval":"preApproved",`+
+		`"js":{"code":"return await utils.callTool('adder', {a: 40, b: 2})"}}`)
+	if r, err := callTool(noWait(victim), "report", nil); codeOf(err) != errdefs.ToolNotFound {
+		t.Errorf("the victim's agent ran the squatter's tool: %v %s", err, r.Result)
+	}
+	if err := victim.Do(ctx, "GET", "/v1/tools/report", nil, nil); codeOf(err) != errdefs.ToolNotFound {
+		t.Errorf("the victim's agent sees the squatter's tool: %v", err)
+	}
+	if names := listNames(t, victim, ""); len(names) != 1 || names[0] != "adder" {
+		t.Errorf("the victim lists %v", names)
+	}
+	var defs api.ToolDefinitions
+	if err := victim.Do(ctx, "GET", "/v1/tools/definitions?format=openai", nil, &defs); err != nil || strings.Contains(string(mustJSON(defs.Tools)), "report") {
+		t.Errorf("the victim's definitions: %v %s", err, mustJSON(defs.Tools))
+	}
+	// Its maker still has it; a person's tool of a listed name is granted as before.
+	if r, err := callTool(noWait(squatter), "report", nil); err != nil {
+		t.Errorf("the maker's own call: %v %s", err, r.Result)
+	}
+	if r, err := callTool(noWait(victim), "adder", map[string]any{"a": 1, "b": 2}); err != nil || string(r.Result) != "3" {
+		t.Errorf("the victim's person's tool: %v %s", err, r.Result)
+	}
+}
