@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -316,4 +318,155 @@ func TestAgentToolDoesNotSquatAnotherWorkersName(t *testing.T) {
 	if r, err := callTool(noWait(victim), "adder", map[string]any{"a": 1, "b": 2}); err != nil || string(r.Result) != "3" {
 		t.Errorf("the victim's person's tool: %v %s", err, r.Result)
 	}
+}
+
+// personRoutes is every route only a person may use, with the act it is
+// logged as ("" for a read refused without an act: the admin log).
+func personRoutes(workerPath string) []struct{ act, method, path, body string } {
+	return []struct{ act, method, path, body string }{
+		{"approval.allow", "POST", "/v1/approvals/abcd2345/allow", `{"always":true}`},
+		{"approval.deny", "POST", "/v1/approvals/abcd2345/deny", ``},
+		{"tool.approve", "POST", "/v1/tools/adder/approve", ``},
+		{"tool.reject", "POST", "/v1/tools/adder/reject", ``},
+		{"secret.set", "PUT", "/v1/secrets/api_key", `{"value":"stolen"}`},
+		{"secret.list", "GET", "/v1/secrets", ``},
+		{"secret.rm", "DELETE", "/v1/secrets/api_key", ``},
+		{"secret.rotate", "POST", "/v1/secrets/rotate", ``},
+		{"worker.add", "POST", "/v1/workers", `{"path":"` + workerPath + `"}`},
+		{"worker.rm", "DELETE", "/v1/workers/victim", ``},
+		{"worker.token.rotate", "POST", "/v1/workers/victim/token", ``},
+		{"worker.token.revoke", "DELETE", "/v1/workers/victim/token", ``},
+		{"worker.token.rotate", "POST", "/v1/workers/helper/token", ``},
+		{"worker.token.revoke", "DELETE", "/v1/workers/helper/token", ``},
+		{"worker.rm", "DELETE", "/v1/workers/helper", ``},
+		{"ui.login", "POST", "/v1/ui/login", ``},
+		{"", "GET", "/v1/admin-acts", ``},
+	}
+}
+
+// Every person-only route, tried with a worker token as is and with every
+// way of dressing it up as a person: each is refused with its stable code,
+// recorded in the admin log as the token's agent, and nothing changes.
+func TestPersonRoutesRefuseEveryDisguise(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	create(t, c, jsTool)
+	create(t, c, `{"name":"ask_me","description":"d","kind":"js","approval":"ask","js":{"code":"return 1"}}`)
+	if err := c.Do(ctx, "PUT", "/v1/secrets/api_key", api.SecretValue{Value: new("the person's")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tok := registerRaw(t, td, "helper")
+	victimTok := registerRaw(t, td, "victim")
+	newWorker := filepath.Join(t.TempDir(), "intruder.yaml")
+	writeFile(t, newWorker, "name: intruder\ntools: [adder]\n")
+	// A pending approval of the person's, and one of the agent's own.
+	personsApproval := parkAs(t, c, "ask_me", nil)
+	before := len(adminActs(t, c))
+
+	variants := []struct {
+		name string
+		hdr  http.Header
+		code errdefs.Code
+		// spoof: refused at authentication (recorded as auth.refused).
+		spoof bool
+	}{
+		{"token", http.Header{"Authorization": {"Bearer " + tok}}, errdefs.Forbidden, false},
+		{"token, scheme in lower case", http.Header{"Authorization": {"bearer " + tok}}, errdefs.Forbidden, false},
+		{"token claiming type user", http.Header{"Authorization": {"Bearer " + tok}, "Toolcage-Caller-Type": {"user"}}, errdefs.Forbidden, true},
+		{"token claiming type USER", http.Header{"Authorization": {"Bearer " + tok}, "Toolcage-Caller-Type": {"USER"}}, errdefs.InvalidRequest, false},
+		{"token claiming a person's caller id", http.Header{"Authorization": {"Bearer " + tok}, "Toolcage-Caller-Id": {"uid:0"}}, errdefs.Forbidden, true},
+		{"token naming another worker", http.Header{"Authorization": {"Bearer " + tok}, "Toolcage-Worker": {"victim"}}, errdefs.Forbidden, true},
+		{"token naming its own worker", http.Header{"Authorization": {"Bearer " + tok}, "Toolcage-Worker": {"helper"}}, errdefs.Forbidden, false},
+		{"token, type user repeated", http.Header{"Authorization": {"Bearer " + tok}, "Toolcage-Caller-Type": {"llm", "user"}}, errdefs.InvalidRequest, false},
+		{"token repeated", http.Header{"Authorization": {"Bearer " + tok, "Bearer " + tok}}, errdefs.InvalidRequest, false},
+		{"another worker's token", http.Header{"Authorization": {"Bearer " + victimTok}}, errdefs.Forbidden, false},
+		{"two tokens in one header", http.Header{"Authorization": {"Bearer " + tok + ", Bearer " + victimTok}}, errdefs.Unauthorized, false},
+		{"token in another scheme", http.Header{"Authorization": {"Token " + tok}}, errdefs.Unauthorized, false},
+	}
+	recorded := 0
+	for _, rt := range personRoutes(newWorker) {
+		for _, v := range variants {
+			hdr := v.hdr.Clone()
+			if rt.body != "" {
+				hdr.Set("Content-Type", "application/json")
+			}
+			status, e := rawDoClosed(t, td.cfg.Socket, rt.method, rt.path, hdr, rt.body)
+			if e.Code != v.code || status != statusOf(v.code) {
+				t.Errorf("%s %s with %s: %d %s %q, want %s", rt.method, rt.path, v.name, status, e.Code, e.Message, v.code)
+				continue
+			}
+			if v.code != errdefs.Forbidden {
+				continue // malformed or unknown: nothing to attribute
+			}
+			acts := adminActs(t, c)
+			a := acts[0]
+			wantAct, wantTarget := rt.act, ""
+			if v.spoof {
+				wantAct, wantTarget = "auth.refused", rt.method+" "+rt.path
+			}
+			if wantAct == "" {
+				if len(acts) != before+recorded {
+					t.Errorf("%s %s with %s: recorded %+v", rt.method, rt.path, v.name, a)
+				}
+				continue
+			}
+			recorded++
+			wantWorker := "helper"
+			if v.name == "another worker's token" {
+				wantWorker = "victim"
+			}
+			if len(acts) != before+recorded || a.Act != wantAct || a.Outcome != "refused" || a.ErrorCode != "forbidden" ||
+				a.CallerType != "llm" || a.Worker != wantWorker || a.TokenID == "" || (wantTarget != "" && a.Target != wantTarget) {
+				t.Errorf("%s %s with %s: recorded as %+v (%d acts, want %d)", rt.method, rt.path, v.name, a, len(acts), before+recorded)
+			}
+		}
+	}
+	// Nothing changed: the secret, the workers and their tokens, the approval, the tools.
+	var sl api.SecretList
+	if err := c.Do(ctx, "GET", "/v1/secrets", nil, &sl); err != nil || len(sl.Secrets) != 1 {
+		t.Errorf("secrets: %v %+v", err, sl)
+	}
+	var wl api.WorkerList
+	if err := c.Do(ctx, "GET", "/v1/workers", nil, &wl); err != nil || len(wl.Workers) != 2 {
+		t.Errorf("workers: %v %+v", err, wl)
+	}
+	for _, tk := range []string{tok, victimTok} {
+		if err := withToken(c, tk).Do(ctx, "GET", "/v1/health", nil, nil); err != nil {
+			t.Errorf("a token stopped working: %v", err)
+		}
+	}
+	if a := getApproval(t, c, personsApproval); a.Status != "pending" {
+		t.Errorf("the person's approval: %+v", a)
+	}
+	var tool api.Tool
+	if err := c.Do(ctx, "GET", "/v1/tools/adder", nil, &tool); err != nil || tool.Status != "active" {
+		t.Errorf("adder: %v %+v", err, tool)
+	}
+}
+
+// rawDoClosed is rawDo on a connection of its own that is closed after:
+// many requests in a row must not pile up idle connections against the
+// daemon's per-peer cap.
+func rawDoClosed(t *testing.T, socket, method, path string, hdr http.Header, body string) (int, api.ErrorDetail) {
+	t.Helper()
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequest(method, "http://toolcage"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = hdr
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var eb api.ErrorBody
+	_ = json.Unmarshal(b, &eb)
+	return resp.StatusCode, eb.Error
 }
