@@ -60,6 +60,9 @@ func (d *Daemon) agentRules(_ context.Context, c principal.Caller) (catalog.Agen
 		return catalog.AgentRules{}, err
 	}
 	r := catalog.AgentRules{Secrets: w.Secrets}
+	for _, lt := range w.LocalTools {
+		r.Reserved = append(r.Reserved, lt.Def.Name)
+	}
 	if w.Workspace != "" {
 		r.Mounts = append(r.Mounts, catalog.MountGrant{Path: w.Workspace, Writable: !w.ReadOnly})
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,12 +20,15 @@ import (
 // class of attempt to do what only the worker's person may do; each asserts
 // the refusal, its stable code, and that nothing changed.
 
-// makerWorker registers a worker whose agent may make tools, and returns
-// the agent's client.
+// makerWorker registers a worker whose agent may make tools (unless extra
+// writes its own agent_tools:), and returns the agent's client.
 func makerWorker(t *testing.T, td *testDaemon, name, extra string) *api.Client {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".yaml")
-	writeFile(t, path, "name: "+name+"\nagent_tools: {create: true}\n"+extra)
+	if !strings.Contains(extra, "agent_tools:") {
+		extra = "agent_tools: {create: true}\n" + extra
+	}
+	writeFile(t, path, "name: "+name+"\n"+extra)
 	added, err := addWorker(td.client, path)
 	if err != nil {
 		t.Fatal(err)
@@ -469,4 +473,51 @@ func rawDoClosed(t *testing.T, socket, method, path string, hdr http.Header, bod
 	var eb api.ErrorBody
 	_ = json.Unmarshal(b, &eb)
 	return resp.StatusCode, eb.Error
+}
+
+// An agent may not make a tool named as one of its worker's own: its
+// toolsets' tools and the meta-tools (a tool file's likewise). Names the
+// catalog cannot hold (case, look-alike letters) are invalid; a person's
+// tool of the name is a conflict, and stays the person's.
+func TestAgentToolNamesCannotShadow(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	create(t, c, jsTool) // adder
+	agent := makerWorker(t, td, "maker", "agent_tools: {create: true, meta_tools: true}\ntoolsets:\n  state: {}\n")
+	def := func(name string) string {
+		return `{"name":"` + name + `","description":"d","kind":"js","js":{"code":"return 'shadow'"}}`
+	}
+	for _, tt := range []struct {
+		name string
+		code errdefs.Code
+	}{
+		{"set_state", errdefs.Conflict},
+		{"get_state", errdefs.Conflict},
+		{"create_tool", errdefs.InvalidDefinition}, // reserved for everyone
+		{"toggle_custom_tool", errdefs.InvalidDefinition},
+		{"adder", errdefs.Conflict},
+		{"Adder", errdefs.InvalidDefinition},
+		{"ADDER", errdefs.InvalidDefinition},
+		{"аdder", errdefs.InvalidDefinition},       // Cyrillic а
+		{"adder\u200b", errdefs.InvalidDefinition}, // zero-width space
+		{"adder ", errdefs.InvalidDefinition},
+		{"../adder", errdefs.InvalidDefinition},
+	} {
+		var tool api.Tool
+		err := agent.Do(context.Background(), "POST", "/v1/tools", []byte(def(tt.name)), &tool)
+		if codeOf(err) != tt.code {
+			t.Errorf("%q: %v (%+v), want %s", tt.name, err, tool, tt.code)
+		}
+	}
+	if got := listNames(t, agent, ""); slices.Contains(got, "adder") {
+		t.Errorf("maker lists %v", got)
+	}
+	var tool api.Tool
+	if err := c.Do(context.Background(), "GET", "/v1/tools/adder", nil, &tool); err != nil || tool.CreatedBy != "user" {
+		t.Errorf("adder: %v %+v", err, tool)
+	}
+	// Through the meta-tool, the same.
+	if r, err := metaCall(t, noWait(agent), "create_tool", map[string]any{"name": "set_state", "description": "d", "code": "return 1"}); codeOf(err) != errdefs.Conflict {
+		t.Errorf("create_tool set_state: %v %+v", err, r)
+	}
 }

@@ -85,6 +85,12 @@ type AgentRules struct {
 	// workspace and its mounts: list. An agent's tool may mount a path at
 	// or below one, writable only where the grant is. Empty grants none.
 	Mounts []MountGrant
+	// Reserved are the names the worker's own tools hold (its tool files'
+	// and its toolsets'; the meta-tools' are reserved for every tool): a
+	// tool the agent makes may not take one, where it would sit in the
+	// worker's list beside the tool a call of the name runs, its
+	// description passing for that tool's.
+	Reserved []string
 }
 
 // MountGrant is one host path an agent's tools may mount.
@@ -236,6 +242,19 @@ func (c *Catalog) agentChange(ctx context.Context, def *Definition, caller princ
 	return policy.StartsPending(string(def.Kind), def.Permissions, def.Secrets, by, c.opts.alwaysPending || r.AlwaysPending), nil
 }
 
+// checkReserved refuses an agent a new tool named as one of its worker's
+// own (AgentRules.Reserved).
+func (c *Catalog) checkReserved(ctx context.Context, def *Definition, caller principal.Caller) error {
+	r, err := c.agentRules(ctx, caller)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(r.Reserved, def.Name) {
+		return conflict("%q is the name of one of worker %q's own tools (its tool files or toolsets); name the tool otherwise", def.Name, caller.Worker)
+	}
+	return nil
+}
+
 func notFound(name string) error {
 	return &errdefs.Error{Code: errdefs.ToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
 }
@@ -292,6 +311,9 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 		return nil, err
 	}
 	by := creator(caller)
+	if err := c.checkReserved(ctx, def, caller); err != nil {
+		return nil, err
+	}
 	pending, err := c.agentChange(ctx, def, caller, by)
 	if err != nil {
 		return nil, err
