@@ -521,3 +521,116 @@ func TestAgentToolNamesCannotShadow(t *testing.T) {
 		t.Errorf("create_tool set_state: %v %+v", err, r)
 	}
 }
+
+// A person's decisions on an agent's tool stay the person's: a tool a
+// person approved and then disabled is not the agent's to enable again
+// (by the API or the meta-tool); rolling back or editing a pending tool
+// never makes it active; a rejected tool stays rejected.
+func TestAgentCannotUndoAPersonsDecision(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	agent := makerWorker(t, td, "maker", "agent_tools: {create: true, meta_tools: true}\n")
+	const netTool = `{"name":"net","description":"d","kind":"js","permissions":["network"],"js":{"code":"return 'net v%d'","allowed_domains":["example.com"]}}`
+	status := func(name string) (api.Tool, string) {
+		var tl api.Tool
+		if err := c.Do(ctx, "GET", "/v1/tools/"+name, nil, &tl); err != nil {
+			t.Fatal(err)
+		}
+		return tl, tl.Status
+	}
+	if tl := create(t, agent, strings.Replace(netTool, "%d", "1", 1)); tl.Status != "pending_approval" {
+		t.Fatalf("net v1: %+v", tl)
+	}
+	if err := c.Do(ctx, "POST", "/v1/tools/net/approve", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "POST", "/v1/tools/net/disable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Do(ctx, "POST", "/v1/tools/net/enable", nil, nil); codeOf(err) != errdefs.Forbidden {
+		t.Errorf("the agent enabled the tool its person disabled: %v", err)
+	}
+	if _, err := metaCall(t, noWait(agent), "toggle_custom_tool", map[string]any{"name": "net", "enabled": true}); codeOf(err) != errdefs.Forbidden {
+		t.Errorf("toggle_custom_tool enabled the tool its person disabled: %v", err)
+	}
+	if _, s := status("net"); s != "disabled" {
+		t.Errorf("net is %s", s)
+	}
+	// A person enables it; the agent's edit waits for the person, and a
+	// rollback to the approved version does not skip that.
+	if err := c.Do(ctx, "POST", "/v1/tools/net/enable", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Do(ctx, "PUT", "/v1/tools/net", []byte(strings.Replace(netTool, "%d", "2", 1)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if tl, s := status("net"); s != "pending_approval" || tl.Version != 2 {
+		t.Fatalf("net after the agent's edit: %+v", tl)
+	}
+	if err := agent.Do(ctx, "POST", "/v1/tools/net/rollback", api.RollbackRequest{Version: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, s := status("net"); s != "pending_approval" {
+		t.Errorf("net after the agent's rollback: %s", s)
+	}
+	if _, err := callTool(noWait(agent), "net", nil); codeOf(err) != errdefs.ToolNotActive {
+		t.Errorf("a call of the pending tool: %v", err)
+	}
+	// Rejected stays rejected, whatever the agent writes.
+	if err := c.Do(ctx, "POST", "/v1/tools/net/reject", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Do(ctx, "PUT", "/v1/tools/net", []byte(`{"name":"net","description":"d","kind":"js","js":{"code":"return 'harmless now'"}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, try := range []string{"/v1/tools/net/enable", "/v1/tools/net/approve"} {
+		_ = agent.Do(ctx, "POST", try, nil, nil)
+	}
+	if _, s := status("net"); s != "rejected" {
+		t.Errorf("net after the agent's edit of the rejected tool: %s", s)
+	}
+	// Its own harmless tool the agent may turn off and on.
+	create(t, agent, `{"name":"calm","description":"d","kind":"js","js":{"code":"return 1"}}`)
+	for _, verb := range []string{"disable", "enable"} {
+		if err := agent.Do(ctx, "POST", "/v1/tools/calm/"+verb, nil, nil); err != nil {
+			t.Errorf("%s calm: %v", verb, err)
+		}
+	}
+}
+
+// A tool's code calls other tools as its caller (utils.callTool): nested
+// calls take from the same worker's rate limit, reach no tool outside the
+// worker, no meta-tool, and a tool that asks parks for the person (before
+// it would take from the bucket).
+func TestNestedCallsStayTheAgents(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	create(t, c, jsTool) // adder
+	create(t, c, `{"name":"asks","description":"d","kind":"js","approval":"ask","js":{"code":"return 'ran'"}}`)
+	create(t, c, jsDef("outside", `return "outside ran"`))
+	create(t, c, jsDef("fanout", `let out = []; for (let i = 0; i < 5; i++) {
+		try { await utils.callTool("adder", {a: i, b: 0}); out.push("ok") } catch (e) { out.push(e.code) } }
+		for (const name of ["outside", "create_tool", "asks", "secrets"]) {
+		try { await utils.callTool(name, {}); out.push(name + ":ran") } catch (e) { out.push(name + ":" + e.code) } }
+		return out`))
+	path := filepath.Join(t.TempDir(), "fan.yaml")
+	writeFile(t, path, "name: fan\ntools: [adder, asks, fanout]\nrate_limit: {per_minute: 1, burst: 3}\nagent_tools: {create: true, meta_tools: true}\n")
+	added, err := addWorker(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := withToken(c, added.Token)
+	r, err := callTool(noWait(agent), "fanout", nil)
+	want := `["ok","ok","rate_limited","rate_limited","rate_limited","outside:tool_not_found","create_tool:tool_not_found","asks:approval_required","secrets:tool_not_found"]`
+	if err != nil || string(r.Result) != want {
+		t.Fatalf("fanout: %v %s, want %s", err, r.Result, want)
+	}
+	// The approval the nested call parked in is the person's: pending.
+	if l := waitPending(t, c, 1); l.Approvals[0].Tool != "asks" || l.Approvals[0].Worker != "fan" {
+		t.Errorf("the nested call's approval: %+v", l.Approvals[0])
+	}
+	if ex := executionsOf(t, c, "tool=outside"); len(ex) != 0 && ex[0].Outcome == "ok" {
+		t.Errorf("outside ran: %+v", ex)
+	}
+}

@@ -530,9 +530,13 @@ func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []
 		return nil, conflict("cannot %s tool %q: it is %s", verb, name, cur.Status)
 	}
 	set := c.st.SetToolStatus
-	if to == StatusActive {
+	switch to {
+	case StatusActive:
 		// Enable and approve: a person lets the current version run.
 		set = func(ctx context.Context, name, _ string) error { return c.st.ActivateTool(ctx, name) }
+	case StatusDisabled:
+		// Who disabled it decides who may enable it (Enable).
+		set = func(ctx context.Context, name, _ string) error { return c.st.DisableTool(ctx, name, creator(caller)) }
 	}
 	if err := set(ctx, name, to); err != nil {
 		return nil, storeErr(name, err)
@@ -541,8 +545,24 @@ func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []
 	return c.Get(ctx, name)
 }
 
-// Enable makes a disabled tool active again.
+// Enable makes a disabled tool active again. An llm may enable only a
+// tool an llm disabled: a person's disable is the person's to undo.
 func (c *Catalog) Enable(ctx context.Context, name string, caller principal.Caller) (*Tool, error) {
+	if creator(caller) == CreatedByLLM {
+		cur, err := c.Get(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Status == StatusDisabled && cur.CreatedBy == CreatedByLLM {
+			by, err := c.st.ToolDisabledBy(ctx, name)
+			if err != nil {
+				return nil, storeErr(name, err)
+			}
+			if by != CreatedByLLM {
+				return nil, forbidden("a person disabled tool %q; only a person may enable it again", name)
+			}
+		}
+	}
 	return c.transition(ctx, name, "enable", StatusActive, []string{StatusDisabled}, caller, false)
 }
 
