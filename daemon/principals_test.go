@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
@@ -632,5 +633,161 @@ func TestNestedCallsStayTheAgents(t *testing.T) {
 	}
 	if ex := executionsOf(t, c, "tool=outside"); len(ex) != 0 && ex[0].Outcome == "ok" {
 		t.Errorf("outside ran: %+v", ex)
+	}
+}
+
+// A tool's mount is checked when the tool is made (and approved) and again
+// at each call. An agent that can write where the mount points must not
+// swap the path for a symlink to somewhere its person never granted: the
+// call is refused, and what is behind the link is never read.
+func TestMountSwappedForASymlinkIsRefused(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	// Not under /tmp: the sandbox's own /tmp hides it.
+	base, err := os.MkdirTemp("/var/tmp", "tc-swap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	granted, private := filepath.Join(base, "granted"), filepath.Join(base, "private")
+	writeFile(t, filepath.Join(granted, "notes", "n.txt"), "granted notes\n")
+	writeFile(t, filepath.Join(private, "n.txt"), "the person's private file\n")
+	for _, d := range []string{granted, filepath.Join(granted, "notes"), private} {
+		os.Chmod(d, 0o755)
+	}
+	sandboxOwn(t, base)
+	notes := filepath.Join(granted, "notes")
+	agent := makerWorker(t, td, "maker", "mounts: [{path: "+granted+", readonly: false}]\n")
+	create(t, agent, `{"name":"read_notes","description":"m","kind":"shell","approval":"preApproved","permissions":["filesystem"],`+
+		`"mounts":[{"path":"`+notes+`"}],"shell":{"command":"cat `+notes+`/n.txt"}}`)
+	if err := c.Do(context.Background(), "POST", "/v1/tools/read_notes/approve", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := callTool(noWait(agent), "read_notes", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := shellOut(t, r); out.Stdout != "granted notes\n" {
+		t.Fatalf("before the swap: %+v", out)
+	}
+	// The agent's writable grant lets it do this (write_file, exec...).
+	if err := os.RemoveAll(notes); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private, notes); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []*api.Client{noWait(agent), noWait(c)} {
+		r, err := callTool(who, "read_notes", nil)
+		if codeOf(err) != errdefs.PolicyDenied {
+			t.Errorf("after the swap: %v %s", err, r.Result)
+		}
+		if strings.Contains(string(r.Result), "private") {
+			t.Errorf("the private file was read: %s", r.Result)
+		}
+	}
+	// A path written through a symlink is refused when the tool is made:
+	// what a person approves is the path that is mounted.
+	err = c.Do(context.Background(), "POST", "/v1/tools", []byte(`{"name":"via_link","description":"m","kind":"shell","permissions":["filesystem"],`+
+		`"mounts":[{"path":"`+notes+`"}],"shell":{"command":"ls"}}`), nil)
+	if codeOf(err) != errdefs.InvalidDefinition {
+		t.Errorf("a mount through a symlink: %v", err)
+	}
+}
+
+// sseData reads the data lines of a server-sent event stream at path for
+// a moment, with the headers given.
+func sseData(t *testing.T, socket, path string, hdr http.Header) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://toolcage"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = hdr
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: status %d", path, resp.StatusCode)
+	}
+	b, _ := io.ReadAll(resp.Body) // until the timeout ends it
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// The person's streams (approvals --watch, audit --follow) and lists give
+// an agent its own worker's only, whatever it asks for.
+func TestAgentStreamsAreItsOwn(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	create(t, c, jsTool)
+	create(t, c, `{"name":"asks","description":"d","kind":"js","approval":"ask","js":{"code":"return 1"}}`)
+	path := filepath.Join(t.TempDir(), "helper.yaml")
+	writeFile(t, path, "name: helper\ntools: [adder, asks]\n")
+	added, err := addWorker(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := added.Token
+	victimTok := registerRaw(t, td, "victim")
+	agent := withToken(c, tok)
+	parkAs(t, agent, "asks", nil)
+	persons := parkAs(t, c, "asks", map[string]any{"who": "person"})
+	if _, err := callTool(withToken(c, victimTok), "adder", map[string]any{"a": 1, "b": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callTool(agent, "adder", map[string]any{"a": 2, "b": 2}); err != nil {
+		t.Fatal(err)
+	}
+	bearer := http.Header{"Authorization": {"Bearer " + tok}}
+	approvals := sseData(t, td.cfg.Socket, "/v1/approvals/events", bearer)
+	if len(approvals) != 1 {
+		t.Errorf("approvals stream: %d events, want the agent's one", len(approvals))
+	}
+	for _, d := range approvals {
+		if strings.Contains(d, persons) || !strings.Contains(d, `"worker:helper"`) {
+			t.Errorf("approvals stream: %s", d)
+		}
+	}
+	for _, q := range []string{"", "?worker=victim", "?caller=worker:victim", "?tool=adder&limit=50"} {
+		data := sseData(t, td.cfg.Socket, "/v1/executions/events"+q, bearer)
+		if len(data) == 0 && q == "" {
+			t.Errorf("executions stream: no event (the agent's own calls are there)")
+		}
+		for _, d := range data {
+			if !strings.Contains(d, `"worker":"helper"`) {
+				t.Errorf("executions stream %s: %s", q, d)
+			}
+		}
+		var l api.ExecutionList
+		if err := agent.Do(context.Background(), "GET", "/v1/executions"+q, nil, &l); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range l.Executions {
+			if e.Worker != "helper" {
+				t.Errorf("executions %s: %+v", q, e)
+			}
+		}
+	}
+	var al api.ApprovalList
+	if err := agent.Do(context.Background(), "GET", "/v1/approvals", nil, &al); err != nil || len(al.Approvals) != 1 {
+		t.Errorf("approvals list: %v %+v", err, al)
 	}
 }

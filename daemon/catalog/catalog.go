@@ -187,6 +187,13 @@ func (c *Catalog) checkMounts(def *Definition) ([]string, error) {
 		if err := g.Check(src, !m.ReadOnly); err != nil {
 			return nil, forbidden("tool %q: mounts[%d]: %v", def.Name, i, err)
 		}
+		if src != m.Path {
+			// What a person approves is the path that is mounted: one
+			// reached through a symlink could be pointed elsewhere after
+			// (the call refuses that too: dispatch.callMounts).
+			return nil, invalid(fieldError(fmt.Sprintf("mounts[%d].path", i),
+				fmt.Errorf("%s is reached through a symlink (to %s); write the path itself", m.Path, src)))
+		}
 		out = append(out, src)
 	}
 	return out, nil
