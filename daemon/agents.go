@@ -26,10 +26,17 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 
 // mountGuard holds the daemon's own paths, which no workspace or mount
 // may reach: the data dir (database, secrets), the socket, the secrets
-// key, and the sandbox state dir (other executors' plugin sockets).
+// key, and the sandbox state dir (other executors' plugin sockets); and
+// the files that say what workers may do, which none may make writable:
+// the config file and every registered worker's file and tool files.
 func (d *Daemon) mountGuard() mounts.Guard {
-	return mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()},
-		func(p string) bool { return p == "" })}
+	noWrite := []string{d.cfg.File}
+	if d.workers != nil {
+		noWrite = append(noWrite, d.workers.ownFiles()...)
+	}
+	unset := func(p string) bool { return p == "" }
+	return mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()}, unset),
+		NoWrite: slices.DeleteFunc(noWrite, unset)}
 }
 
 // tokenDir is where the CLI keeps worker token files by default

@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,20 +19,27 @@ import (
 // class of attempt to do what only the worker's person may do; each asserts
 // the refusal, its stable code, and that nothing changed.
 
-// makerWorker registers a worker whose agent may make tools (unless extra
-// writes its own agent_tools:), and returns the agent's client.
-func makerWorker(t *testing.T, td *testDaemon, name, extra string) *api.Client {
+// workerAgent registers worker name with the file body given (after its
+// name: line) and returns its agent's client.
+func workerAgent(t *testing.T, td *testDaemon, name, body string) *api.Client {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".yaml")
-	if !strings.Contains(extra, "agent_tools:") {
-		extra = "agent_tools: {create: true}\n" + extra
-	}
-	writeFile(t, path, "name: "+name+"\n"+extra)
+	writeFile(t, path, "name: "+name+"\n"+body)
 	added, err := addWorker(td.client, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return withToken(td.client, added.Token)
+}
+
+// makerWorker registers a worker whose agent may make tools (unless extra
+// writes its own agent_tools:), and returns the agent's client.
+func makerWorker(t *testing.T, td *testDaemon, name, extra string) *api.Client {
+	t.Helper()
+	if !strings.Contains(extra, "agent_tools:") {
+		extra = "agent_tools: {create: true}\n" + extra
+	}
+	return workerAgent(t, td, name, extra)
 }
 
 // parkAs calls tool with args as c without waiting; it must park, and the
@@ -294,13 +299,7 @@ func TestAgentToolDoesNotSquatAnotherWorkersName(t *testing.T) {
 	ctx := context.Background()
 	create(t, c, jsTool) // adder
 	squatter := makerWorker(t, td, "squatter", "")
-	path := filepath.Join(t.TempDir(), "victim.yaml")
-	writeFile(t, path, "name: victim\ntools: [adder, report]\n")
-	added, err := addWorker(c, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	victim := withToken(c, added.Token)
+	victim := workerAgent(t, td, "victim", "tools: [adder, report]\n")
 	create(t, squatter, `{"name":"report","description":"d","kind":"js","approval":"preApproved",`+
 		`"js":{"code":"return await utils.callTool('adder', {a: 40, b: 2})"}}`)
 	if r, err := callTool(noWait(victim), "report", nil); codeOf(err) != errdefs.ToolNotFound {
@@ -396,7 +395,7 @@ func TestPersonRoutesRefuseEveryDisguise(t *testing.T) {
 			if rt.body != "" {
 				hdr.Set("Content-Type", "application/json")
 			}
-			status, e := rawDoClosed(t, td.cfg.Socket, rt.method, rt.path, hdr, rt.body)
+			status, e := rawDo(t, td.cfg.Socket, rt.method, rt.path, hdr, rt.body)
 			if e.Code != v.code || status != statusOf(v.code) {
 				t.Errorf("%s %s with %s: %d %s %q, want %s", rt.method, rt.path, v.name, status, e.Code, e.Message, v.code)
 				continue
@@ -448,32 +447,6 @@ func TestPersonRoutesRefuseEveryDisguise(t *testing.T) {
 	if err := c.Do(ctx, "GET", "/v1/tools/adder", nil, &tool); err != nil || tool.Status != "active" {
 		t.Errorf("adder: %v %+v", err, tool)
 	}
-}
-
-// rawDoClosed is rawDo on a connection of its own that is closed after:
-// many requests in a row must not pile up idle connections against the
-// daemon's per-peer cap.
-func rawDoClosed(t *testing.T, socket, method, path string, hdr http.Header, body string) (int, api.ErrorDetail) {
-	t.Helper()
-	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", socket)
-	}}
-	defer tr.CloseIdleConnections()
-	req, err := http.NewRequest(method, "http://toolcage"+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = hdr
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var eb api.ErrorBody
-	_ = json.Unmarshal(b, &eb)
-	return resp.StatusCode, eb.Error
 }
 
 // An agent may not make a tool named as one of its worker's own: its
@@ -615,13 +588,7 @@ func TestNestedCallsStayTheAgents(t *testing.T) {
 		for (const name of ["outside", "create_tool", "asks", "secrets"]) {
 		try { await utils.callTool(name, {}); out.push(name + ":ran") } catch (e) { out.push(name + ":" + e.code) } }
 		return out`))
-	path := filepath.Join(t.TempDir(), "fan.yaml")
-	writeFile(t, path, "name: fan\ntools: [adder, asks, fanout]\nrate_limit: {per_minute: 1, burst: 3}\nagent_tools: {create: true, meta_tools: true}\n")
-	added, err := addWorker(c, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := withToken(c, added.Token)
+	agent := workerAgent(t, td, "fan", "tools: [adder, asks, fanout]\nrate_limit: {per_minute: 1, burst: 3}\nagent_tools: {create: true, meta_tools: true}\n")
 	r, err := callTool(noWait(agent), "fanout", nil)
 	want := `["ok","ok","rate_limited","rate_limited","rate_limited","outside:tool_not_found","create_tool:tool_not_found","asks:approval_required","secrets:tool_not_found"]`
 	if err != nil || string(r.Result) != want {
@@ -704,10 +671,7 @@ func sseData(t *testing.T, socket, path string, hdr http.Header) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", socket)
-	}}
+	tr := socketTransport(socket)
 	defer tr.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, "GET", "http://toolcage"+path, nil)
 	if err != nil {
@@ -739,15 +703,9 @@ func TestAgentStreamsAreItsOwn(t *testing.T) {
 	c := td.client
 	create(t, c, jsTool)
 	create(t, c, `{"name":"asks","description":"d","kind":"js","approval":"ask","js":{"code":"return 1"}}`)
-	path := filepath.Join(t.TempDir(), "helper.yaml")
-	writeFile(t, path, "name: helper\ntools: [adder, asks]\n")
-	added, err := addWorker(c, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := added.Token
+	agent := workerAgent(t, td, "helper", "tools: [adder, asks]\n")
+	tok := agent.Token
 	victimTok := registerRaw(t, td, "victim")
-	agent := withToken(c, tok)
 	parkAs(t, agent, "asks", nil)
 	persons := parkAs(t, c, "asks", map[string]any{"who": "person"})
 	if _, err := callTool(withToken(c, victimTok), "adder", map[string]any{"a": 1, "b": 1}); err != nil {
@@ -789,5 +747,137 @@ func TestAgentStreamsAreItsOwn(t *testing.T) {
 	var al api.ApprovalList
 	if err := agent.Do(context.Background(), "GET", "/v1/approvals", nil, &al); err != nil || len(al.Approvals) != 1 {
 		t.Errorf("approvals list: %v %+v", err, al)
+	}
+}
+
+// The meta-tools, tried against a person's tool and past the worker's
+// grants: each refused with its code, the person's tool unchanged; what an
+// agent makes that needs a person waits, whichever route changed it.
+func TestMetaToolAttempts(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	create(t, c, jsTool) // adder, the person's, in the worker
+	agent := noWait(makerWorker(t, td, "maker", "tools: [adder]\nagent_tools: {create: true, meta_tools: true}\n"))
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		code errdefs.Code
+	}{
+		{"create_tool", map[string]any{"name": "adder", "description": "d", "code": "return 0"}, errdefs.Conflict},
+		{"update_tool", map[string]any{"name": "adder", "code": "return 0"}, errdefs.Forbidden},
+		{"update_tool", map[string]any{"name": "adder", "approval": "preApproved"}, errdefs.Forbidden},
+		{"toggle_custom_tool", map[string]any{"name": "adder", "enabled": false}, errdefs.Forbidden},
+		{"delete_custom_tool", map[string]any{"name": "adder", "confirm": true}, errdefs.Forbidden},
+		{"create_tool", map[string]any{"name": "m1", "description": "d", "code": "return 0", "mounts": []any{map[string]any{"path": "/etc"}}}, errdefs.InvalidArguments},
+		{"create_tool", map[string]any{"name": "m2", "description": "d", "code": "return 0", "secrets": []string{"api_key"}}, errdefs.Forbidden},
+		{"update_tool", map[string]any{"name": "ghost", "code": "return 0"}, errdefs.ToolNotFound},
+	} {
+		if got, err := metaCall(t, agent, tt.tool, tt.args); codeOf(err) != tt.code {
+			t.Errorf("%s %v: %v %v, want %s", tt.tool, tt.args, err, got, tt.code)
+		}
+	}
+	var adder api.Tool
+	if err := c.Do(ctx, "GET", "/v1/tools/adder", nil, &adder); err != nil || adder.Status != "active" || adder.Version != 1 {
+		t.Errorf("adder after the attempts: %v %+v", err, adder)
+	}
+	// Network waits for a person, by the meta-tool or the API.
+	if got := mustMeta(t, agent, "create_tool", map[string]any{"name": "netty", "description": "d", "code": "return 1",
+		"permissions": []string{"network"}, "allowed_domains": []string{"example.com"}, "approval": "preApproved"}); got["status"] != "pending_approval" {
+		t.Errorf("a network tool: %v", got)
+	}
+	if _, err := callTool(agent, "netty", nil); codeOf(err) != errdefs.ToolNotActive {
+		t.Errorf("a call of the pending network tool: %v", err)
+	}
+	// A harmless tool changed to another kind waits for a person.
+	if got := mustMeta(t, agent, "create_tool", map[string]any{"name": "shifty", "description": "d", "code": "return 1"}); got["status"] != "active" {
+		t.Fatalf("shifty: %v", got)
+	}
+	if err := agent.Do(ctx, "PUT", "/v1/tools/shifty", []byte(`{"name":"shifty","description":"d","kind":"shell","approval":"preApproved","shell":{"command":"id"}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := callTool(agent, "shifty", nil); codeOf(err) != errdefs.ToolNotActive {
+		t.Errorf("shifty, now shell, ran: %v %s", err, r.Result)
+	}
+}
+
+// An agent's retries after a person's decision: a denied call parks again,
+// an allowed one runs once and only with the arguments allowed.
+func TestAgentApprovalRetries(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	create(t, c, askEcho)
+	agent := workerAgent(t, td, "helper", "tools: [ask_echo]\n")
+	denied := parkNoWait(t, agent, map[string]any{"rm": "/"})
+	if err := c.Do(ctx, "POST", "/v1/approvals/"+denied+"/deny", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if again := parkNoWait(t, agent, map[string]any{"rm": "/"}); again == denied {
+		t.Error("a denied approval's id came back")
+	}
+	allowed := parkNoWait(t, agent, map[string]any{"rm": "/tmp/x"})
+	allow(t, c, allowed)
+	for _, other := range []map[string]any{{"rm": "/"}, {"rm": "/tmp/x", "and": "more"}, {"rm": "/tmp/x/"}} {
+		parkNoWait(t, agent, other)
+	}
+	if _, err := callTool(noWait(agent), "ask_echo", map[string]any{"rm": "/tmp/x"}); err != nil {
+		t.Fatalf("the allowed retry: %v", err)
+	}
+	parkNoWait(t, agent, map[string]any{"rm": "/tmp/x"})
+	// The agent cannot decide its own by id or prefix, by any method.
+	for _, p := range []string{"/v1/approvals/" + allowed + "/allow", "/v1/approvals/" + allowed[:4] + "/allow", "/v1/approvals/" + strings.ToUpper(allowed) + "/allow"} {
+		if err := agent.Do(ctx, "POST", p, api.ApprovalDecision{Always: true}, nil); codeOf(err) != errdefs.Forbidden {
+			t.Errorf("POST %s: %v", p, err)
+		}
+	}
+	if err := agent.Do(ctx, "PUT", "/v1/approvals/"+allowed+"/allow", nil, nil); err == nil {
+		t.Error("PUT allow worked")
+	}
+}
+
+// The files that say what workers may do (every registered worker's file
+// and tool files, and the daemon's config file) are never writable
+// through an agent's workspace or mounts: an agent that could write its
+// neighbour's worker file would grant it what only a person may.
+func TestGrantFilesNeverWritableByAnAgent(t *testing.T) {
+	cfgDir := sandboxDir(t)
+	cfgFile := filepath.Join(cfgDir, "toolcage.yaml")
+	writeFile(t, cfgFile, "approvals: {timeout: 2m}\n")
+	td := startDaemon(t, "", func(c *Config) { c.File = cfgFile })
+	c := td.client
+	create(t, c, jsTool)
+	shared := sandboxDir(t)
+	sandboxOwn(t, shared)
+	const fsAgent = "workspace: %s\nreadonly: false\ntoolsets: {filesystem: {}}\napproval: {tools: {write_file: preApproved}}\n"
+	// First the writer, then a neighbour whose file lies in its workspace.
+	writer := workerAgent(t, td, "writer", strings.Replace(fsAgent, "%s", shared, 1))
+	neighbour := filepath.Join(shared, "neighbour.yaml")
+	writeFile(t, neighbour, "name: neighbour\ntools: [adder]\n")
+	if _, err := addWorker(c, neighbour); err != nil {
+		t.Fatal(err)
+	}
+	_, err := callTool(noWait(writer), "write_file", map[string]any{"path": "neighbour.yaml",
+		"content": "name: neighbour\ntools: [adder]\napproval: {default: preApproved}\n"})
+	if codeOf(err) != errdefs.PolicyDenied {
+		t.Errorf("the writer wrote its neighbour's worker file: %v", err)
+	}
+	if b, _ := os.ReadFile(neighbour); string(b) != "name: neighbour\ntools: [adder]\n" {
+		t.Errorf("the neighbour's file: %q", b)
+	}
+	// A worker registered after, with a writable workspace holding a
+	// registered worker's file or the config file, is refused.
+	for _, ws := range []string{shared, cfgDir} {
+		path := filepath.Join(t.TempDir(), "late.yaml")
+		writeFile(t, path, "name: late\n"+strings.Replace(fsAgent, "%s", ws, 1))
+		if _, err := addWorker(c, path); codeOf(err) != errdefs.Forbidden {
+			t.Errorf("a writable workspace %s: %v", ws, err)
+		}
+	}
+	// Read-only, it is the person's choice.
+	path := filepath.Join(t.TempDir(), "reader.yaml")
+	writeFile(t, path, "name: reader\nworkspace: "+cfgDir+"\ntoolsets: {filesystem: {}}\n")
+	if _, err := addWorker(c, path); err != nil {
+		t.Errorf("a read-only workspace holding the config: %v", err)
 	}
 }

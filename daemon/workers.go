@@ -132,6 +132,18 @@ func (reg *workerRegistry) get(name string) (*worker.Worker, error) {
 	return nil, fmt.Errorf("worker %q: %w", name, store.ErrNotFound)
 }
 
+// ownFiles lists every registered worker's own files (its worker file
+// and tool files).
+func (reg *workerRegistry) ownFiles() []string {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	var out []string
+	for _, w := range reg.byName {
+		out = append(out, w.OwnFiles()...)
+	}
+	return out
+}
+
 func (reg *workerRegistry) reloadError(name string) string {
 	reg.mu.RLock()
 	defer reg.mu.RUnlock()
