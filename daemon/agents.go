@@ -28,15 +28,16 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 // may reach: the data dir (database, secrets), the socket, the secrets
 // key, and the sandbox state dir (other executors' plugin sockets); and
 // the files that say what workers may do, which none may make writable:
-// the config file and every registered worker's file and tool files.
+// the config file and every registered worker's file, tool files and
+// tool file directories.
 func (d *Daemon) mountGuard() mounts.Guard {
-	noWrite := []string{d.cfg.File}
-	if d.workers != nil {
-		noWrite = append(noWrite, d.workers.ownFiles()...)
-	}
 	unset := func(p string) bool { return p == "" }
-	return mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()}, unset),
-		NoWrite: slices.DeleteFunc(noWrite, unset)}
+	g := mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()}, unset),
+		NoWrite: slices.DeleteFunc([]string{d.cfg.File}, unset)}
+	if d.workers != nil {
+		g = d.workers.guard(g)
+	}
+	return g
 }
 
 // tokenDir is where the CLI keeps worker token files by default

@@ -881,3 +881,41 @@ func TestGrantFilesNeverWritableByAnAgent(t *testing.T) {
 		t.Errorf("a read-only workspace holding the config: %v", err)
 	}
 }
+
+// A file that appears where a worker's tool_files match becomes one of
+// its tools, a person's: no agent's writable workspace may lie there, nor
+// hold that directory, even when no tool file is in it yet.
+func TestToolFileDirsNeverWritableByAnAgent(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	dir := sandboxDir(t)
+	writeFile(t, filepath.Join(dir, "tools", "a", "t.yaml"), "name: t_a\ndescription: d\nkind: js\njs: {code: 'return 1'}\n")
+	if err := os.MkdirAll(filepath.Join(dir, "tools", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "tooled.yaml")
+	writeFile(t, path, "name: tooled\ntool_files: [tools/*/*.yaml]\n")
+	if _, err := addWorker(c, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ws, ro string
+		ok     bool
+	}{
+		{filepath.Join(dir, "tools", "b"), "false", false},
+		{filepath.Join(dir, "tools"), "false", false},
+		{filepath.Join(dir, "tools", "b"), "true", true},
+	} {
+		p := filepath.Join(t.TempDir(), "late.yaml")
+		writeFile(t, p, "name: late\nworkspace: "+tt.ws+"\nreadonly: "+tt.ro+"\n")
+		_, err := addWorker(c, p)
+		if tt.ok && err != nil || !tt.ok && codeOf(err) != errdefs.Forbidden {
+			t.Errorf("workspace %s readonly %s: %v", tt.ws, tt.ro, err)
+		}
+		if err == nil {
+			if err := c.Do(context.Background(), "DELETE", "/v1/workers/late", nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

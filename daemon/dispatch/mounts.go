@@ -26,7 +26,7 @@ func (d *Dispatcher) callMounts(w *worker.Worker, def *catalog.Definition, perms
 		g = d.cfg.Mounts()
 	}
 	if w != nil {
-		g = g.With(w.OwnFiles()...)
+		g = w.Guard(g)
 	}
 	var out []host.Mount
 	if w != nil && w.Workspace != "" {
