@@ -26,10 +26,18 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 
 // mountGuard holds the daemon's own paths, which no workspace or mount
 // may reach: the data dir (database, secrets), the socket, the secrets
-// key, and the sandbox state dir (other executors' plugin sockets).
+// key, and the sandbox state dir (other executors' plugin sockets); and
+// the files that say what workers may do, which none may make writable:
+// the config file and every registered worker's file, tool files and
+// tool file directories.
 func (d *Daemon) mountGuard() mounts.Guard {
-	return mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()},
-		func(p string) bool { return p == "" })}
+	unset := func(p string) bool { return p == "" }
+	g := mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()}, unset),
+		NoWrite: slices.DeleteFunc([]string{d.cfg.File}, unset)}
+	if d.workers != nil {
+		g = d.workers.guard(g)
+	}
+	return g
 }
 
 // tokenDir is where the CLI keeps worker token files by default
@@ -60,6 +68,9 @@ func (d *Daemon) agentRules(_ context.Context, c principal.Caller) (catalog.Agen
 		return catalog.AgentRules{}, err
 	}
 	r := catalog.AgentRules{Secrets: w.Secrets}
+	for _, lt := range w.LocalTools {
+		r.Reserved = append(r.Reserved, lt.Def.Name)
+	}
 	if w.Workspace != "" {
 		r.Mounts = append(r.Mounts, catalog.MountGrant{Path: w.Workspace, Writable: !w.ReadOnly})
 	}

@@ -46,6 +46,11 @@ func (d *Daemon) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := d.authenticate(r)
 		if err != nil {
+			if c.TokenID != "" {
+				// A live token with headers that claim more than it is:
+				// the person learns of the attempt as of any refused act.
+				d.recordAct(r.Context(), c, actAuthRefused, r.Method+" "+r.URL.Path, err)
+			}
 			if errdefs.CodeOf(err) == errdefs.Unauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolcage"`)
 			}
@@ -131,6 +136,9 @@ func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, cl c
 		return c, err
 	}
 	name := agent.Worker
+	// On a refusal too the caller is the token's agent, so that the
+	// attempt is recorded as its (authenticated).
+	c.Type, c.ID, c.Worker, c.TokenID = agent.Type, agent.ID, agent.Worker, agent.TokenID
 	switch {
 	case cl.typ == principal.TypeUser:
 		return c, errdefs.Errorf(errdefs.Forbidden, "a worker token is an agent's: %s: user is refused", api.HeaderCallerType)
@@ -139,7 +147,6 @@ func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, cl c
 	case cl.worker != "" && cl.worker != name:
 		return c, errdefs.Errorf(errdefs.Forbidden, "the token is worker %q's; %s may not name another worker", name, api.HeaderWorker)
 	}
-	c.Type, c.ID, c.Worker, c.TokenID = agent.Type, agent.ID, agent.Worker, agent.TokenID
 	return c, nil
 }
 

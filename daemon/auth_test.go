@@ -18,10 +18,9 @@ import (
 // what api.Client cannot send.
 func rawDo(t *testing.T, socket, method, path string, hdr http.Header, body string) (int, api.ErrorDetail) {
 	t.Helper()
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", socket)
-	}}}
+	tr := socketTransport(socket)
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
 	req, err := http.NewRequest(method, "http://toolcage"+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +35,16 @@ func rawDo(t *testing.T, socket, method, path string, hdr http.Header, body stri
 	var eb api.ErrorBody
 	_ = json.Unmarshal(b, &eb)
 	return resp.StatusCode, eb.Error
+}
+
+// socketTransport dials the daemon's socket, a connection per request
+// (closed after it): many requests in a row must not pile up idle
+// connections against the daemon's per-peer cap.
+func socketTransport(socket string) *http.Transport {
+	return &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}
 }
 
 // registerRaw registers a worker holding adder through the API and

@@ -26,6 +26,10 @@ import (
 
 // Config is the daemon configuration; see configs/toolcage.yaml.
 type Config struct {
+	// File is the config file read (LoadConfig's), absolute; "" for the
+	// embedded defaults alone. Not a key: no workspace or mount may make it
+	// writable to an agent (mountGuard).
+	File            string          `mapstructure:"-"`
 	Socket          string          `mapstructure:"socket"`
 	DataDir         string          `mapstructure:"data_dir"`
 	Log             LogConfig       `mapstructure:"log"`
@@ -282,6 +286,13 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 	}
 	if err := c.finish(where); err != nil {
 		return Config{}, err
+	}
+	if file != "" {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: %w", err)
+		}
+		c.File = abs
 	}
 	return c, nil
 }

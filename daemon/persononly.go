@@ -31,6 +31,11 @@ const (
 	actTokenRotate   = "worker.token.rotate"
 	actTokenRevoke   = "worker.token.revoke"
 	actUILogin       = "ui.login"
+	// actAuthRefused is not an act but an attempt at one: a live worker
+	// token sent with identity headers claiming more (a person's type, a
+	// caller id, another worker), refused before any route; its target is
+	// the request's method and path.
+	actAuthRefused = "auth.refused"
 )
 
 // actWords says what each act is, for the refusal's message.

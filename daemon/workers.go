@@ -17,6 +17,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
@@ -130,6 +131,17 @@ func (reg *workerRegistry) get(name string) (*worker.Worker, error) {
 		return w, nil
 	}
 	return nil, fmt.Errorf("worker %q: %w", name, store.ErrNotFound)
+}
+
+// guard is g with what no registered worker's tools may make writable:
+// every worker's own files and tool file directories (worker.Guard).
+func (reg *workerRegistry) guard(g mounts.Guard) mounts.Guard {
+	reg.mu.RLock()
+	defer reg.mu.RUnlock()
+	for _, w := range reg.byName {
+		g = w.Guard(g)
+	}
+	return g
 }
 
 func (reg *workerRegistry) reloadError(name string) string {

@@ -216,6 +216,77 @@ func (s *Store) DecideApproval(ctx context.Context, id, status, by string) (*App
 	return s.GetApproval(ctx, id)
 }
 
+// retireGrants ends every grant that came before a tool called name was
+// made (a deleted one's). An approval names a tool by name and version,
+// and a tool made anew starts at version 1 again with other code:
+// approvals for good go, unused allowed ones count as used, and pending
+// ones expire, so a person can no longer allow what they would be shown
+// of a tool that is gone. It runs in CreateTool's transaction.
+func retireGrants(ctx context.Context, tx *sql.Tx, name string, now time.Time) error {
+	// Likewise the workers whose agents made a tool of the name: a tool
+	// made anew belongs to none until its maker's worker adopts it
+	// (AddWorkerTool), so an agent that deleted its tool gets no grant to
+	// the next tool of the name, a person's or another agent's.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM worker_tools WHERE tool = ?`, name); err != nil {
+		return fmt.Errorf("retiring the name's makers: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM always_approvals WHERE tool = ?`, name); err != nil {
+		return fmt.Errorf("retiring approvals for good: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET used_at = ? WHERE tool = ? AND status = 'allowed' AND used_at IS NULL`,
+		now.UnixNano(), name); err != nil {
+		return fmt.Errorf("retiring allowed approvals: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE tool = ? AND status = ?`,
+		ApprovalExpired, now.UnixNano(), DecidedByToolGone, name, ApprovalPending); err != nil {
+		return fmt.Errorf("retiring pending approvals: %w", err)
+	}
+	return nil
+}
+
+// DecidedByToolGone is the decided_by of an approval that expired because
+// its tool was deleted and a tool of its name made anew.
+const DecidedByToolGone = "tool-deleted"
+
+// AllowApprovalAlways allows the pending approval id and approves its call
+// (tool, version, arguments) for good, in one transaction: a tool made
+// anew under its name (CreateTool) either comes after, and retires both,
+// or came first, and the approval is no longer pending (ErrConflict, with
+// the approval). ErrNotFound when there is no such approval.
+func (s *Store) AllowApprovalAlways(ctx context.Context, id, by string) (*Approval, error) {
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: allow approval %q: %w", id, err)
+	}
+	defer rollback(tx)
+	now := s.now().UnixNano()
+	var (
+		tool, hash string
+		version    int
+	)
+	err = tx.QueryRowContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?
+		WHERE id = ? AND status = ? RETURNING tool, version, args_hash`, ApprovalAllowed, now, by, id, ApprovalPending).Scan(&tool, &version, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		rollback(tx)
+		a, gerr := s.GetApproval(ctx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		return a, fmt.Errorf("store: approval %q is already %s: %w", id, a.Status, ErrConflict)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: allow approval %q: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO always_approvals (tool, version, args_hash, created_at)
+		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, tool, version, hash, now); err != nil {
+		return nil, fmt.Errorf("store: allow approval %q for good: %w", id, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("store: allow approval %q: %w", id, err)
+	}
+	return s.GetApproval(ctx, id)
+}
+
 // AddAlwaysApproval approves calls of tool at version with arguments
 // hashing to argsHash from now on. Adding one twice is not an error.
 func (s *Store) AddAlwaysApproval(ctx context.Context, tool string, version int, argsHash string) error {

@@ -111,3 +111,61 @@ func TestApprovalLifecycle(t *testing.T) {
 		t.Errorf("pending after reopen: %+v %v", l, err)
 	}
 }
+
+// A tool made under a name retires every earlier approval of the name:
+// approvals for good go, unused allowed ones are used, pending ones
+// expire. AllowApprovalAlways decides and approves for good at once, and
+// only a pending approval.
+func TestApprovalsRetiredByANewTool(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	for _, a := range []*Approval{
+		{ID: "aaaa2345", Tool: "twin", Version: 1, ArgsHash: "h1"},
+		{ID: "bbbb2345", Tool: "twin", Version: 1, ArgsHash: "h2"},
+		{ID: "cccc2345", Tool: "twin", Version: 1, ArgsHash: "h3"},
+		{ID: "dddd2345", Tool: "other", Version: 1, ArgsHash: "h1"},
+	} {
+		if err := s.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, err := s.AllowApprovalAlways(ctx, "aaaa2345", "uid:1"); err != nil || a.Status != ApprovalAllowed || a.DecidedBy != "uid:1" {
+		t.Fatalf("allow always: %+v %v", a, err)
+	}
+	if ok, err := s.HasAlwaysApproval(ctx, "twin", 1, "h1"); !ok || err != nil {
+		t.Fatalf("always after allow always: %v %v", ok, err)
+	}
+	if a, err := s.AllowApprovalAlways(ctx, "aaaa2345", "uid:1"); !errors.Is(err, ErrConflict) || a == nil || a.Status != ApprovalAllowed {
+		t.Errorf("allow always twice: %+v %v", a, err)
+	}
+	if _, err := s.AllowApprovalAlways(ctx, "zzzz2345", "uid:1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("allow always of none: %v", err)
+	}
+	if _, err := s.DecideApproval(ctx, "bbbb2345", ApprovalAllowed, "uid:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AllowApprovalAlways(ctx, "dddd2345", "uid:1"); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := s.CreateTool(ctx, &Tool{Name: "twin", Description: "d", Kind: "js", Status: "active", CreatedBy: CreatorLLM,
+		Spec: json.RawMessage(`{"code":"return 1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.HasAlwaysApproval(ctx, "twin", 1, "h1"); ok || err != nil {
+		t.Errorf("always approval outlived its tool: %v %v", ok, err)
+	}
+	if a, _ := s.GetApproval(ctx, "bbbb2345"); a.Status != ApprovalAllowed || a.UsedAt.IsZero() {
+		t.Errorf("unused allowed approval outlived its tool: %+v", a)
+	}
+	if a, _ := s.GetApproval(ctx, "cccc2345"); a.Status != ApprovalExpired || a.DecidedBy != DecidedByToolGone {
+		t.Errorf("pending approval outlived its tool: %+v", a)
+	}
+	if _, err := s.AllowApprovalAlways(ctx, "cccc2345", "uid:1"); !errors.Is(err, ErrConflict) {
+		t.Errorf("allow always of a retired approval: %v", err)
+	}
+	// Another tool's are untouched.
+	if ok, err := s.HasAlwaysApproval(ctx, "other", 1, "h1"); !ok || err != nil {
+		t.Errorf("another tool's always approval: %v %v", ok, err)
+	}
+}

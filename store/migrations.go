@@ -201,6 +201,10 @@ CREATE TABLE worker_state (
 	PRIMARY KEY (worker, key)
 ) STRICT, WITHOUT ROWID;
 `,
+	// 11: who disabled a disabled tool: 'llm' when an agent did (it may
+	// enable the tool again), a person otherwise ('' for tools disabled
+	// before this version: counted as a person's, failing closed).
+	`ALTER TABLE tools ADD COLUMN disabled_by TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

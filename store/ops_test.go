@@ -149,7 +149,8 @@ func TestMigration7MarksOldAllowedUsed(t *testing.T) {
 		// and back past the later versions too, so that they run again.
 		`ALTER TABLE tools DROP COLUMN mounts`,                                              // 8
 		`DROP INDEX executions_parent`, `ALTER TABLE executions DROP COLUMN parent_call_id`, // 9
-		`DROP TABLE worker_state`, // 10
+		`DROP TABLE worker_state`,                   // 10
+		`ALTER TABLE tools DROP COLUMN disabled_by`, // 11
 		`DELETE FROM schema_migrations WHERE version >= 7`,
 		`INSERT INTO approvals (id, tool, version, args_hash, status, created_at, decided_at) VALUES ('old22222', 'greet', 1, 'h', 'allowed', 1, 5)`,
 		`INSERT INTO approvals (id, tool, version, args_hash, status, created_at) VALUES ('pend2222', 'greet', 1, 'h', 'pending', 1)`,

@@ -128,6 +128,9 @@ func (s *Store) CreateTool(ctx context.Context, t *Tool) error {
 	if err := insertVersion(ctx, tx, n.Name, n.Version, snap, now); err != nil {
 		return fmt.Errorf("store: create tool %q: %w", n.Name, err)
 	}
+	if err := retireGrants(ctx, tx, n.Name, now); err != nil {
+		return fmt.Errorf("store: create tool %q: %w", n.Name, err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: create tool %q: %w", n.Name, err)
 	}
@@ -261,6 +264,32 @@ func (s *Store) SetToolStatus(ctx context.Context, name, status string) error {
 		return fmt.Errorf("store: set status of tool %q: %w", name, err)
 	}
 	return nil
+}
+
+// DisableTool sets the tool called name disabled, recording who did it
+// (by: CreatorLLM for an agent, CreatorUser for a person), or returns
+// ErrNotFound.
+func (s *Store) DisableTool(ctx context.Context, name, by string) error {
+	res, err := s.wdb.ExecContext(ctx, `UPDATE tools SET status = ?, disabled_by = ?, updated_at = ? WHERE name = ?`,
+		StatusDisabled, by, s.now().UnixNano(), name)
+	if err := affectedOne(res, err); err != nil {
+		return fmt.Errorf("store: disable tool %q: %w", name, err)
+	}
+	return nil
+}
+
+// ToolDisabledBy is who last disabled the tool called name (see
+// DisableTool; "" when no one did since the column came), or ErrNotFound.
+func (s *Store) ToolDisabledBy(ctx context.Context, name string) (string, error) {
+	var by string
+	err := s.rdb.QueryRowContext(ctx, `SELECT disabled_by FROM tools WHERE name = ?`, name).Scan(&by)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: tool %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: tool %q: %w", name, err)
+	}
+	return by, nil
 }
 
 // DeleteTool deletes the tool called name and all its versions, or returns

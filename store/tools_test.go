@@ -514,3 +514,33 @@ func TestToolStats(t *testing.T) {
 		t.Errorf("JSON %s, want %s", b, wantJSON)
 	}
 }
+
+// DisableTool records who disabled a tool; ToolDisabledBy reads it back.
+func TestDisableToolRecordsWho(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	if err := s.CreateTool(ctx, &Tool{Name: "t1", Status: StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	if by, err := s.ToolDisabledBy(ctx, "t1"); err != nil || by != "" {
+		t.Errorf("never disabled: %q %v", by, err)
+	}
+	for _, who := range []string{CreatorLLM, CreatorUser} {
+		if err := s.DisableTool(ctx, "t1", who); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetTool(ctx, "t1")
+		if err != nil || got.Status != StatusDisabled {
+			t.Fatalf("after disable by %s: %+v %v", who, got, err)
+		}
+		if by, err := s.ToolDisabledBy(ctx, "t1"); err != nil || by != who {
+			t.Errorf("disabled by %s: read %q %v", who, by, err)
+		}
+	}
+	if err := s.DisableTool(ctx, "none", CreatorUser); !errors.Is(err, ErrNotFound) {
+		t.Errorf("disable of none: %v", err)
+	}
+	if _, err := s.ToolDisabledBy(ctx, "none"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("disabled by of none: %v", err)
+	}
+}

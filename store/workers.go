@@ -142,13 +142,38 @@ func (s *Store) ListWorkers(ctx context.Context) ([]*Worker, error) {
 
 // DeleteWorker removes the worker called name and every token it had, or
 // returns ErrNotFound. The audit log keeps the name in its records.
+//
+// Its agent's approvals end with it, in the same transaction: allowed ones
+// not used yet count as used, pending ones expire, so a worker registered
+// again under the name (another agent, perhaps other tools) never runs on
+// what a person allowed the removed one.
 func (s *Store) DeleteWorker(ctx context.Context, name string) error {
-	res, err := s.wdb.ExecContext(ctx, `DELETE FROM workers WHERE name = ?`, name)
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: delete worker %q: %w", name, err)
+	}
+	defer rollback(tx)
+	res, err := tx.ExecContext(ctx, `DELETE FROM workers WHERE name = ?`, name)
 	if err := affectedOne(res, err); err != nil {
+		return fmt.Errorf("store: delete worker %q: %w", name, err)
+	}
+	now := s.now().UnixNano()
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET used_at = ? WHERE worker = ? AND status = 'allowed' AND used_at IS NULL`, now, name); err != nil {
+		return fmt.Errorf("store: delete worker %q: retiring its approvals: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE worker = ? AND status = ?`,
+		ApprovalExpired, now, DecidedByWorkerGone, name, ApprovalPending); err != nil {
+		return fmt.Errorf("store: delete worker %q: retiring its approvals: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: delete worker %q: %w", name, err)
 	}
 	return nil
 }
+
+// DecidedByWorkerGone is the decided_by of an approval that expired
+// because its worker was removed.
+const DecidedByWorkerGone = "worker-removed"
 
 const selectWorker = `SELECT name, path, definition, created_at, updated_at FROM workers`
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 var tokenRE = regexp.MustCompile(`^tcw_[a-z2-7]{52}$`)
@@ -221,6 +222,44 @@ func TestWorkerRemove(t *testing.T) {
 	token2, id2 := registerTest(t, s, "ops")
 	wantRefused(t, s, token)
 	wantAuth(t, s, token2, "ops", id2)
+}
+
+// A removed worker's approvals end with it: the one allowed and not used,
+// and the pending one; another worker's stay as they were.
+func TestWorkerRemoveRetiresItsApprovals(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	registerTest(t, s, "ops")
+	registerTest(t, s, "web")
+	for _, a := range []*Approval{
+		{ID: "aaaa2345", Tool: "t", Version: 1, ArgsHash: "h", CallerID: "worker:ops", CallerType: "llm", Worker: "ops"},
+		{ID: "bbbb2345", Tool: "t", Version: 1, ArgsHash: "h", CallerID: "worker:ops", CallerType: "llm", Worker: "ops"},
+		{ID: "cccc2345", Tool: "t", Version: 1, ArgsHash: "h", CallerID: "worker:web", CallerType: "llm", Worker: "web"},
+	} {
+		if err := s.CreateApproval(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"aaaa2345", "cccc2345"} {
+		if _, err := s.DecideApproval(ctx, id, ApprovalAllowed, "uid:1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteWorker(ctx, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	registerTest(t, s, "ops")
+	call := ApprovedCall{Tool: "t", Version: 1, CallerID: "worker:ops", CallerType: "llm", Worker: "ops", ArgsHash: "h"}
+	if a, err := s.UseAllowedApproval(ctx, call, time.Now().Add(-time.Hour)); a != nil || err != nil {
+		t.Errorf("the new ops used the removed one's approval: %+v %v", a, err)
+	}
+	if a, _ := s.GetApproval(ctx, "bbbb2345"); a.Status != ApprovalExpired || a.DecidedBy != DecidedByWorkerGone {
+		t.Errorf("the removed worker's pending approval: %+v", a)
+	}
+	call.CallerID, call.Worker = "worker:web", "web"
+	if a, err := s.UseAllowedApproval(ctx, call, time.Now().Add(-time.Hour)); a == nil || err != nil {
+		t.Errorf("web's approval: %+v %v", a, err)
+	}
 }
 
 func TestWorkerErrors(t *testing.T) {

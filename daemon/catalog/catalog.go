@@ -85,6 +85,12 @@ type AgentRules struct {
 	// workspace and its mounts: list. An agent's tool may mount a path at
 	// or below one, writable only where the grant is. Empty grants none.
 	Mounts []MountGrant
+	// Reserved are the names the worker's own tools hold (its tool files'
+	// and its toolsets'; the meta-tools' are reserved for every tool): a
+	// tool the agent makes may not take one, where it would sit in the
+	// worker's list beside the tool a call of the name runs, its
+	// description passing for that tool's.
+	Reserved []string
 }
 
 // MountGrant is one host path an agent's tools may mount.
@@ -181,6 +187,13 @@ func (c *Catalog) checkMounts(def *Definition) ([]string, error) {
 		if err := g.Check(src, !m.ReadOnly); err != nil {
 			return nil, forbidden("tool %q: mounts[%d]: %v", def.Name, i, err)
 		}
+		if src != m.Path {
+			// What a person approves is the path that is mounted: one
+			// reached through a symlink could be pointed elsewhere after
+			// (the call refuses that too: dispatch.callMounts).
+			return nil, invalid(fieldError(fmt.Sprintf("mounts[%d].path", i),
+				fmt.Errorf("%s is reached through a symlink (to %s); write the path itself", m.Path, src)))
+		}
 		out = append(out, src)
 	}
 	return out, nil
@@ -234,6 +247,19 @@ func (c *Catalog) agentChange(ctx context.Context, def *Definition, caller princ
 		return false, err
 	}
 	return policy.StartsPending(string(def.Kind), def.Permissions, def.Secrets, by, c.opts.alwaysPending || r.AlwaysPending), nil
+}
+
+// checkReserved refuses an agent a new tool named as one of its worker's
+// own (AgentRules.Reserved).
+func (c *Catalog) checkReserved(ctx context.Context, def *Definition, caller principal.Caller) error {
+	r, err := c.agentRules(ctx, caller)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(r.Reserved, def.Name) {
+		return conflict("%q is the name of one of worker %q's own tools (its tool files or toolsets); name the tool otherwise", def.Name, caller.Worker)
+	}
+	return nil
 }
 
 func notFound(name string) error {
@@ -292,6 +318,9 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 		return nil, err
 	}
 	by := creator(caller)
+	if err := c.checkReserved(ctx, def, caller); err != nil {
+		return nil, err
+	}
 	pending, err := c.agentChange(ctx, def, caller, by)
 	if err != nil {
 		return nil, err
@@ -309,6 +338,34 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 	}
 	c.forget(def.Name)
 	return fromStore(st)
+}
+
+// CheckDryRun refuses caller a dry run of def (POST /v1/tools/test) that
+// it could not run as a tool of its own without a person: an llm's dry
+// run is held to the rules of an llm create (valid, the secrets and mounts
+// its worker grants), and runs only what would start active (JavaScript
+// with no permissions and no secrets, unless its worker makes every change
+// wait). A person's dry run needs only a valid definition.
+func (c *Catalog) CheckDryRun(ctx context.Context, def *Definition, caller principal.Caller) error {
+	if err := Check(def); err != nil {
+		return err
+	}
+	if creator(caller) != CreatedByLLM {
+		return nil
+	}
+	if len(def.Secrets) > 0 {
+		return errdefs.Errorf(errdefs.PolicyDenied, "an llm caller's dry run may not use secrets (%s); create the tool and have it approved",
+			strings.Join(def.Secrets, ", "))
+	}
+	pending, err := c.agentChange(ctx, def, caller, CreatedByLLM)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errdefs.Errorf(errdefs.PolicyDenied, "an llm caller's dry run runs only what its own tool could run without a person's approval "+
+			"(JavaScript with no permissions and no secrets); create tool %q and have a person approve it", def.Name)
+	}
+	return nil
 }
 
 // Get returns a tool by name.
@@ -480,9 +537,13 @@ func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []
 		return nil, conflict("cannot %s tool %q: it is %s", verb, name, cur.Status)
 	}
 	set := c.st.SetToolStatus
-	if to == StatusActive {
+	switch to {
+	case StatusActive:
 		// Enable and approve: a person lets the current version run.
 		set = func(ctx context.Context, name, _ string) error { return c.st.ActivateTool(ctx, name) }
+	case StatusDisabled:
+		// Who disabled it decides who may enable it (Enable).
+		set = func(ctx context.Context, name, _ string) error { return c.st.DisableTool(ctx, name, creator(caller)) }
 	}
 	if err := set(ctx, name, to); err != nil {
 		return nil, storeErr(name, err)
@@ -491,8 +552,24 @@ func (c *Catalog) transition(ctx context.Context, name, verb, to string, from []
 	return c.Get(ctx, name)
 }
 
-// Enable makes a disabled tool active again.
+// Enable makes a disabled tool active again. An llm may enable only a
+// tool an llm disabled: a person's disable is the person's to undo.
 func (c *Catalog) Enable(ctx context.Context, name string, caller principal.Caller) (*Tool, error) {
+	if creator(caller) == CreatedByLLM {
+		cur, err := c.Get(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Status == StatusDisabled && cur.CreatedBy == CreatedByLLM {
+			by, err := c.st.ToolDisabledBy(ctx, name)
+			if err != nil {
+				return nil, storeErr(name, err)
+			}
+			if by != CreatedByLLM {
+				return nil, forbidden("a person disabled tool %q; only a person may enable it again", name)
+			}
+		}
+	}
 	return c.transition(ctx, name, "enable", StatusActive, []string{StatusDisabled}, caller, false)
 }
 

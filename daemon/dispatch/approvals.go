@@ -329,7 +329,12 @@ func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, alwa
 	if allow {
 		status = store.ApprovalAllowed
 	}
-	a, err := d.cfg.Store.DecideApproval(ctx, id, status, caller.ID)
+	var a *store.Approval
+	if always {
+		a, err = d.cfg.Store.AllowApprovalAlways(ctx, id, caller.ID)
+	} else {
+		a, err = d.cfg.Store.DecideApproval(ctx, id, status, caller.ID)
+	}
 	switch {
 	case errors.Is(err, store.ErrConflict) && a != nil:
 		return nil, errdefs.Errorf(errdefs.Conflict, "approval %s is already %s", id, a.Status)
@@ -337,11 +342,6 @@ func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, alwa
 		return nil, errdefs.Errorf(errdefs.NotFound, "no approval %q", id)
 	case err != nil:
 		return nil, err
-	}
-	if always {
-		if err := d.cfg.Store.AddAlwaysApproval(ctx, a.Tool, a.Version, a.ArgsHash); err != nil {
-			return nil, err
-		}
 	}
 	d.log.Info("approval decided", "approval_id", id, "tool", a.Tool, "status", status, "always", always, "by", caller.ID)
 	d.approvals.notify(id, status)

@@ -302,15 +302,26 @@ func (d *Dispatcher) callApproval(ctx context.Context, c *call, res *catalog.Res
 
 // DryRun runs an unsaved definition once. It is audited under
 // "test:<name>" so it never counts as a use of a stored tool.
+// An agent's dry run is what its own tool could be: held to the
+// catalog's rules for what agents make (CheckDryRun), and run through its
+// worker like any call (its profile, limits, rate limit, state, and the
+// tools its code may call).
 func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller principal.Caller) (*Outcome, error) {
-	if err := catalog.Check(def); err != nil {
+	w, err := d.workerOf(caller)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cfg.Catalog.CheckDryRun(ctx, def, caller); err != nil {
 		return nil, err
 	}
 	res, err := catalog.Compile(&catalog.Tool{Def: def})
 	if err != nil {
 		return nil, err
 	}
-	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true}
+	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true, worker: w}
+	if err := d.profileAllows(def, caller, workerProfile(w)); err != nil {
+		return nil, d.refuse(ctx, c, nil, err)
+	}
 	return d.run(ctx, c, res)
 }
 

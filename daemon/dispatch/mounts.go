@@ -14,9 +14,9 @@ import (
 // callMounts lists the host paths one call's executor sees: the worker's
 // workspace at /workspace when the tool holds the filesystem permission,
 // and the tool's own mounts at their own paths. Each is resolved and
-// checked against the daemon's own paths again now, so a path that became
-// a symlink into them since it was loaded is refused (and the sandbox
-// refuses one that becomes a symlink after this).
+// checked against the daemon's own paths again now, and a path that became
+// a symlink since it was loaded is refused (the sandbox refuses one that
+// becomes a symlink after this).
 func (d *Dispatcher) callMounts(w *worker.Worker, def *catalog.Definition, perms []string) ([]host.Mount, error) {
 	if !slices.Contains(perms, "filesystem") {
 		return nil, nil
@@ -26,7 +26,7 @@ func (d *Dispatcher) callMounts(w *worker.Worker, def *catalog.Definition, perms
 		g = d.cfg.Mounts()
 	}
 	if w != nil {
-		g = g.With(w.OwnFiles()...)
+		g = w.Guard(g)
 	}
 	var out []host.Mount
 	if w != nil && w.Workspace != "" {
@@ -44,6 +44,12 @@ func (d *Dispatcher) callMounts(w *worker.Worker, def *catalog.Definition, perms
 	}
 	for i, m := range def.Mounts {
 		src, err := mounts.Resolve(m.Path)
+		if err == nil && src != m.Path {
+			// Made with no symlink on the way (catalog.checkMounts): one
+			// now is a swap by whoever can write there, pointing the
+			// mount where no one granted or approved.
+			err = fmt.Errorf("%s has become a symlink (to %s) since the tool was made", m.Path, src)
+		}
 		if err == nil {
 			err = g.Check(src, !m.ReadOnly)
 		}

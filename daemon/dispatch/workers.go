@@ -77,15 +77,32 @@ func notFound(name string) error {
 }
 
 // WorkerHasTool reports whether the catalog tool called name is one of
-// w's: named in its file, or made by its agent while it may make tools.
-// Its tool files' tools are w.LocalTool's.
+// w's: a person's tool named in its file, or a tool its agent made while
+// it may make tools. Its tool files' tools are w.LocalTool's.
+//
+// An agent's tool is its maker's worker's only, even under a name another
+// worker's file lists: a name no tool holds yet is not a grant to whoever
+// makes a tool of it first (its code would run with that worker's grants).
 func (d *Dispatcher) WorkerHasTool(ctx context.Context, w *worker.Worker, name string) (bool, error) {
 	if slices.Contains(w.Tools, name) {
-		return true, nil
+		res, err := d.cfg.Catalog.Resolve(ctx, name)
+		switch {
+		case errdefs.Is(err, errdefs.ToolNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		case listedGrant(res.Tool):
+			return true, nil
+		}
 	}
 	made, err := d.AgentTools(ctx, w)
 	return slices.Contains(made, name), err
 }
+
+// listedGrant reports whether w's file naming t grants it: t is a
+// person's (an agent's tool is granted by its maker's worker_tools row,
+// never by a name; see WorkerHasTool).
+func listedGrant(t *catalog.Tool) bool { return t.CreatedBy == catalog.CreatedByUser }
 
 // AgentTools lists the tools w's agent made, when w lets it make tools.
 func (d *Dispatcher) AgentTools(ctx context.Context, w *worker.Worker) ([]string, error) {
@@ -165,6 +182,9 @@ func (d *Dispatcher) ToolsFor(ctx context.Context, w *worker.Worker) ([]*catalog
 		}
 		if err != nil {
 			return nil, err
+		}
+		if !listedGrant(t) && !slices.Contains(made, name) {
+			continue // another worker's agent's tool under a name w lists
 		}
 		out = append(out, t)
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -119,8 +121,38 @@ func (s *Server) HTTPHandler(sessionTimeout time.Duration) http.Handler {
 	}
 	protected := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp/{worker}", protected)
+	mux.Handle("/mcp/{worker}", loopbackOrigin(protected))
 	return mux
+}
+
+// loopbackOrigin refuses (403) a request whose Origin is not a loopback
+// one: a browser sends the Origin of the page that made the request, and a
+// page elsewhere (a DNS-rebound name included: its Origin keeps the name)
+// has no business here, whatever it holds. A client that is not a browser
+// sends none, and passes.
+func loopbackOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Values("Origin"); len(origin) > 0 && (len(origin) > 1 || !isLoopbackOrigin(origin[0])) {
+			http.Error(w, "forbidden: Origin "+strings.Join(origin, ", ")+" is not a loopback origin; the MCP endpoint serves local clients only", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isLoopbackOrigin reports whether origin is http(s)://HOST[:PORT] with
+// HOST localhost or a loopback IP.
+func isLoopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // sessionLabel bounds an SDK session id to the audit's session label form.

@@ -115,13 +115,36 @@ func (w *Worker) OwnFiles() []string {
 	return out
 }
 
+// ToolFileDirs are the directories the worker's tool_files patterns
+// match in: each pattern's leading directories up to its first one with
+// glob syntax. A file that appears there may become one of its tools.
+func (w *Worker) ToolFileDirs() []string {
+	var out []string
+	for _, p := range w.ToolFiles {
+		dir := filepath.Dir(filepath.Join(filepath.Dir(w.Path), p))
+		for hasMeta(dir) {
+			dir = filepath.Dir(dir)
+		}
+		if filepath.IsAbs(dir) {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// Guard is g with what the worker's tools may not make writable: its own
+// files, and the directories its tool files are read from.
+func (w *Worker) Guard(g mounts.Guard) mounts.Guard {
+	return g.With(w.OwnFiles()...).WithDirs(w.ToolFileDirs()...)
+}
+
 // CheckMounts checks every host path the worker's tools may see against
-// g, with the worker's own files added to what a writable mount may not
-// hold: its workspace, its mount grants, and its tool files' own mounts
-// (resolved now; each call resolves and checks them again). The daemon
-// calls it with its own paths when the worker is registered or reloaded.
+// g, with what the worker's own files add (Guard): its workspace, its
+// mount grants, and its tool files' own mounts (resolved now; each call
+// resolves and checks them again). The daemon calls it with its own paths
+// when the worker is registered or reloaded.
 func (w *Worker) CheckMounts(g mounts.Guard) error {
-	g = g.With(w.OwnFiles()...)
+	g = w.Guard(g)
 	var errs []error
 	if w.Workspace != "" {
 		if err := g.Check(w.Workspace, !w.ReadOnly); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +110,16 @@ func TestCheckMountsDaemonPaths(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "daemon's own") {
 			t.Errorf("workspace %s: %v, want refused as the daemon's own", ws, err)
 		}
+	}
+}
+
+// ToolFileDirs: each pattern's directories up to the first with glob
+// syntax, absolute beside the worker file.
+func TestToolFileDirs(t *testing.T) {
+	w := &Worker{Path: "/srv/agent/w.yaml", ToolFiles: []string{"tools/*.yaml", "more/*/x.yaml", "a/b/[cd]/*/y.yaml", "./z.yaml"}}
+	got := w.ToolFileDirs()
+	want := []string{"/srv/agent/tools", "/srv/agent/more", "/srv/agent/a/b", "/srv/agent"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ToolFileDirs = %v, want %v", got, want)
 	}
 }

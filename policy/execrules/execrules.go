@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/policy/template"
 )
 
 // Default is the approval of a command no rule matches.
@@ -114,7 +115,8 @@ type Decision struct {
 // commands, each decided by the strictest rule matching it (a rule matches
 // a command whose name is the pattern's first word and whose first
 // arguments are the pattern's other words, known when it is read), or by
-// Default when none does. A command that redirects into a file is at
+// Default when none does. A command that redirects into a file, or
+// starts with a variable set that programs load or run code from, is at
 // least ask. Text the shell rules cannot analyse is an error (the deny
 // rules refuse it anyway).
 func (rs *Rules) Decide(cmd string) (Decision, error) {
@@ -146,10 +148,22 @@ func (rs *Rules) decide(c shellguard.Command) Segment {
 	if s.Rule == "" {
 		s.Approval = Default
 	}
-	if c.Writes && strictness(s.Approval) < strictness(policy.ApprovalAsk) {
+	if (c.Writes || setsCodeEnv(c)) && strictness(s.Approval) < strictness(policy.ApprovalAsk) {
 		s.Approval, s.Rule = policy.ApprovalAsk, ""
 	}
 	return s
+}
+
+// setsCodeEnv reports whether c starts with a variable set that programs
+// load or run code from (LD_PRELOAD=./x.so ls): a rule vouches for a
+// command's words, not for code the environment slips in.
+func setsCodeEnv(c shellguard.Command) bool {
+	for _, name := range c.Env {
+		if template.CodeEnv(name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r compiled) matches(c shellguard.Command) bool {

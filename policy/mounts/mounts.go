@@ -42,6 +42,16 @@ type Guard struct {
 	// NoWrite are paths a writable mount may not hold (the worker's own
 	// file and tool files); a read-only one may.
 	NoWrite []string
+	// NoWriteIn are directories where a file appearing is read as a grant
+	// (the directories workers' tool_files patterns match in): a writable
+	// mount may neither hold one nor lie in one.
+	NoWriteIn []string
+}
+
+// WithDirs returns g with more NoWriteIn directories.
+func (g Guard) WithDirs(dirs ...string) Guard {
+	g.NoWriteIn = append(append([]string(nil), g.NoWriteIn...), dirs...)
+	return g
 }
 
 // With returns g with more NoWrite paths.
@@ -88,7 +98,8 @@ func unwrapPathErr(err error) error {
 
 // Check refuses the resolved host path src (from Resolve) when it is "/",
 // is or lies under or above one of g.Forbidden (each resolved as far as
-// it exists), or, when writable, is or lies above one of g.NoWrite.
+// it exists), or, when writable, is or lies above one of g.NoWrite, or is
+// or lies under or above one of g.NoWriteIn.
 func (g Guard) Check(src string, writable bool) error {
 	if !filepath.IsAbs(src) || filepath.Clean(src) != src {
 		return fmt.Errorf("%q is not an absolute, clean path", src)
@@ -111,6 +122,13 @@ func (g Guard) Check(src string, writable bool) error {
 			for _, form := range forms(f) {
 				if within(form, src) {
 					return fmt.Errorf("%s holds %s, the worker's own file: it can only be mounted read-only", src, form)
+				}
+			}
+		}
+		for _, d := range g.NoWriteIn {
+			for _, form := range forms(d) {
+				if within(form, src) || within(src, form) {
+					return fmt.Errorf("%s overlaps %s, where a worker's tool files are read from: it can only be mounted read-only", src, form)
 				}
 			}
 		}

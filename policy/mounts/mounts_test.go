@@ -137,3 +137,30 @@ func FuzzGuardCheck(f *testing.F) {
 		}
 	})
 }
+
+// NoWriteIn: a writable mount may neither hold nor lie in one of its
+// directories; a read-only one may do both.
+func TestGuardNoWriteIn(t *testing.T) {
+	g := Guard{}.WithDirs("/srv/agent/tools")
+	for _, tt := range []struct {
+		src      string
+		writable bool
+		ok       bool
+	}{
+		{"/srv/agent/tools", true, false},
+		{"/srv/agent/tools/b", true, false},
+		{"/srv/agent", true, false},
+		{"/srv", true, false},
+		{"/srv/agent/tools2", true, true},
+		{"/srv/agent/notes", true, true},
+		{"/srv/agent/tools/b", false, true},
+		{"/srv", false, true},
+	} {
+		if err := g.Check(tt.src, tt.writable); (err == nil) != tt.ok {
+			t.Errorf("Check(%s, writable %v): %v, want ok %v", tt.src, tt.writable, err, tt.ok)
+		}
+	}
+	if g2 := g.WithDirs("/x"); len(g.NoWriteIn) != 1 || len(g2.NoWriteIn) != 2 {
+		t.Errorf("WithDirs changed its receiver: %v %v", g.NoWriteIn, g2.NoWriteIn)
+	}
+}

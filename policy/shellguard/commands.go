@@ -20,6 +20,11 @@ type Command struct {
 	Writes bool
 	// Text is the command as the messages show it.
 	Text string
+	// Env names the variables the command starts with set by the line
+	// (NAME=value before it, or given to a wrapper such as env): a
+	// program may load or run code they name, which no rule about the
+	// command's words speaks for.
+	Env []string
 }
 
 // benignWrappers run their command with nothing added that changes what
@@ -70,6 +75,9 @@ func Commands(cmd string) ([]Command, error) {
 			continue
 		}
 		c := Command{Name: seg.name, Text: seg.text, Writes: writesFile(seg.redirs)}
+		for _, a := range seg.assigns {
+			c.Env = append(c.Env, a.name)
+		}
 		for i, a := range nonDropped(seg.args) {
 			if i == 0 {
 				continue

@@ -60,6 +60,11 @@ var codeEnvSuffixes = []string{
 	"_PRELOAD", "_LAUNCHER", "_INTERPRETER", "_HELPER", "_VIEWER", "_BROWSER", "_DIFF", "_MERGE",
 }
 
+// CodeEnv reports whether programs run name's value, read it as code or
+// options, or load code from where it points (LD_PRELOAD, PYTHONPATH,
+// GIT_CONFIG_*, PAGER...).
+func CodeEnv(name string) bool { return codeEnv(name) }
+
 // codeEnv reports whether programs run name's value, read it as code or
 // options, or load code from where it points.
 func codeEnv(name string) bool {
