@@ -299,7 +299,7 @@ func TestGuardsKeepSemantics(t *testing.T) {
 // TestNoCodeGeneration proves the runtime guard on its own (the static
 // check is off): every route to compiling a string throws EvalError.
 func TestNoCodeGeneration(t *testing.T) {
-	for _, expr := range []string{
+	for _, expr := range append([]string{
 		"Function('return 1')()",
 		"new Function('return 1')()",
 		"Function`return 1`",
@@ -319,7 +319,7 @@ func TestNoCodeGeneration(t *testing.T) {
 		"[].map.constructor('return 1')",
 		"(class {}).constructor('return 1')",
 		"Object.getOwnPropertyDescriptor(Function.prototype, 'constructor').value('return 1')",
-	} {
+	}, redTeamCodeGeneration...) {
 		t.Run(expr, func(t *testing.T) {
 			res, err := run(t, false, "return "+expr, "", executors.Limits{})
 			if err != nil {

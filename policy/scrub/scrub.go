@@ -304,6 +304,13 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			spans = append(spans, sp)
 		}
 	}
+	// What only the joined or decoded text shows is added where the text
+	// as written showed nothing: the raw finding is the better extent.
+	for _, e := range s.encodedSpans(text) {
+		if !slices.ContainsFunc(spans, func(sp scrubSpan) bool { return sp.start < e.end && e.start < sp.end }) {
+			spans = append(spans, e)
+		}
+	}
 	if len(spans) == 0 {
 		return text, false
 	}
