@@ -75,8 +75,16 @@ func TestAuthentication(t *testing.T) {
 	// A worker token is its worker's agent: llm, worker:NAME, the worker.
 	agent := withToken(c, tok)
 	agent.Session = "s-1"
-	if err := agent.Do(context.Background(), "GET", "/v1/health", nil, nil); err != nil {
+	var h api.Health
+	if err := agent.Do(context.Background(), "GET", "/v1/health", nil, &h); err != nil {
 		t.Fatalf("token caller refused: %v", err)
+	}
+	// The daemon's host paths are a person's to see.
+	if h.Status != "ok" || h.Socket != "" || h.DataDir != "" {
+		t.Fatalf("health for an agent: %+v", h)
+	}
+	if err := c.Do(context.Background(), "GET", "/v1/health", nil, &h); err != nil || h.Socket == "" || h.DataDir == "" {
+		t.Fatalf("health for a person: %+v %v", h, err)
 	}
 
 	tests := []struct {

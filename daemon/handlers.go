@@ -251,8 +251,11 @@ func writeTool(w http.ResponseWriter, status int, t *catalog.Tool) error {
 }
 
 func (d *Daemon) health(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, http.StatusOK, api.Health{Status: "ok", Version: Version,
-		UptimeSeconds: time.Since(d.started).Seconds(), Socket: d.cfg.Socket, DataDir: d.cfg.DataDir})
+	h := api.Health{Status: "ok", Version: Version, UptimeSeconds: time.Since(d.started).Seconds()}
+	if c, err := callerOf(r); err == nil && c.IsPerson() {
+		h.Socket, h.DataDir = d.cfg.Socket, d.cfg.DataDir
+	}
+	return writeJSON(w, http.StatusOK, h)
 }
 
 func (d *Daemon) stats(w http.ResponseWriter, r *http.Request) error {

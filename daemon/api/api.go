@@ -225,8 +225,10 @@ type Health struct {
 	Status        string  `json:"status"`
 	Version       string  `json:"version"`
 	UptimeSeconds float64 `json:"uptime_seconds"`
-	Socket        string  `json:"socket"`
-	DataDir       string  `json:"data_dir"`
+	// Socket and DataDir are the daemon's paths on the host: shown to a
+	// person only (an agent has no use for them).
+	Socket  string `json:"socket,omitempty"`
+	DataDir string `json:"data_dir,omitempty"`
 }
 
 // SecretValue is PUT /v1/secrets/{name}: exactly one of Value (a plain
