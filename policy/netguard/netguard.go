@@ -509,7 +509,7 @@ func normalizeHost(h string) (string, netip.Addr, error) {
 		return "", netip.Addr{}, fmt.Errorf("host %s has an empty label", strconv.Quote(h))
 	}
 	last := h[strings.LastIndexByte(h, '.')+1:]
-	if isNumericLabel(last) {
+	if NumericLabel(last) {
 		// A name ending in a number is an IPv4 address to URL parsers
 		// and to inet_aton: only the canonical dotted-quad is accepted.
 		ip, err := netip.ParseAddr(h)
@@ -521,17 +521,18 @@ func normalizeHost(h string) (string, netip.Addr, error) {
 	return h, netip.Addr{}, nil
 }
 
-// isNumericLabel reports whether a label would be read as a number by an
-// IPv4 parser: all decimal digits, or "0x" followed by hex digits (or
-// nothing).
-func isNumericLabel(l string) bool {
+// NumericLabel reports whether a host-name label would be read as a number
+// by an IPv4 parser (inet_aton): all decimal digits, or "0x" (any case)
+// followed by hex digits (or nothing). The deny rules read addresses
+// written in commands with it too (policy/shellguard).
+func NumericLabel(l string) bool {
 	if l == "" {
 		return false
 	}
-	if strings.HasPrefix(l, "0x") {
+	if len(l) >= 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X') {
 		for i := 2; i < len(l); i++ {
 			c := l[i]
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
 				return false
 			}
 		}

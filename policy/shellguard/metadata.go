@@ -82,7 +82,7 @@ func hostMetadata(h string) bool {
 	// Runs of numeric labels: an inet_aton form of 1 to 4 parts; a longer
 	// run (a version number) is tried four labels at a time.
 	for i := 0; i < len(labels); {
-		if !numericLabel(labels[i]) {
+		if !netguard.NumericLabel(labels[i]) {
 			if dotted {
 				if ip, ok := labelAddr(labels[i]); ok && isMetadata(ip) {
 					return true
@@ -92,7 +92,7 @@ func hostMetadata(h string) bool {
 			continue
 		}
 		j := i
-		for j < len(labels) && numericLabel(labels[j]) {
+		for j < len(labels) && netguard.NumericLabel(labels[j]) {
 			j++
 		}
 		if j-i <= 4 {
@@ -109,28 +109,6 @@ func hostMetadata(h string) bool {
 		i = j
 	}
 	return false
-}
-
-// numericLabel is a label an IPv4 parser reads as a number.
-func numericLabel(l string) bool {
-	if l == "" {
-		return false
-	}
-	if len(l) > 2 && (l[:2] == "0x" || l[:2] == "0X") {
-		l = l[2:]
-		for i := 0; i < len(l); i++ {
-			if !isHexDigit(l[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	for i := 0; i < len(l); i++ {
-		if l[i] < '0' || l[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // labelAddr reads an address a wildcard DNS service puts in one label:
