@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +88,76 @@ func waitPending(t *testing.T, c *api.Client, n int) api.ApprovalList {
 		t.Fatalf("pending: want %d, got %+v", n, list)
 	}
 	return list
+}
+
+// TestApprovalWaitEndsWhenToolChanges: a call waiting for a person's
+// approval ends at once, not at the approval timeout, when its tool is
+// disabled, changed or deleted meanwhile; its approval is expired, so
+// nobody can allow what no longer runs as shown. A change to another tool
+// leaves it waiting.
+func TestApprovalWaitEndsWhenToolChanges(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	tool := "name: %s\ndescription: asks\nkind: js\napproval: ask\njs: {code: 'return 1'}"
+	tests := []struct {
+		name   string
+		change func(t *testing.T, name string)
+		code   errdefs.Code
+	}{
+		{"disabled", func(t *testing.T, name string) {
+			if err := c.Do(ctx, "POST", "/v1/tools/"+name+"/disable", nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, errdefs.ToolNotActive},
+		{"changed", func(t *testing.T, name string) {
+			upd := strings.Replace(fmt.Sprintf(tool, name), "return 1", "return 2", 1)
+			if err := c.Do(ctx, "PUT", "/v1/tools/"+name, []byte(upd), nil); err != nil {
+				t.Fatal(err)
+			}
+		}, errdefs.ApprovalDenied},
+		{"deleted", func(t *testing.T, name string) {
+			if err := c.Do(ctx, "DELETE", "/v1/tools/"+name, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, errdefs.ToolNotFound},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := "waits_" + tt.name
+			create(t, c, fmt.Sprintf(tool, name))
+			done := make(chan error, 1)
+			go func() {
+				_, err := callTool(c, name, map[string]any{})
+				done <- err
+			}()
+			a := waitPending(t, c, 1).Approvals[0]
+			// Another tool changing is not this call's business.
+			create(t, c, fmt.Sprintf("name: other_%d\ndescription: x\nkind: js\njs: {code: 'return 0'}", i))
+			select {
+			case err := <-done:
+				t.Fatalf("the call ended on another tool's change: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			tt.change(t, name)
+			select {
+			case err := <-done:
+				if ae := apiErr(t, err); ae.Code != tt.code {
+					t.Fatalf("the waiting call ended with %+v, want %s", ae, tt.code)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the waiting call did not end when its tool changed")
+			}
+			var expired api.ApprovalList
+			if err := c.Do(ctx, "GET", "/v1/approvals?status=expired", nil, &expired); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(expired.Approvals, func(x api.Approval) bool { return x.ID == a.ID }) {
+				t.Fatalf("approval %s is not expired after the change: %+v", a.ID, expired)
+			}
+			if ae := apiErr(t, c.Do(ctx, "POST", "/v1/approvals/"+a.ID+"/allow", api.ApprovalDecision{}, nil)); ae.Code != errdefs.Conflict {
+				t.Fatalf("allowing the expired approval: %+v", ae)
+			}
+		})
+	}
 }

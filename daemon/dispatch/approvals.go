@@ -183,41 +183,58 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	}
 	timer := time.NewTimer(q.timeout)
 	defer timer.Stop()
+	var changed <-chan struct{} // nil (never ready) without a broadcaster
+	if d.cfg.Changes != nil {
+		var stop func()
+		changed, stop = d.cfg.Changes.Subscribe()
+		defer stop()
+	}
 	var status string
-	select {
-	case status = <-ch:
-	case <-timer.C:
-		got, err := d.cfg.Store.DecideApproval(context.WithoutCancel(ctx), a.ID, store.ApprovalExpired, "timeout")
-		switch {
-		case err == nil:
-			status = store.ApprovalExpired
-			d.announce(got)
-		case errors.Is(err, store.ErrConflict) && got != nil:
-			status = got.Status // decided just as the wait ended
-		default:
-			return nil, d.refuse(ctx, c, scr, err)
+	for status == "" {
+		select {
+		case status = <-ch:
+		case <-changed:
+			// The tools changed: a call whose tool no longer runs as the
+			// person would approve it ends now, and so does its approval.
+			gone := d.stillRuns(ctx, c, a.ID)
+			if gone == nil {
+				continue
+			}
+			got, err := d.cfg.Store.DecideApproval(context.WithoutCancel(ctx), a.ID, store.ApprovalExpired, "tool changed")
+			switch {
+			case err == nil:
+				d.announce(got)
+				return nil, d.refuse(ctx, c, scr, gone)
+			case errors.Is(err, store.ErrConflict) && got != nil:
+				status = got.Status // decided just as the tool changed
+			default:
+				return nil, d.refuse(ctx, c, scr, err)
+			}
+		case <-timer.C:
+			got, err := d.cfg.Store.DecideApproval(context.WithoutCancel(ctx), a.ID, store.ApprovalExpired, "timeout")
+			switch {
+			case err == nil:
+				status = store.ApprovalExpired
+				d.announce(got)
+			case errors.Is(err, store.ErrConflict) && got != nil:
+				status = got.Status // decided just as the wait ended
+			default:
+				return nil, d.refuse(ctx, c, scr, err)
+			}
+		case <-ctx.Done():
+			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalRequired,
+				"the caller stopped waiting for approval %s; it stays pending", a.ID))
+		case <-q.stopping:
+			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.Unavailable,
+				"the daemon is stopping; approval %s stays pending, and `toolcage approvals allow %s --always` approves the next identical call", a.ID, a.ID))
 		}
-	case <-ctx.Done():
-		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalRequired,
-			"the caller stopped waiting for approval %s; it stays pending", a.ID))
-	case <-q.stopping:
-		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.Unavailable,
-			"the daemon is stopping; approval %s stays pending, and `toolcage approvals allow %s --always` approves the next identical call", a.ID, a.ID))
 	}
 	switch status {
 	case store.ApprovalAllowed:
 		// The tool may have changed while the call waited: what runs is
 		// what the person saw, and only if the tool still runs as such.
-		cur, err := d.resolve(ctx, c.worker, c.tool)
-		switch {
-		case err != nil:
+		if err := d.stillRuns(ctx, c, a.ID); err != nil {
 			return nil, d.refuse(ctx, c, scr, err)
-		case !policy.StatusCallable(cur.Tool.Status):
-			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ToolNotActive,
-				"tool %q became %s while approval %s waited", c.tool, cur.Tool.Status, a.ID))
-		case cur.Tool.Version != c.version:
-			return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalDenied,
-				"tool %q changed to version %d while approval %s (version %d) waited; call again", c.tool, cur.Tool.Version, a.ID, c.version))
 		}
 		// Used once: by this call, unless a retry of it came first.
 		ok, err := d.cfg.Store.MarkApprovalUsed(context.WithoutCancel(ctx), a.ID)
@@ -237,6 +254,23 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		return nil, d.refuse(ctx, c, scr, approvalErrorf(a.ID, errdefs.ApprovalDenied,
 			"a person denied approval %s for tool %q", a.ID, c.tool))
 	}
+}
+
+// stillRuns reports, as the error the waiting call ends with, a tool that
+// no longer runs as it did when approval id was asked for: gone, no
+// longer callable, or at another version.
+func (d *Dispatcher) stillRuns(ctx context.Context, c *call, id string) error {
+	cur, err := d.resolve(ctx, c.worker, c.tool)
+	switch {
+	case err != nil:
+		return err
+	case !policy.StatusCallable(cur.Tool.Status):
+		return approvalErrorf(id, errdefs.ToolNotActive, "tool %q became %s while approval %s waited", c.tool, cur.Tool.Status, id)
+	case cur.Tool.Version != c.version:
+		return approvalErrorf(id, errdefs.ApprovalDenied,
+			"tool %q changed to version %d while approval %s (version %d) waited; call again", c.tool, cur.Tool.Version, id, c.version)
+	}
+	return nil
 }
 
 // renderedCall is what a person is shown of req: a shell argv as JSON or

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
@@ -93,6 +94,10 @@ type Config struct {
 	// call at this depth may not call another (DefaultMaxCallDepth when
 	// zero; the call a client makes is at depth 0).
 	MaxCallDepth int
+	// Changes, when set, tells calls waiting for a person's approval that
+	// the tools changed: one whose tool was deleted, disabled or changed
+	// meanwhile ends at once instead of at the approval timeout.
+	Changes *changes.Broadcaster
 	// Metrics, when set, counts each recorded call.
 	Metrics Metrics
 	Logger  *slog.Logger
