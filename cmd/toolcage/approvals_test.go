@@ -307,10 +307,12 @@ func TestApprovalToolChangedWhileParked(t *testing.T) {
 	if r := tcIn(t, sock, strings.Replace(greetYAML, "echo hello", "echo bye", 1), "tools", "update", "greet", "-f", "-"); r.code != exitOK {
 		t.Fatalf("update: %v", r)
 	}
-	mustOK(t, sock, "approvals", "allow", a.ID)
+	// The wait ends when the tool changes, and the approval expires with
+	// it: nobody can allow what no longer runs as shown.
 	r := p.wait(t)
 	wantExit(t, r, exitRefused, "changed to version 2 while approval "+a.ID, "(approval_denied)")
 	if strings.Contains(r.out, "bye") || strings.Contains(r.out, "hello") {
 		t.Errorf("something ran: %v", r)
 	}
+	wantExit(t, tc(t, sock, "approvals", "allow", a.ID), exitFailure, "approval "+a.ID+" is already expired", "(conflict)")
 }
