@@ -73,7 +73,8 @@ func (d *Daemon) mcpSession(w http.ResponseWriter, r *http.Request) error {
 	// The HTTP server's deadlines no longer apply: the session lasts as
 	// long as its client.
 	_ = conn.SetDeadline(time.Time{})
-	if _, err := rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + api.MCPUpgrade + "\r\n\r\n"); err == nil {
+	_, err = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + api.MCPUpgrade + "\r\n\r\n")
+	if err == nil {
 		err = rw.Flush()
 	}
 	if err != nil {

@@ -74,13 +74,6 @@ func (j *joined) span(a, b int) (int, int) {
 	return j.orig(a), j.orig(b-1) + 1
 }
 
-// breakIn reports whether a line break lay between joined offsets a and b
-// (strictly inside).
-func (j *joined) breakIn(a, b int) bool {
-	i := sort.Search(len(j.removed), func(i int) bool { return int(j.removed[i])-i > a })
-	return i < len(j.removed) && int(j.removed[i])-i < b
-}
-
 // encodedSpans finds secrets split over lines or inside base64 or hex. It
 // works run by run on the text as written: a run of base64 or hex bytes
 // goes on across a line break between two of them, and only a run that
