@@ -258,18 +258,63 @@ func (d *Daemon) health(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, h)
 }
 
+// stats is GET /v1/stats. An agent sees the figures of what it may see:
+// its worker's tools and its worker's calls, as its lists show them.
 func (d *Daemon) stats(w http.ResponseWriter, r *http.Request) error {
-	s, err := d.catalog.Stats(r.Context())
+	caller, err := callerOf(r)
 	if err != nil {
 		return err
 	}
-	n, err := d.store.CountExecutions(r.Context(), "")
+	wk, err := d.callerWorker(caller)
+	if err != nil {
+		return err
+	}
+	var s catalog.Stats
+	if wk != nil {
+		tools, err := d.disp.ToolsFor(r.Context(), wk)
+		if err != nil {
+			return err
+		}
+		s = statsOf(tools)
+	} else if s, err = d.catalog.Stats(r.Context()); err != nil {
+		return err
+	}
+	var f store.ExecutionFilter
+	if caller.TokenID != "" {
+		f.Worker = caller.Worker
+	}
+	n, err := d.store.CountMatching(r.Context(), f)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, api.Stats{Total: s.Total, Active: s.Active, Disabled: s.Disabled,
 		PendingApproval: s.PendingApproval, Rejected: s.Rejected, CreatedByLLM: s.CreatedByLLM,
 		CreatedByUser: s.CreatedByUser, TotalUsage: s.TotalUsage, Executions: n})
+}
+
+// statsOf counts tools as the store's ToolStats counts the catalog.
+func statsOf(tools []*catalog.Tool) catalog.Stats {
+	s := catalog.Stats{Total: len(tools)}
+	for _, t := range tools {
+		switch t.Status {
+		case catalog.StatusActive:
+			s.Active++
+		case catalog.StatusDisabled:
+			s.Disabled++
+		case catalog.StatusPendingApproval:
+			s.PendingApproval++
+		case catalog.StatusRejected:
+			s.Rejected++
+		}
+		switch t.CreatedBy {
+		case catalog.CreatedByLLM:
+			s.CreatedByLLM++
+		case catalog.CreatedByUser:
+			s.CreatedByUser++
+		}
+		s.TotalUsage += t.UsageCount
+	}
+	return s
 }
 
 func intParam(r *http.Request, name string, def int) (int, error) {

@@ -919,3 +919,36 @@ func TestToolFileDirsNeverWritableByAnAgent(t *testing.T) {
 		}
 	}
 }
+
+// GET /v1/stats counts for an agent what its lists show it: its worker's
+// tools and its worker's calls, not the catalog's or other workers'.
+func TestAgentStatsAreItsOwn(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	ctx := context.Background()
+	create(t, c, jsTool)
+	create(t, c, `{"name":"hidden","description":"d","kind":"js","js":{"code":"return 1"}}`)
+	agent := workerAgent(t, td, "helper", "tools: [adder]\n")
+	other := workerAgent(t, td, "other", "tools: [adder, hidden]\n")
+	for range 3 {
+		if _, err := callTool(other, "hidden", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := callTool(agent, "adder", map[string]any{"a": 1, "b": 2}); err != nil {
+		t.Fatal(err)
+	}
+	var mine, all api.Stats
+	if err := agent.Do(ctx, "GET", "/v1/stats", nil, &mine); err != nil {
+		t.Fatal(err)
+	}
+	if mine.Total != 1 || mine.Active != 1 || mine.CreatedByUser != 1 || mine.Executions != 1 || mine.TotalUsage != 1 {
+		t.Errorf("agent's stats = %+v, want its one tool and its one call", mine)
+	}
+	if err := c.Do(ctx, "GET", "/v1/stats", nil, &all); err != nil {
+		t.Fatal(err)
+	}
+	if all.Total != 2 || all.Executions != 4 || all.TotalUsage != 4 {
+		t.Errorf("person's stats = %+v, want the whole catalog and every call", all)
+	}
+}

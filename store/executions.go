@@ -445,10 +445,15 @@ func (r rowidScanner) Scan(dest ...any) error {
 // CountExecutions counts the executions of tool, or of every tool when tool
 // is empty.
 func (s *Store) CountExecutions(ctx context.Context, tool string) (int, error) {
-	q, args := `SELECT COUNT(*) FROM executions`, []any{}
-	if tool != "" {
-		q += ` WHERE tool = ?`
-		args = append(args, tool)
+	return s.CountMatching(ctx, ExecutionFilter{Tool: tool})
+}
+
+// CountMatching counts the records f selects (its Limit and Offset aside).
+func (s *Store) CountMatching(ctx context.Context, f ExecutionFilter) (int, error) {
+	q := `SELECT COUNT(*) FROM executions`
+	where, args := f.where()
+	if where != "" {
+		q += ` WHERE ` + where
 	}
 	var n int
 	if err := s.rdb.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
