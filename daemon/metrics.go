@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -136,7 +137,17 @@ func (d *Daemon) metricsHTTP() http.Handler {
 	})
 }
 
+// metricsHandler is GET /v1/metrics, for a person: the series name every
+// tool of every worker and count every call, which an agent's own lists and
+// stats do not show it.
 func (d *Daemon) metricsHandler(w http.ResponseWriter, r *http.Request) error {
+	c, err := callerOf(r)
+	if err != nil {
+		return err
+	}
+	if !c.IsPerson() {
+		return errdefs.Errorf(errdefs.Forbidden, "only a person may read the daemon's metrics")
+	}
 	d.metricsHTTP().ServeHTTP(w, r)
 	return nil
 }

@@ -952,3 +952,23 @@ func TestAgentStatsAreItsOwn(t *testing.T) {
 		t.Errorf("person's stats = %+v, want the whole catalog and every call", all)
 	}
 }
+
+// The metrics name every tool of every worker and count every call: a
+// person's, not an agent's, to read.
+func TestAgentCannotReadMetrics(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	create(t, td.client, jsTool)
+	agent := workerAgent(t, td, "helper", "tools: [adder]\n")
+	err := agent.Do(context.Background(), "GET", "/v1/metrics", nil, nil)
+	if ae := apiErr(t, err); ae.Code != errdefs.Forbidden {
+		t.Errorf("agent GET /v1/metrics: %v, want forbidden", err)
+	}
+	raw, err := td.client.Open(context.Background(), "/v1/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if b, _ := io.ReadAll(raw); !strings.Contains(string(b), "toolcage_") {
+		t.Errorf("person GET /v1/metrics: no toolcage series in %d bytes", len(b))
+	}
+}
