@@ -1,8 +1,12 @@
 package scrub
 
 import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"encoding/base64"
 	"encoding/hex"
+	"io"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -318,6 +322,10 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		for off := 0; off < 2; off++ {
 			r := run[off:]
 			r = r[:len(r)/2*2]
+			if f := s.inflatedHex(r, off, len(run), budget); f != nil {
+				out = append(out, f...)
+				continue
+			}
 			if !asciiHex(r) || !textLike(r[:min(len(r), 2*textSample)], hexDecode) || *budget <= 0 {
 				continue
 			}
@@ -350,6 +358,10 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		if len(r) < minEncodedRun || *budget <= 0 {
 			break
 		}
+		if f := s.inflatedBase64(r, enc, off, len(run), budget); f != nil {
+			out = append(out, f...)
+			break
+		}
 		if !asciiBase64(r) || !textLike(r[:min(len(r), textSample/3*4)], enc.DecodeString) {
 			continue
 		}
@@ -366,6 +378,73 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		break
 	}
 	return out
+}
+
+// Compressed, then encoded: `tar czf - .env | base64`, `gzip -c | xxd -p`,
+// a zlib blob in a JSON field. The decoded bytes are a gzip or zlib stream,
+// not text; the stream is inflated (within the decoding budget) and
+// searched like decoded text. What is found there redacts the whole run: an
+// offset inside a compressed stream maps to no particular characters.
+
+// compressedHead reports whether b starts a gzip member (1f 8b, deflate)
+// or a zlib stream (deflate, a window of at most 32 KiB, a valid check).
+// About one text in 300 starts like a zlib header too: a stream that does
+// not inflate to a finding leaves the run to be read as text.
+func compressedHead(b []byte) bool {
+	switch {
+	case len(b) < 3:
+		return false
+	case b[0] == 0x1f && b[1] == 0x8b && b[2] == 8:
+		return true
+	}
+	return b[0]&0x0f == 8 && b[0]>>4 <= 7 && (uint(b[0])<<8|uint(b[1]))%31 == 0
+}
+
+// inflatedBase64 is inflatedFinds for a base64 run aligned at its start.
+func (s *Scrubber) inflatedBase64(r string, enc *base64.Encoding, off, n int, budget *int) []found {
+	if head, err := enc.DecodeString(r[:min(len(r), 4)]); err != nil || !compressedHead(head) {
+		return nil
+	}
+	dec, err := enc.DecodeString(r)
+	if err != nil {
+		return nil
+	}
+	return s.inflatedFinds(dec, off, n, budget)
+}
+
+// inflatedHex is inflatedFinds for a hex run aligned at its start.
+func (s *Scrubber) inflatedHex(r string, off, n int, budget *int) []found {
+	if head, err := hex.DecodeString(r[:min(len(r), 6)]); err != nil || !compressedHead(head) {
+		return nil
+	}
+	dec, err := hex.DecodeString(r)
+	if err != nil {
+		return nil
+	}
+	return s.inflatedFinds(dec, off, n, budget)
+}
+
+// inflatedFinds inflates a gzip or zlib stream (what inflates before a
+// corrupt or truncated end is kept, as a reader would see it) and returns
+// the whole run, from off to n, when the rules or the known values find
+// anything in it.
+func (s *Scrubber) inflatedFinds(dec []byte, off, n int, budget *int) []found {
+	var zr io.Reader
+	var err error
+	if dec[0] == 0x1f {
+		zr, err = gzip.NewReader(bytes.NewReader(dec))
+	} else {
+		zr, err = zlib.NewReader(bytes.NewReader(dec))
+	}
+	if err != nil || *budget <= 0 {
+		return nil
+	}
+	text, _ := io.ReadAll(io.LimitReader(zr, int64(*budget)))
+	*budget -= max(len(text), len(dec))
+	if spans := s.decodedSpans(string(text)); len(spans) > 0 {
+		return []found{{a: off, b: n, kind: spans[0].marker}}
+	}
+	return nil
 }
 
 // decodedSpans runs the rules and the known values over decoded text.

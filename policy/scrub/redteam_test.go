@@ -1,11 +1,16 @@
 package scrub
 
 import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -90,6 +95,62 @@ func wrap(s string, n int) string {
 	return b.String()
 }
 
+// gzipped and zlibbed compress a document as gzip and zlib write it.
+func gzipped(d string) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	io.WriteString(w, d)
+	w.Close()
+	return b.Bytes()
+}
+
+func zlibbed(d string) []byte {
+	var b bytes.Buffer
+	w := zlib.NewWriter(&b)
+	io.WriteString(w, d)
+	w.Close()
+	return b.Bytes()
+}
+
+// tarLike is a document as tar writes it: a header block with NULs, then
+// the file.
+func tarLike(d string) string {
+	hdr := ".env" + strings.Repeat("\x00", 96) + "0000644\x000001750\x00ustar\x0000"
+	return hdr + strings.Repeat("\x00", 512-len(hdr)) + "HOME=/home/app\nAPI_KEY=" + d + "\nLANG=C\n"
+}
+
+// inflating reads back what a reader could inflate from the output: every
+// base64 or hex run (lines joined), decoded, gunzipped or un-zlibbed.
+func inflating(hexRuns bool) func(string) string {
+	return func(o string) string {
+		o = joinLines(o)
+		var out strings.Builder
+		for _, run := range strings.FieldsFunc(o, func(r rune) bool {
+			if hexRuns {
+				return !strings.ContainsRune("0123456789abcdefABCDEF", r)
+			}
+			return !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_", r)
+		}) {
+			var dec []byte
+			if hexRuns {
+				dec, _ = hex.DecodeString(run[:len(run)/2*2])
+			} else {
+				dec, _ = base64.RawStdEncoding.DecodeString(strings.TrimRight(run, "="))
+			}
+			for _, open := range []func(io.Reader) (io.Reader, error){
+				func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
+				func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) },
+			} {
+				if zr, err := open(bytes.NewReader(dec)); err == nil {
+					b, _ := io.ReadAll(zr)
+					out.Write(b)
+				}
+			}
+		}
+		return out.String() + o
+	}
+}
+
 var redTeamEncodings = []redTeamEncoding{
 	{"raw", func(d string) string { return d }, func(o string) string { return o }},
 	{"json-escaped, every byte", func(d string) string {
@@ -130,6 +191,15 @@ var redTeamEncodings = []redTeamEncoding{
 	{"hex", func(d string) string { return hex.EncodeToString([]byte(d)) }, hexTolerant},
 	{"hex upper, at offset 1", func(d string) string { return strings.ToUpper(hex.EncodeToString([]byte("=" + d))) }, hexTolerant},
 	{"hex wrapped at 60 (xxd -p)", func(d string) string { return wrap(hex.EncodeToString([]byte("secret="+d)), 60) }, hexTolerant},
+	{"gzip | base64", func(d string) string { return base64.StdEncoding.EncodeToString(gzipped("token: " + d + "\n")) }, inflating(false)},
+	{"tar czf - .env | base64, wrapped at 76", func(d string) string {
+		return wrap(base64.StdEncoding.EncodeToString(gzipped(tarLike(d))), 76)
+	}, inflating(false)},
+	{"zlib | base64", func(d string) string { return `{"blob":"` + base64.StdEncoding.EncodeToString(zlibbed("X="+d)) + `"}` }, inflating(false)},
+	{"gzip | xxd -p", func(d string) string { return wrap(hex.EncodeToString(gzipped(tarLike(d))), 60) }, inflating(true)},
+	{"base64 of text that starts like a zlib header", func(d string) string {
+		return base64.StdEncoding.EncodeToString([]byte("x^ token: " + d))
+	}, b64Tolerant(base64.StdEncoding)},
 	{"wrapped at 10 (fold -w 10)", func(d string) string { return wrap("value="+d, 10) }, joinLines},
 	{"split in two lines", func(d string) string { return d[:len(d)/2] + "\n" + d[len(d)/2:] }, joinLines},
 	{"split with CRLF", func(d string) string { return d[:len(d)/3] + "\r\n" + d[len(d)/3:] }, joinLines},
@@ -170,6 +240,8 @@ func TestRedTeamEncodedBenign(t *testing.T) {
 		wrap(base64.StdEncoding.EncodeToString([]byte(strings.Repeat("lorem ipsum dolor sit amet ", 20))), 76),
 		hex.EncodeToString([]byte("just some bytes, nothing secret here at all")),
 		base32.StdEncoding.EncodeToString([]byte("ordinary")),
+		base64.StdEncoding.EncodeToString(gzipped(strings.Repeat("an ordinary compressed log line\n", 10))),
+		wrap(hex.EncodeToString(zlibbed("nothing secret in here either")), 60),
 		"commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nAuthor: A <a@example.com>",
 		wrap(strings.Repeat("The quick brown fox jumps over the lazy dog. ", 5), 10),
 	} {
@@ -205,4 +277,23 @@ func FuzzScrubEncoded(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A compressed stream is inflated only as far as the decoding budget: a
+// bomb (16 MiB of zeros in 16 KiB) costs about the budget, and a secret
+// inside the budget is still found.
+func TestInflateWithinBudget(t *testing.T) {
+	const known = "Zk3p_Known-Secret.7781qW"
+	s := newTestScrubber(t, map[string]string{"API_KEY": known})
+	bomb := base64.StdEncoding.EncodeToString(gzipped("X=" + known + "\n" + strings.Repeat("\x00", 16<<20)))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out := s.Scrub(bomb)
+	runtime.ReadMemStats(&after)
+	if strings.Contains(inflating(false)(out), known) {
+		t.Errorf("secret at the start of a bomb leaked")
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("scrubbing a %d-byte bomb allocated %d MiB", len(bomb), n>>20)
+	}
 }
