@@ -258,6 +258,8 @@ func FuzzScrubEncoded(f *testing.F) {
 	f.Add("X=Zk3p_Known-Secret.7781qW\n", "Zk3p_Known-Secret.7781qW", 10)
 	f.Add(wrap(base64.StdEncoding.EncodeToString([]byte("a=ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n")), 76), "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", 7)
 	f.Add("4142\r\n4344==\n\n=", "ABCDEFGH", 3)
+	f.Add(wrap(base64.StdEncoding.EncodeToString(gzipped("k=Zk3p_Known-Secret.7781qW\n")), 76), "Zk3p_Known-Secret.7781qW", 5)
+	f.Add(hex.EncodeToString(zlibbed("H4sI"))+"\n"+base64.StdEncoding.EncodeToString([]byte{0x1f, 0x8b, 8, 0, 1, 2}), "H4sIAAAAAAAA", 9)
 	f.Fuzz(func(t *testing.T, text, secret string, width int) {
 		if len(secret) < minKnownLen || len(secret) > 64 || strings.ContainsAny(secret, "\r\n \t\x00") || len(text) > 1<<14 {
 			return
