@@ -35,12 +35,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			w.cwd = path.Clean(target.e)
 		case w.cwd == "?":
 		default:
-			base := w.cwd
-			if base == "" {
-				base = "."
-			}
-			w.cwd = path.Clean(base + "/" + target.e)
-			if w.cwd == "." {
+			if w.cwd = path.Join(w.cwd, target.e); w.cwd == "." {
 				w.cwd = ""
 			}
 		}
@@ -68,30 +63,27 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 				w.setVar(name, nil, originOther)
 				continue
 			}
-			if hasEq {
-				_, raw, _ := strings.Cut(a.p, "=")
-				w.runEnv(name, raw, sc)
+			if !hasEq {
+				continue
 			}
-			if hasEq {
-				_, raw, _ := strings.Cut(a.p, "=")
-				if a.dyn {
-					w.setVar(name, nil, a.origins)
-				} else if strings.HasPrefix(raw, "(") {
-					w.setArray(name, nil, false, 0)
-				} else {
-					w.setVar(name, []string{raw}, 0)
-				}
+			_, raw, _ := strings.Cut(a.p, "=")
+			w.runEnv(name, raw, sc)
+			switch {
+			case a.dyn:
+				w.setVar(name, nil, a.origins)
+			case strings.HasPrefix(raw, "("):
+				w.setArray(name, nil, false, 0)
+			default:
+				w.setVar(name, []string{raw}, 0)
 			}
 		}
 	case "set":
 		for k, a := range args[1:] {
 			if a.e == "--" || (k == 0 && !strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "+")) {
-				start := k + 1
-				if a.e != "--" {
-					start = k
+				if a.e == "--" {
+					k++
 				}
-				pos := args[1+start:]
-				sc.pos, sc.posKnown = pos, true
+				sc.pos, sc.posKnown = args[1+k:], true
 				break
 			}
 			if a.e == "-o" || a.e == "+o" {
@@ -130,12 +122,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 		}
 	case "printf":
 		if len(args) > 2 && args[1].e == "-v" {
-			out := printfData(args[3:])
-			if out.known() {
-				w.setVar(args[2].e, out.texts, 0)
-			} else {
-				w.setVar(args[2].e, nil, out.origins)
-			}
+			w.setVar(args[2].e, printfData(args[3:]).texts, 0) // always known
 		}
 	case "mapfile", "readarray":
 		name := "MAPFILE"
@@ -172,23 +159,16 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 				w.setFile(w.fileKey(dst.e), d)
 			}
 		}
-	case "tee":
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") {
-				d := stdin
-				if d == nil {
-					d = &data{origins: originOther}
-				}
-				w.setFile(w.fileKey(a.e), d)
-			}
+	case "tee", "dd":
+		d := stdin
+		if d == nil {
+			d = &data{origins: originOther}
 		}
-	case "dd":
 		for _, a := range args[1:] {
-			if strings.HasPrefix(a.e, "of=") && !strings.HasPrefix(a.e, "of=/dev/") {
-				d := stdin
-				if d == nil {
-					d = &data{origins: originOther}
-				}
+			switch {
+			case seg.name == "tee" && !strings.HasPrefix(a.e, "-"):
+				w.setFile(w.fileKey(a.e), d)
+			case seg.name == "dd" && strings.HasPrefix(a.e, "of=") && !strings.HasPrefix(a.e, "of=/dev/"):
 				w.setFile(w.fileKey(a.e[3:]), d)
 			}
 		}
@@ -429,22 +409,13 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		if len(vals) == 0 {
 			run(t)
 		}
-		if t == "" {
-			// parallel ::: CMD...: each value is a command line.
-			for k, v := range vals {
-				if k < 8 {
-					run(v)
-				}
-			}
-			return
-		}
-		for k, v := range vals {
-			if k >= 8 {
-				break
-			}
-			if strings.Contains(t, "{}") {
+		for _, v := range vals[:min(len(vals), 8)] {
+			switch {
+			case t == "":
+				run(v) // parallel ::: CMD...: each value is a command line
+			case strings.Contains(t, "{}"):
 				run(strings.ReplaceAll(t, "{}", quote(v)))
-			} else {
+			default:
 				run(t + " " + quote(v))
 			}
 		}
@@ -470,21 +441,14 @@ func joinQuoted(args []arg) string {
 // vimInterp reads an editor command that runs code in an embedded
 // interpreter (:lua, :luado, :py3, :python3, :pyx, :perl, :ruby).
 func vimInterp(v string) (lang, code string, ok bool) {
-	name, rest, found := strings.Cut(v, " ")
-	if !found {
-		return "", "", false
-	}
-	switch name {
-	case "lua", "luado":
-		return "lua", rest, true
-	case "py", "py3", "python", "python3", "pyx", "pythonx", "pydo", "py3do":
-		return "python", rest, true
-	case "perl", "perldo":
-		return "perl", rest, true
-	case "ruby", "rubydo":
-		return "ruby", rest, true
-	}
-	return "", "", false
+	name, code, found := strings.Cut(v, " ")
+	lang, ok = vimLangs[name]
+	return lang, code, ok && found
+}
+
+var vimLangs = map[string]string{
+	"lua": "lua", "luado": "lua", "perl": "perl", "perldo": "perl", "ruby": "ruby", "rubydo": "ruby",
+	"py": "python", "py3": "python", "python": "python", "python3": "python", "pyx": "python", "pythonx": "python", "pydo": "python", "py3do": "python",
 }
 
 // gitCommandKey matches git configuration keys whose value is a command.
