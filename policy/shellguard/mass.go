@@ -36,20 +36,11 @@ var deleters = map[string]bool{
 	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
 }
 
-// targetCommands are commands whose operands the rules judge as paths
-// that are deleted, moved or re-owned: a computed or linked operand is
-// resolved for them.
-var targetCommands = map[string]bool{
-	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
-	"chmod": true, "chown": true, "chgrp": true, "mv": true, "gmv": true, "truncate": true,
-}
-
-// computesDeleted are the target commands for which an operand a command
-// substitution computes could be "/".
-var computesDeleted = map[string]bool{
-	"rm": true, "srm": true, "grm": true, "rmdir": true, "shred": true, "wipe": true,
-	"chmod": true, "chown": true, "chgrp": true,
-}
+// targetCommands are, with the deleters, the commands whose operands the
+// rules judge as paths that are deleted, moved or re-owned: a computed or
+// linked operand is resolved for them. True: an operand a command
+// substitution computes could be "/" (so for every deleter but unlink).
+var targetCommands = map[string]bool{"chmod": true, "chown": true, "chgrp": true, "mv": false, "gmv": false, "truncate": false}
 
 // listFilters pass (a part of) a listing on: their output is still paths.
 var listFilters = map[string]bool{
@@ -258,11 +249,13 @@ var rootish = regexp.MustCompile(`^(/*(\.\.?/*)*)(\*|\.\*)?$`)
 // path could be "/", and a path through a symlink this script made names
 // the link's target.
 func (w *walker) resolveTargets(seg *segment, sc *scope, pc pipeCtx) {
-	if !targetCommands[seg.name] {
+	computes, ok := targetCommands[seg.name]
+	if !ok && !deleters[seg.name] {
 		return
 	}
+	computes = computes || deleters[seg.name] && seg.name != "unlink"
 	args := nonDropped(seg.args)
-	if seg.name == "rm" || seg.name == "srm" || seg.name == "grm" || seg.name == "rmdir" || seg.name == "shred" || seg.name == "unlink" || seg.name == "wipe" || seg.name == "truncate" {
+	if deleters[seg.name] || seg.name == "truncate" {
 		// A computed operand disappears when it is unquoted and unknown;
 		// put it back.
 		args = seg.args
@@ -270,7 +263,7 @@ func (w *walker) resolveTargets(seg *segment, sc *scope, pc pipeCtx) {
 	var out []arg
 	changed := false
 	for i, a := range args {
-		if i > 0 && computesDeleted[seg.name] && a.dyn && a.origins != 0 && (strings.HasPrefix(a.p, "$(") || strings.HasPrefix(a.p, "`")) && rootish.MatchString(a.e) {
+		if i > 0 && computes && a.dyn && a.origins != 0 && (strings.HasPrefix(a.p, "$(") || strings.HasPrefix(a.p, "`")) && rootish.MatchString(a.e) {
 			out = append(out, arg{e: "/", p: "/"})
 			changed = true
 			continue
