@@ -142,14 +142,9 @@ var pipesToShell = regexp.MustCompile(`\|\s*&?\s*["'](/bin/|/usr/bin/)?(ba|da|z|
 
 // looksBase64 decodes s when it is long base64 that decodes to text.
 func looksBase64(s string) (string, bool) {
-	if len(s) < 12 || len(s) > maxDecoded {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_\n"
+	if len(s) < 12 || len(s) > maxDecoded || strings.Trim(s, alphabet) != "" {
 		return "", false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\n') {
-			return "", false
-		}
 	}
 	dec, ok := decodeBase64(s)
 	if !ok || dec == "" || !utf8.ValidString(dec) {

@@ -35,10 +35,7 @@ func (w *walker) outputToNetwork(seg *segment) {
 	}
 	var origins originSet
 	loop, other := false, false
-	for i, a := range seg.args {
-		if i == 0 {
-			continue
-		}
+	for _, a := range seg.args[1:] {
 		if a.dyn && a.origins != 0 {
 			origins |= a.origins
 		}
@@ -190,13 +187,5 @@ var socatAddr = map[string]bool{
 
 // isPort is a bare port number (nc HOST PORT).
 func isPort(s string) bool {
-	if s == "" || len(s) > 5 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= 5 && strings.Trim(s, "0123456789") == ""
 }

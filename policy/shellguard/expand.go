@@ -1034,16 +1034,7 @@ var (
 // the environment (PATH, HOME, SHELL...): string surgery on such a value
 // is how ${PATH:0:1} builds a "/" the text never shows.
 func envLike(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
 }
 
 // positional returns positional parameter name ($0, $1...) of a scope.

@@ -95,15 +95,9 @@ func hostMetadata(h string) bool {
 		for j < len(labels) && netguard.NumericLabel(labels[j]) {
 			j++
 		}
-		if j-i <= 4 {
-			if ip, ok := inetAton(labels[i:j]); ok && isMetadata(ip) {
+		for k, n := i, min(j-i, 4); k+n <= j; k++ {
+			if ip, ok := inetAton(labels[k : k+n]); ok && isMetadata(ip) {
 				return true
-			}
-		} else {
-			for k := i; k+4 <= j; k++ {
-				if ip, ok := inetAton(labels[k : k+4]); ok && isMetadata(ip) {
-					return true
-				}
 			}
 		}
 		i = j
@@ -163,18 +157,16 @@ func inetAton(parts []string) (netip.Addr, bool) {
 		vals[i] = v
 	}
 	n := len(parts)
+	var b [4]byte
 	for i := 0; i < n-1; i++ {
 		if vals[i] > 0xff {
 			return netip.Addr{}, false
 		}
+		b[i] = byte(vals[i])
 	}
 	last := vals[n-1]
 	if last >= 1<<(8*uint(5-n)) {
 		return netip.Addr{}, false
-	}
-	var b [4]byte
-	for i := 0; i < n-1; i++ {
-		b[i] = byte(vals[i])
 	}
 	for i := 3; i >= n-1; i-- {
 		b[i] = byte(last)
