@@ -22,10 +22,7 @@ var netTools = map[string]bool{
 	"ftp": true, "tftp": true, "nmap": true, "arping": true,
 }
 
-var (
-	loopbackArg = regexp.MustCompile(`^(\w+://)?(127\.\d+\.\d+\.\d+|localhost|\[::1\])([:/]|$)`)
-	urlArg      = regexp.MustCompile(`://`)
-)
+var loopbackArg = regexp.MustCompile(`^(\w+://)?(127\.\d+\.\d+\.\d+|localhost|\[::1\])([:/]|$)`)
 
 // outputToNetwork reports a network tool given a command's output in its
 // arguments, unless every address it names is this machine.
@@ -34,33 +31,22 @@ func (w *walker) outputToNetwork(seg *segment) {
 		return
 	}
 	var origins originSet
-	loop, other := false, false
+	loop, other, otherURL := false, false, false
 	for _, a := range seg.args[1:] {
 		if a.dyn && a.origins != 0 {
 			origins |= a.origins
 		}
-		switch {
+		switch url := strings.Contains(a.e, "://"); {
 		case loopbackArg.MatchString(a.e):
 			loop = true
-		case urlArg.MatchString(a.e) || !strings.HasPrefix(a.e, "-"):
-			other = true
+		case url || !strings.HasPrefix(a.e, "-"):
+			other, otherURL = true, otherURL || url
 		}
 	}
-	if origins == 0 || (loop && !other) {
+	// With a loopback URL, only other URLs are addresses (the rest may be
+	// options' values and data), unless the tool looks its operands up.
+	if origins == 0 || loop && (!other || !otherURL && !dnsTools[seg.name]) {
 		return
-	}
-	if loop {
-		// Only the loopback URL is an address when the rest are options'
-		// values and data: count them again without those.
-		other = false
-		for i, a := range seg.args {
-			if i > 0 && urlArg.MatchString(a.e) && !loopbackArg.MatchString(a.e) {
-				other = true
-			}
-		}
-		if !other && !dnsTools[seg.name] {
-			return
-		}
 	}
 	w.detected("output_to_network", origins, seg.text)
 }
