@@ -316,21 +316,16 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				var ops []string
 				for j := i + 1; j < len(args); j++ {
 					a := args[j].e
-					if len(ops) > 0 {
-						// The command's own words, options included.
-						if a != "Enter" && a != "C-m" && a != "KPEnter" {
-							ops = append(ops, args[j].p)
-						}
-						continue
+					enter := a == "Enter" || a == "C-m" || a == "KPEnter"
+					switch {
+					case len(ops) > 0 && !enter:
+						ops = append(ops, args[j].p) // the command's own words, options included
+					case len(ops) > 0 || enter:
+					case len(a) == 2 && a[0] == '-' && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0:
+						j++ // an option's value
+					case !strings.HasPrefix(a, "-"):
+						ops = append(ops, args[j].p)
 					}
-					if strings.HasPrefix(a, "-") && len(a) == 2 && strings.IndexByte("cCeFnNsStTxyLlwhdEbBKM", a[1]) >= 0 && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0 {
-						j++
-						continue
-					}
-					if strings.HasPrefix(a, "-") || a == "Enter" || a == "C-m" || a == "KPEnter" {
-						continue
-					}
-					ops = append(ops, args[j].p)
 				}
 				run(strings.Join(ops, " "))
 				return
@@ -522,9 +517,7 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--output-document="):
 			_, v, _ := strings.Cut(a, "=")
 			w.setFile(w.fileKey(v), fetched())
-		case strings.HasPrefix(a, "-o") && len(a) > 2 && seg.name == "curl":
-			w.setFile(w.fileKey(a[2:]), fetched())
-		case strings.HasPrefix(a, "-O") && len(a) > 2 && seg.name == "wget":
+		case len(a) > 2 && (a[:2] == "-o" && seg.name == "curl" || a[:2] == "-O" && seg.name == "wget"):
 			w.setFile(w.fileKey(a[2:]), fetched())
 		}
 	}
