@@ -131,33 +131,43 @@ var listers = map[string]bool{
 func listingOf(name string, args []arg) *listing {
 	var l listing
 	switch name {
-	case "ls", "exa", "eza", "lsd", "dir", "vdir":
+	case "ls", "exa", "eza", "lsd", "dir", "vdir", "du", "tree":
+		// ls lists entries (or, with -d, its operands); du -a and tree
+		// every file below their operands.
+		ls := name != "du" && name != "tree"
+		dirOnly, all := false, name == "tree"
 		var ops []arg
-		dirOnly := false
 		for _, a := range args[1:] {
+			short := strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--")
 			switch {
-			case a.e == "--recursive" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "R")):
+			case ls && (a.e == "--recursive" || short && strings.Contains(a.e, "R")):
 				l.recursive = true
-			case a.e == "--directory" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "d")):
+			case ls && (a.e == "--directory" || short && strings.Contains(a.e, "d")):
 				dirOnly = true
+			case !ls && (a.e == "-a" || a.e == "--all" || (name == "tree" && a.e == "-fi")):
+				all = true
 			case !strings.HasPrefix(a.e, "-"):
 				ops = append(ops, a)
 			}
+		}
+		if !ls && !all {
+			return nil
 		}
 		if len(ops) == 0 {
 			ops = literalArgs([]string{"."})
 		}
 		for _, o := range ops {
-			if o.dyn || (o.glob && !dirOnly) {
+			switch {
+			case o.dyn || (o.glob && !dirOnly):
 				return nil // the entries of unknown or matched paths
-			}
-			if dirOnly {
-				l.items = append(l.items, o)
-			} else {
+			case ls && !dirOnly:
 				// ls prints the entries' names, not their paths.
 				l.items = append(l.items, arg{e: "*", p: "*", glob: true})
+			default:
+				l.items = append(l.items, o)
 			}
 		}
+		l.recursive = l.recursive || !ls
 	case "find", "gfind", "bfs":
 		starts, narrowed, minDepth, maxDepth := findShape(args)
 		if narrowed {
@@ -184,30 +194,6 @@ func listingOf(name string, args []arg) *listing {
 			return nil
 		}
 		return &listing{items: literalArgs([]string{"-1"}), mass: true}
-	case "du", "tree":
-		all := name == "tree"
-		var ops []arg
-		for _, a := range args[1:] {
-			switch {
-			case a.e == "-a" || a.e == "--all" || (name == "tree" && a.e == "-fi"):
-				all = true
-			case !strings.HasPrefix(a.e, "-"):
-				ops = append(ops, a)
-			}
-		}
-		if !all {
-			return nil
-		}
-		if len(ops) == 0 {
-			ops = literalArgs([]string{"."})
-		}
-		for _, o := range ops {
-			if o.dyn || o.glob {
-				return nil
-			}
-			l.items = append(l.items, o)
-		}
-		l.recursive = true
 	default:
 		return nil
 	}
