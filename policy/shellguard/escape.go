@@ -41,11 +41,7 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 	var texts []string
 	add := func(d *data) {
 		if d != nil {
-			for _, t := range d.texts {
-				if len(texts) < escapeScripts {
-					texts = append(texts, t)
-				}
-			}
+			texts = append(texts, d.texts[:min(len(d.texts), escapeScripts-len(texts))]...)
 		}
 	}
 	all := nonDropped(seg.args)
