@@ -157,9 +157,7 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 			lines := strings.Split(s, "\n")
 			for i, l := range lines {
 				r := []rune(l)
-				for a, b := 0, len(r)-1; a < b; a, b = a+1, b-1 {
-					r[a], r[b] = r[b], r[a]
-				}
+				slices.Reverse(r)
 				lines[i] = string(r)
 			}
 			return strings.Join(lines, "\n"), true
@@ -167,9 +165,7 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 	case "tac":
 		return func(s string) (string, bool) {
 			lines := strings.SplitAfter(s, "\n")
-			for a, b := 0, len(lines)-1; a < b; a, b = a+1, b-1 {
-				lines[a], lines[b] = lines[b], lines[a]
-			}
+			slices.Reverse(lines)
 			return strings.Join(lines, ""), true
 		}
 	case "tr":

@@ -1070,13 +1070,8 @@ func hasExtGlob(word *syntax.Word) bool {
 // hasGlob reports whether s has a pathname pattern character: * or ?, or
 // a [ with a ] after it.
 func hasGlob(s string) bool {
-	if strings.ContainsAny(s, "*?") {
-		return true
-	}
-	if i := strings.IndexByte(s, '['); i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0 {
-		return true
-	}
-	return false
+	i := strings.IndexByte(s, '[')
+	return strings.ContainsAny(s, "*?") || i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0
 }
 
 // arithValue evaluates an arithmetic expression whose variables are

@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"encoding/hex"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -180,21 +181,18 @@ func isMetadata(ip netip.Addr) bool {
 	return ok
 }
 
-func isHexDigit(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
 // percentDecode decodes %XX escapes, leaving malformed ones as they are.
 func percentDecode(s string) (string, bool) {
 	var b strings.Builder
 	changed := false
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
-			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			b.WriteByte(byte(v))
-			i += 2
-			changed = true
-			continue
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := hex.DecodeString(s[i+1 : i+3]); err == nil {
+				b.WriteByte(v[0])
+				i += 2
+				changed = true
+				continue
+			}
 		}
 		b.WriteByte(s[i])
 	}
