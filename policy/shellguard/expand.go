@@ -789,17 +789,28 @@ func (x *expansion) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 		out.Exp = &syntax.Expansion{Op: pe.Exp.Op, Word: x.word(pe.Exp.Word, quoted)}
 		return out
 	}
-	defaultOp := op == ":-" || op == "-" || op == ":+" || op == "+" || op == ":=" || op == "="
-	if isArr || pe.Index != nil {
-		switch {
-		case op == "len":
-			if known && isArr {
+	array := isArr || pe.Index != nil
+	if !known {
+		// An unknown value: its word for the default operators, else an
+		// unknown, built with string surgery (susp) only from a scalar.
+		switch op {
+		case ":-", "-", ":=", "=", ":+", "+":
+			return opWord()
+		case "", ":?", "?", "len":
+			return unknown(false)
+		case "!":
+			return unknown(!array)
+		case "@":
+			lit, _ := firstLit(pe.Exp.Word)
+			return unknown(!array && lit == "P")
+		}
+		return unknown(!array && envLike(name))
+	}
+	if array {
+		if op == "len" {
+			if isArr {
 				return x.values(strconv.Itoa(len(arr)))
 			}
-			return unknown(false)
-		case !known && defaultOp:
-			return opWord()
-		case !known:
 			return unknown(false)
 		}
 		idx := ""
@@ -839,20 +850,6 @@ func (x *expansion) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 			list = "@"
 		}
 		return x.slot([][]string{elems}, list)
-	}
-	if !known {
-		switch op {
-		case ":-", "-", ":=", "=", ":+", "+":
-			return opWord()
-		case "", ":?", "?", "len":
-			return unknown(false)
-		case "!":
-			return unknown(true)
-		case "@":
-			lit, _ := firstLit(pe.Exp.Word)
-			return unknown(lit == "P")
-		}
-		return unknown(envLike(name))
 	}
 	return x.known(pe, vals, quoted, unknown)
 }

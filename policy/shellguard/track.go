@@ -199,29 +199,24 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			w.walkScriptLenient(text, scope)
 		}
 	}
-	optVal := func(i int, a string, short, long []string) (string, int, bool) {
-		for _, o := range short {
-			if a == o && i+1 < len(args) {
-				return args[i+1].p, i + 1, true
-			}
-			if strings.HasPrefix(a, o) && len(a) > len(o) && len(o) == 2 {
-				return args[i].p[len(o):], i, true
-			}
-		}
-		for _, o := range long {
-			if a == o && i+1 < len(args) {
-				return args[i+1].p, i + 1, true
-			}
-			if strings.HasPrefix(a, o+"=") {
-				return args[i].p[len(o)+1:], i, true
-			}
+	// optVal reads option short (-c) or long (--config, if any) at word
+	// i: its value and the index of the word that ends it.
+	optVal := func(i int, short, long string) (string, int, bool) {
+		a := args[i].e
+		switch {
+		case (a == short || long != "" && a == long) && i+1 < len(args):
+			return args[i+1].p, i + 1, true
+		case len(a) > 2 && strings.HasPrefix(a, short):
+			return args[i].p[2:], i, true
+		case long != "" && strings.HasPrefix(a, long+"="):
+			return args[i].p[len(long)+1:], i, true
 		}
 		return "", i, false
 	}
 	switch seg.name {
 	case "git":
 		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, args[i].e, []string{"-c"}, []string{"--config"})
+			v, ni, ok := optVal(i, "-c", "--config")
 			if !ok {
 				continue
 			}
@@ -254,7 +249,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 	case "ssh", "scp", "sftp", "autossh":
 		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, args[i].e, []string{"-o"}, nil)
+			v, ni, ok := optVal(i, "-o", "")
 			if !ok {
 				continue
 			}
@@ -271,7 +266,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		if seg.name == "scp" || seg.name == "sftp" {
 			// -S PROGRAM is run in place of ssh.
 			for i := 1; i < len(args); i++ {
-				if v, ni, ok := optVal(i, args[i].e, []string{"-S"}, nil); ok {
+				if v, ni, ok := optVal(i, "-S", ""); ok {
 					run(v)
 					i = ni
 				}
@@ -479,11 +474,8 @@ func (w *walker) linkCommand(src, dst string, hashEntry bool) {
 	if base == "" || base == "." || base == ".." {
 		return
 	}
-	if !hashEntry && !strings.Contains(src, "/") {
-		return // copying a local file, not a command
-	}
 	if !hashEntry && !(strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin")) {
-		return
+		return // copying a local file, not a command
 	}
 	if w.pathCmds == nil {
 		w.pathCmds = map[string]string{}
