@@ -209,12 +209,10 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 			ch := code[j]
 			if ch == '\\' && j+1 < len(code) {
 				if c == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
-					if code[j+1] == '\'' || code[j+1] == '\\' {
-						b.WriteByte(code[j+1])
-					} else {
-						b.WriteByte('\\')
-						b.WriteByte(code[j+1])
+					if code[j+1] != '\'' && code[j+1] != '\\' {
+						b.WriteByte('\\') // only \' and \\ are escapes in single quotes
 					}
+					b.WriteByte(code[j+1])
 					j += 2
 					continue
 				}

@@ -38,12 +38,7 @@ func (w *walker) outputOf(seg *segment, stdin *data) *data {
 		}
 		return printfData(args[1:])
 	case "cat", "tac":
-		var files []arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
-				files = append(files, a)
-			}
-		}
+		files := operands(args, true)
 		if len(files) == 0 {
 			if stdin == nil {
 				return &data{origins: originOther}

@@ -20,11 +20,8 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	switch seg.name {
 	case "cd", "pushd", "chdir":
 		var target arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
-				target = a
-				break
-			}
+		if ops := operands(args, true); len(ops) > 0 {
+			target = ops[0]
 		}
 		switch {
 		case target.dyn || target.glob || target.e == "-":
@@ -146,13 +143,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			}
 		}
 	case "ln", "cp", "install", "mv", "rsync":
-		var ops []arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") {
-				ops = append(ops, a)
-			}
-		}
-		if len(ops) >= 2 {
+		if ops := operands(args, false); len(ops) >= 2 {
 			src, dst := ops[0], ops[len(ops)-1]
 			w.linkCommand(src.e, dst.e, false)
 			if d := w.files[w.fileKey(src.e)]; d != nil {
@@ -232,13 +223,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 		// git config [--global] KEY VALUE stores an alias or a command
 		// that a later git command runs: judged now.
-		var ops []arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") {
-				ops = append(ops, a)
-			}
-		}
-		if len(ops) >= 3 && ops[0].e == "config" {
+		if ops := operands(args, false); len(ops) >= 3 && ops[0].e == "config" {
 			key, val := strings.ToLower(ops[1].e), ops[2].p
 			switch {
 			case strings.HasPrefix(key, "alias.") && strings.HasPrefix(val, "!"):
@@ -363,10 +348,8 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 	case "crontab":
 		var data *data
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
-				data = w.fileData(a, stdin)
-			}
+		if ops := operands(args, true); len(ops) > 0 {
+			data = w.fileData(ops[len(ops)-1], stdin)
 		}
 		if data == nil && len(args) == 1 {
 			data = stdin
@@ -410,6 +393,18 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			}
 		}
 	}
+}
+
+// operands are the words after the program that are not options; a lone
+// "-" (standard input) is one when dash is set.
+func operands(args []arg, dash bool) []arg {
+	var ops []arg
+	for _, a := range args[1:] {
+		if !strings.HasPrefix(a.e, "-") || dash && a.e == "-" {
+			ops = append(ops, a)
+		}
+	}
+	return ops
 }
 
 // perfRuns are the perf subcommands that run a command; perfValueLong
