@@ -285,17 +285,10 @@ func (w *walker) throughLink(p string) (string, bool) {
 
 // trackLink records ln -s TARGET LINK.
 func (w *walker) trackLink(args []arg) {
-	symbolic := false
-	var ops []arg
-	for _, a := range args[1:] {
-		switch {
-		case a.e == "--symbolic" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "s")):
-			symbolic = true
-		case strings.HasPrefix(a.e, "-"):
-		default:
-			ops = append(ops, a)
-		}
-	}
+	symbolic := slices.ContainsFunc(args[1:], func(a arg) bool {
+		return a.e == "--symbolic" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "s"))
+	})
+	ops := operands(args, false)
 	if !symbolic || len(ops) != 2 || ops[0].dyn || ops[1].dyn {
 		return
 	}
@@ -341,12 +334,9 @@ func (w *walker) gitClean(seg *segment, sc *scope, pc pipeCtx) {
 	if i >= len(args) || args[i].e != "clean" {
 		return
 	}
-	force := false
-	for _, a := range args[i+1:] {
-		if a.e == "--force" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "f")) {
-			force = true
-		}
-	}
+	force := slices.ContainsFunc(args[i+1:], func(a arg) bool {
+		return a.e == "--force" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "f"))
+	})
 	if !force {
 		return
 	}
