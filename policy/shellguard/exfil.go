@@ -114,17 +114,12 @@ func onlyLoopback(seg *segment) bool {
 					}
 				}
 			}
-			if hasVal {
-				if addressOpts[name] && !loopbackAddr(val) {
-					return false
-				}
-				continue
-			}
-			if (shellsyntax.CurlValueOpts[name] || addressOpts[name]) && i+1 < len(args) {
+			if !hasVal && (shellsyntax.CurlValueOpts[name] || addressOpts[name]) && i+1 < len(args) {
 				i++
-				if addressOpts[name] && !loopbackAddr(args[i].e) {
-					return false
-				}
+				val, hasVal = args[i].e, true
+			}
+			if hasVal && addressOpts[name] && !loopbackAddr(val) {
+				return false
 			}
 			continue
 		}
