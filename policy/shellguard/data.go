@@ -25,9 +25,7 @@ func (w *walker) outputOf(seg *segment, stdin *data) *data {
 	inOrigins := originsOf(stdin)
 	var procOrigins originSet
 	for _, a := range args[1:] {
-		if a.data != nil {
-			procOrigins |= a.data.origins
-		}
+		procOrigins |= originsOf(a.data)
 	}
 	switch name {
 	case "echo":
