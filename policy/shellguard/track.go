@@ -433,7 +433,8 @@ func vimInterp(v string) (lang, code string, ok bool) {
 
 var vimLangs = map[string]string{
 	"lua": "lua", "luado": "lua", "perl": "perl", "perldo": "perl", "ruby": "ruby", "rubydo": "ruby",
-	"py": "python", "py3": "python", "python": "python", "python3": "python", "pyx": "python", "pythonx": "python", "pydo": "python", "py3do": "python",
+	"py": "python", "py3": "python", "python": "python", "python3": "python",
+	"pyx": "python", "pythonx": "python", "pydo": "python", "py3do": "python",
 }
 
 // gitCommandKey matches git configuration keys whose value is a command.
