@@ -84,15 +84,13 @@ func (w *walker) analyseCode(lang, interp, code string, depth int) {
 	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: text})
 	lits, lists, ticks := codeLiterals(code, lang)
 	w.checkMetadata(lits...) // literals joined by + or . may spell an address
+	lits = lits[:min(len(lits), 64)]
 	scope := &scope{depth: depth + 1}
 	for _, t := range ticks {
 		w.walkScriptLenient(t, scope)
 	}
 	if shellsOut.MatchString(code) {
-		for k, l := range lits {
-			if k >= 64 {
-				break
-			}
+		for _, l := range lits {
 			w.walkScriptLenient(l, scope)
 		}
 		for k, l := range lists {
@@ -102,10 +100,7 @@ func (w *walker) analyseCode(lang, interp, code string, depth int) {
 			w.runCommand(&segment{kind: segCmd, args: literalArgs(l)}, scope, nil, pipeCtx{})
 		}
 	}
-	for k, l := range lits {
-		if k >= 64 {
-			break
-		}
+	for _, l := range lits {
 		if dec, ok := looksBase64(l); ok {
 			w.walkScriptLenient(dec, scope)
 			w.analyseCode(lang, interp, dec, depth+1)
@@ -147,14 +142,9 @@ var pipesToShell = regexp.MustCompile(`\|\s*&?\s*["'](/bin/|/usr/bin/)?(ba|da|z|
 
 // looksBase64 decodes s when it is long base64 that decodes to text.
 func looksBase64(s string) (string, bool) {
-	if len(s) < 12 || len(s) > maxDecoded {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_\n"
+	if len(s) < 12 || len(s) > maxDecoded || strings.Trim(s, alphabet) != "" {
 		return "", false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_' || c == '\n') {
-			return "", false
-		}
 	}
 	dec, ok := decodeBase64(s)
 	if !ok || dec == "" || !utf8.ValidString(dec) {
@@ -196,17 +186,9 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 		default:
 			// perl qx{...}/qx(...), ruby %x(...)
 			if (lang == "perl" && strings.HasPrefix(code[i:], "qx") || lang == "ruby" && strings.HasPrefix(code[i:], "%x")) && i+2 < len(code) {
-				open := code[i+2]
-				close := open
-				switch open {
-				case '{':
-					close = '}'
-				case '(':
-					close = ')'
-				case '[':
-					close = ']'
-				case '<':
-					close = '>'
+				close := code[i+2]
+				if k := strings.IndexByte("{([<", close); k >= 0 {
+					close = "})]>"[k]
 				}
 				if end := strings.IndexByte(code[i+3:], close); end >= 0 {
 					ticks = append(ticks, code[i+3:i+3+end])
@@ -215,28 +197,22 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 			}
 			continue
 		}
-		quote := c
-		triple := false
-		if lang == "python" && strings.HasPrefix(code[i:], strings.Repeat(string(c), 3)) {
-			triple = true
+		// The closing delimiter: the quote, or python's triple quote.
+		delim := code[i : i+1]
+		if lang == "python" && strings.HasPrefix(code[i:], strings.Repeat(delim, 3)) {
+			delim = code[i : i+3]
 		}
-		start := i
-		j := i + 1
-		if triple {
-			j = i + 3
-		}
+		start, j := i, i+len(delim)
 		var b strings.Builder
 		closed := false
 		for j < len(code) {
 			ch := code[j]
 			if ch == '\\' && j+1 < len(code) {
-				if quote == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
-					if code[j+1] == '\'' || code[j+1] == '\\' {
-						b.WriteByte(code[j+1])
-					} else {
-						b.WriteByte('\\')
-						b.WriteByte(code[j+1])
+				if c == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
+					if code[j+1] != '\'' && code[j+1] != '\\' {
+						b.WriteByte('\\') // only \' and \\ are escapes in single quotes
 					}
+					b.WriteByte(code[j+1])
 					j += 2
 					continue
 				}
@@ -249,18 +225,10 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 				j += n
 				continue
 			}
-			if ch == quote {
-				if triple {
-					if strings.HasPrefix(code[j:], strings.Repeat(string(quote), 3)) {
-						j += 3
-						closed = true
-						break
-					}
-				} else {
-					j++
-					closed = true
-					break
-				}
+			if strings.HasPrefix(code[j:], delim) {
+				j += len(delim)
+				closed = true
+				break
 			}
 			b.WriteByte(ch)
 			j++
@@ -268,7 +236,7 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 		if !closed {
 			break
 		}
-		if quote == '`' && (lang == "perl" || lang == "ruby" || lang == "php" || lang == "julia") {
+		if c == '`' && (lang == "perl" || lang == "ruby" || lang == "php" || lang == "julia") {
 			ticks = append(ticks, b.String())
 		} else {
 			ls = append(ls, lit{s: b.String(), start: start, end: j})
@@ -282,6 +250,17 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 	joined := ""
 	inJoin := false
 	var list []string
+	flush := func() {
+		if inJoin {
+			lits = append(lits, joined)
+			inJoin = false
+		}
+		if list != nil {
+			lists = append(lists, list)
+			lits = append(lits, strings.Join(list, " "))
+			list = nil
+		}
+	}
 	for k := 0; k < len(ls); k++ {
 		if k > 0 {
 			gap := strings.TrimSpace(code[ls[k-1].end:ls[k].start])
@@ -301,22 +280,8 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 				continue
 			}
 		}
-		if inJoin {
-			lits = append(lits, joined)
-			inJoin = false
-		}
-		if list != nil {
-			lists = append(lists, list)
-			lits = append(lits, strings.Join(list, " "))
-			list = nil
-		}
+		flush()
 	}
-	if inJoin {
-		lits = append(lits, joined)
-	}
-	if list != nil {
-		lists = append(lists, list)
-		lits = append(lits, strings.Join(list, " "))
-	}
+	flush()
 	return lits, lists, ticks
 }

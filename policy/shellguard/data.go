@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,9 +25,7 @@ func (w *walker) outputOf(seg *segment, stdin *data) *data {
 	inOrigins := originsOf(stdin)
 	var procOrigins originSet
 	for _, a := range args[1:] {
-		if a.data != nil {
-			procOrigins |= a.data.origins
-		}
+		procOrigins |= originsOf(a.data)
 	}
 	switch name {
 	case "echo":
@@ -37,12 +36,7 @@ func (w *walker) outputOf(seg *segment, stdin *data) *data {
 		}
 		return printfData(args[1:])
 	case "cat", "tac":
-		var files []arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
-				files = append(files, a)
-			}
-		}
+		files := operands(args, true)
 		if len(files) == 0 {
 			if stdin == nil {
 				return &data{origins: originOther}
@@ -130,10 +124,7 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 		}
 	case "base32":
 		if has("-d", "--decode") {
-			return func(s string) (string, bool) {
-				b, err := base32.StdEncoding.DecodeString(stripSpace(s))
-				return string(b), err == nil
-			}
+			return decodeBase32
 		}
 	case "basenc":
 		if has("-d", "--decode") {
@@ -143,10 +134,7 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 			case has("--base16"):
 				return decodeHex
 			case has("--base32"):
-				return func(s string) (string, bool) {
-					b, err := base32.StdEncoding.DecodeString(stripSpace(s))
-					return string(b), err == nil
-				}
+				return decodeBase32
 			}
 		}
 	case "openssl":
@@ -162,9 +150,7 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 			lines := strings.Split(s, "\n")
 			for i, l := range lines {
 				r := []rune(l)
-				for a, b := 0, len(r)-1; a < b; a, b = a+1, b-1 {
-					r[a], r[b] = r[b], r[a]
-				}
+				slices.Reverse(r)
 				lines[i] = string(r)
 			}
 			return strings.Join(lines, "\n"), true
@@ -172,42 +158,33 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 	case "tac":
 		return func(s string) (string, bool) {
 			lines := strings.SplitAfter(s, "\n")
-			for a, b := 0, len(lines)-1; a < b; a, b = a+1, b-1 {
-				lines[a], lines[b] = lines[b], lines[a]
-			}
+			slices.Reverse(lines)
 			return strings.Join(lines, ""), true
 		}
 	case "tr":
 		return trFunc(args)
 	case "gzip", "gunzip", "zcat":
 		if name != "gzip" || has("-d", "--decompress", "--uncompress") {
-			return func(s string) (string, bool) {
-				r, err := gzip.NewReader(strings.NewReader(s))
-				if err != nil {
-					return "", false
-				}
-				return readLimited(r)
-			}
+			return func(s string) (string, bool) { return inflate(gzip.NewReader(strings.NewReader(s))) }
 		}
 	case "bzip2", "bunzip2", "bzcat":
 		if name != "bzip2" || has("-d", "--decompress") {
-			return func(s string) (string, bool) { return readLimited(bzip2.NewReader(strings.NewReader(s))) }
+			return func(s string) (string, bool) { return inflate(bzip2.NewReader(strings.NewReader(s)), nil) }
 		}
 	case "zlib-flate":
 		if has("-uncompress") {
-			return func(s string) (string, bool) {
-				r, err := zlib.NewReader(strings.NewReader(s))
-				if err != nil {
-					return "", false
-				}
-				return readLimited(r)
-			}
+			return func(s string) (string, bool) { return inflate(zlib.NewReader(strings.NewReader(s))) }
 		}
 	}
 	return nil
 }
 
-func readLimited(r io.Reader) (string, bool) {
+// inflate reads what a decompressor (made with err) writes, up to
+// maxDecoded bytes.
+func inflate(r io.Reader, err error) (string, bool) {
+	if err != nil {
+		return "", false
+	}
 	b, err := io.ReadAll(io.LimitReader(r, maxDecoded))
 	if err != nil && len(b) == 0 {
 		return "", false
@@ -239,6 +216,11 @@ func decodeHex(s string) (string, bool) {
 	return string(b), err == nil
 }
 
+func decodeBase32(s string) (string, bool) {
+	b, err := base32.StdEncoding.DecodeString(stripSpace(s))
+	return string(b), err == nil
+}
+
 // trFunc implements tr SET1 SET2 and tr -d SET for literal sets.
 func trFunc(args []arg) func(string) (string, bool) {
 	var sets []string
@@ -251,7 +233,7 @@ func trFunc(args []arg) func(string) (string, bool) {
 			if strings.Contains(a.e, "d") {
 				del = true
 			}
-			if strings.ContainsAny(a.e, "c") {
+			if strings.Contains(a.e, "c") {
 				return nil
 			}
 		default:
@@ -277,40 +259,28 @@ func trFunc(args []arg) func(string) (string, bool) {
 		}
 		return out
 	}
-	if del && len(sets) >= 1 {
-		set := expand(sets[0])
-		if set == nil {
+	var from, to []rune
+	switch {
+	case del && len(sets) >= 1:
+		from = expand(sets[0])
+	case len(sets) == 2:
+		if from, to = expand(sets[0]), expand(sets[1]); len(to) == 0 {
 			return nil
 		}
-		return func(s string) (string, bool) {
-			return strings.Map(func(r rune) rune {
-				for _, c := range set {
-					if c == r {
-						return -1
-					}
-				}
-				return r
-			}, s), true
-		}
 	}
-	if len(sets) != 2 {
-		return nil
-	}
-	from, to := expand(sets[0]), expand(sets[1])
-	if from == nil || to == nil || len(to) == 0 {
+	if from == nil {
 		return nil
 	}
 	return func(s string) (string, bool) {
 		return strings.Map(func(r rune) rune {
-			for i, c := range from {
-				if c == r {
-					if i < len(to) {
-						return to[i]
-					}
-					return to[len(to)-1]
-				}
+			i := slices.Index(from, r)
+			switch {
+			case i < 0:
+				return r
+			case del:
+				return -1
 			}
-			return r
+			return to[min(i, len(to)-1)]
 		}, s), true
 	}
 }
@@ -408,13 +378,12 @@ func printfData(args []arg) *data {
 				if err == nil || arg == "" {
 					b.WriteString(strconv.FormatInt(v, 10))
 				}
-			case 'o':
-				v, _ := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
-				b.WriteString(strconv.FormatInt(v, 8))
-			case 'x', 'X':
+			case 'o', 'x', 'X':
 				v, _ := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
 				s := strconv.FormatInt(v, 16)
-				if verb == 'X' {
+				if verb == 'o' {
+					s = strconv.FormatInt(v, 8)
+				} else if verb == 'X' {
 					s = strings.ToUpper(s)
 				}
 				b.WriteString(s)

@@ -41,11 +41,7 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 	var texts []string
 	add := func(d *data) {
 		if d != nil {
-			for _, t := range d.texts {
-				if len(texts) < escapeScripts {
-					texts = append(texts, t)
-				}
-			}
+			texts = append(texts, d.texts[:min(len(d.texts), escapeScripts-len(texts))]...)
 		}
 	}
 	all := nonDropped(seg.args)
@@ -268,42 +264,36 @@ func tclWords(s string) []string {
 		if s == "" {
 			break
 		}
-		var end int
+		// The word is s[open:close]; the next starts after close.
+		open, close := 1, len(s)
 		switch s[0] {
 		case '{':
 			depth := 0
-			end = len(s)
 			for i := 0; i < len(s); i++ {
 				if s[i] == '{' {
 					depth++
 				} else if s[i] == '}' {
-					depth--
-					if depth == 0 {
-						end = i
+					if depth--; depth == 0 {
+						close = i
 						break
 					}
 				}
 			}
-			words = append(words, s[1:end])
-			end++
 		case '"':
-			end = strings.IndexByte(s[1:], '"')
-			if end < 0 {
-				end = len(s) - 1
+			if k := strings.IndexByte(s[1:], '"'); k >= 0 {
+				close = k + 1
 			}
-			words = append(words, s[1:end+1])
-			end += 2
 		default:
-			end = strings.IndexAny(s, " \t")
-			if end < 0 {
-				end = len(s)
+			open = 0
+			if k := strings.IndexAny(s, " \t"); k >= 0 {
+				close = k
 			}
-			words = append(words, s[:end])
 		}
-		if end >= len(s) {
+		words = append(words, s[open:close])
+		if close+1 >= len(s) {
 			break
 		}
-		s = s[end:]
+		s = s[close+1:]
 	}
 	return words
 }

@@ -22,10 +22,7 @@ var netTools = map[string]bool{
 	"ftp": true, "tftp": true, "nmap": true, "arping": true,
 }
 
-var (
-	loopbackArg = regexp.MustCompile(`^(\w+://)?(127\.\d+\.\d+\.\d+|localhost|\[::1\])([:/]|$)`)
-	urlArg      = regexp.MustCompile(`://`)
-)
+var loopbackArg = regexp.MustCompile(`^(\w+://)?(127\.\d+\.\d+\.\d+|localhost|\[::1\])([:/]|$)`)
 
 // outputToNetwork reports a network tool given a command's output in its
 // arguments, unless every address it names is this machine.
@@ -34,36 +31,22 @@ func (w *walker) outputToNetwork(seg *segment) {
 		return
 	}
 	var origins originSet
-	loop, other := false, false
-	for i, a := range seg.args {
-		if i == 0 {
-			continue
-		}
+	loop, other, otherURL := false, false, false
+	for _, a := range seg.args[1:] {
 		if a.dyn && a.origins != 0 {
 			origins |= a.origins
 		}
-		switch {
+		switch url := strings.Contains(a.e, "://"); {
 		case loopbackArg.MatchString(a.e):
 			loop = true
-		case urlArg.MatchString(a.e) || !strings.HasPrefix(a.e, "-"):
-			other = true
+		case url || !strings.HasPrefix(a.e, "-"):
+			other, otherURL = true, otherURL || url
 		}
 	}
-	if origins == 0 || (loop && !other) {
+	// With a loopback URL, only other URLs are addresses (the rest may be
+	// options' values and data), unless the tool looks its operands up.
+	if origins == 0 || loop && (!other || !otherURL && !dnsTools[seg.name]) {
 		return
-	}
-	if loop {
-		// Only the loopback URL is an address when the rest are options'
-		// values and data: count them again without those.
-		other = false
-		for i, a := range seg.args {
-			if i > 0 && urlArg.MatchString(a.e) && !loopbackArg.MatchString(a.e) {
-				other = true
-			}
-		}
-		if !other && !dnsTools[seg.name] {
-			return
-		}
 	}
 	w.detected("output_to_network", origins, seg.text)
 }
@@ -131,17 +114,12 @@ func onlyLoopback(seg *segment) bool {
 					}
 				}
 			}
-			if hasVal {
-				if addressOpts[name] && !loopbackAddr(val) {
-					return false
-				}
-				continue
-			}
-			if (shellsyntax.CurlValueOpts[name] || addressOpts[name]) && i+1 < len(args) {
+			if !hasVal && (shellsyntax.CurlValueOpts[name] || addressOpts[name]) && i+1 < len(args) {
 				i++
-				if addressOpts[name] && !loopbackAddr(args[i].e) {
-					return false
-				}
+				val, hasVal = args[i].e, true
+			}
+			if hasVal && addressOpts[name] && !loopbackAddr(val) {
+				return false
 			}
 			continue
 		}
@@ -190,13 +168,5 @@ var socatAddr = map[string]bool{
 
 // isPort is a bare port number (nc HOST PORT).
 func isPort(s string) bool {
-	if s == "" || len(s) > 5 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return s != "" && len(s) <= 5 && strings.Trim(s, "0123456789") == ""
 }

@@ -789,17 +789,28 @@ func (x *expansion) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 		out.Exp = &syntax.Expansion{Op: pe.Exp.Op, Word: x.word(pe.Exp.Word, quoted)}
 		return out
 	}
-	defaultOp := op == ":-" || op == "-" || op == ":+" || op == "+" || op == ":=" || op == "="
-	if isArr || pe.Index != nil {
-		switch {
-		case op == "len":
-			if known && isArr {
+	array := isArr || pe.Index != nil
+	if !known {
+		// An unknown value: its word for the default operators, else an
+		// unknown, built with string surgery (susp) only from a scalar.
+		switch op {
+		case ":-", "-", ":=", "=", ":+", "+":
+			return opWord()
+		case "", ":?", "?", "len":
+			return unknown(false)
+		case "!":
+			return unknown(!array)
+		case "@":
+			lit, _ := firstLit(pe.Exp.Word)
+			return unknown(!array && lit == "P")
+		}
+		return unknown(!array && envLike(name))
+	}
+	if array {
+		if op == "len" {
+			if isArr {
 				return x.values(strconv.Itoa(len(arr)))
 			}
-			return unknown(false)
-		case !known && defaultOp:
-			return opWord()
-		case !known:
 			return unknown(false)
 		}
 		idx := ""
@@ -839,20 +850,6 @@ func (x *expansion) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 			list = "@"
 		}
 		return x.slot([][]string{elems}, list)
-	}
-	if !known {
-		switch op {
-		case ":-", "-", ":=", "=", ":+", "+":
-			return opWord()
-		case "", ":?", "?", "len":
-			return unknown(false)
-		case "!":
-			return unknown(true)
-		case "@":
-			lit, _ := firstLit(pe.Exp.Word)
-			return unknown(lit == "P")
-		}
-		return unknown(envLike(name))
 	}
 	return x.known(pe, vals, quoted, unknown)
 }
@@ -987,31 +984,21 @@ func (w *walker) lookupVar(name string, sc *scope) (vals []string, arr []string,
 			return []string{strconv.Itoa(len(sc.pos))}, nil, false, 0, true
 		}
 		return nil, nil, false, 0, false
-	case "0":
-		if sc.pos0.dyn {
-			return nil, nil, false, sc.pos0.origins, false
-		}
-		return []string{sc.pos0.v()}, nil, false, 0, true
-	case "$", "!", "PPID", "BASHPID":
-		return []string{fakePID}, nil, false, 0, true
-	case "?":
-		return []string{"0"}, nil, false, 0, true
-	case "-":
-		return []string{"hB"}, nil, false, 0, true
 	}
-	if name[0] >= '1' && name[0] <= '9' {
-		if !sc.posKnown {
+	if v, ok := fixedVars[name]; ok {
+		return []string{v}, nil, false, 0, true
+	}
+	if name == "0" || name[0] >= '1' && name[0] <= '9' {
+		a, ok := positional(name, sc)
+		switch {
+		case name != "0" && !sc.posKnown:
 			return nil, nil, false, 0, false
+		case !ok:
+			return []string{""}, nil, false, 0, true // beyond the last
+		case a.dyn:
+			return nil, nil, false, a.origins, false
 		}
-		n, _ := strconv.Atoi(name)
-		if n <= len(sc.pos) {
-			a := sc.pos[n-1]
-			if a.dyn {
-				return nil, nil, false, a.origins, false
-			}
-			return []string{a.v()}, nil, false, 0, true
-		}
-		return []string{""}, nil, false, 0, true
+		return []string{a.v()}, nil, false, 0, true
 	}
 	if v := w.vars[name]; v != nil {
 		if v.isArr {
@@ -1025,33 +1012,26 @@ func (w *walker) lookupVar(name string, sc *scope) (vals []string, arr []string,
 		}
 		return v.vals, nil, false, 0, true
 	}
-	switch name {
-	case "IFS":
-		return []string{" \t\n"}, nil, false, 0, true
-	case "HOME":
-		return []string{"~"}, nil, false, 0, true
-	case "PWD":
-		// The working directory: rm -rf "$PWD" is rm -rf . (a cd earlier
-		// moves it, as for any relative path).
-		return []string{"."}, nil, false, 0, true
+	if v, ok := defaultVars[name]; ok {
+		return []string{v}, nil, false, 0, true
 	}
 	return nil, nil, false, 0, false
 }
+
+// fixedVars are the special parameters with a value of their own;
+// defaultVars, the variables a script reads as these values until it
+// sets them. PWD is the working directory: rm -rf "$PWD" is rm -rf . (a
+// cd earlier moves it, as for any relative path).
+var (
+	fixedVars   = map[string]string{"$": fakePID, "!": fakePID, "PPID": fakePID, "BASHPID": fakePID, "?": "0", "-": "hB"}
+	defaultVars = map[string]string{"IFS": " \t\n", "HOME": "~", "PWD": "."}
+)
 
 // envLike reports whether an unknown variable name looks like one from
 // the environment (PATH, HOME, SHELL...): string surgery on such a value
 // is how ${PATH:0:1} builds a "/" the text never shows.
 func envLike(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return name != "" && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
 }
 
 // positional returns positional parameter name ($0, $1...) of a scope.
@@ -1087,13 +1067,8 @@ func hasExtGlob(word *syntax.Word) bool {
 // hasGlob reports whether s has a pathname pattern character: * or ?, or
 // a [ with a ] after it.
 func hasGlob(s string) bool {
-	if strings.ContainsAny(s, "*?") {
-		return true
-	}
-	if i := strings.IndexByte(s, '['); i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0 {
-		return true
-	}
-	return false
+	i := strings.IndexByte(s, '[')
+	return strings.ContainsAny(s, "*?") || i >= 0 && strings.IndexByte(s[i+1:], ']') >= 0
 }
 
 // arithValue evaluates an arithmetic expression whose variables are
@@ -1112,7 +1087,7 @@ func (w *walker) arithValue(expr string, sc *scope) (int64, bool) {
 	if err != nil || x == nil {
 		return 0, false
 	}
-	env := arithEnv{}
+	env := map[string]string{} // the known variables; read-only, so an assignment is an error
 	ok := true
 	syntax.Walk(x, func(n syntax.Node) bool {
 		word, isWord := n.(*syntax.Word)
@@ -1149,23 +1124,9 @@ func (w *walker) arithValue(expr string, sc *scope) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	v, err := expand.Arithm(&expand.Config{Env: env}, x)
+	v, err := expand.Arithm(&expand.Config{Env: expand.FuncEnviron(func(name string) string { return env[name] })}, x)
 	if err != nil {
 		return 0, false
 	}
 	return int64(v), true
 }
-
-// arithEnv holds the known variables of one arithmetic expression; it
-// is read-only, so an assignment inside the expression is an error.
-type arithEnv map[string]string
-
-func (e arithEnv) Get(name string) expand.Variable {
-	v, ok := e[name]
-	if !ok {
-		return expand.Variable{}
-	}
-	return expand.Variable{Set: true, Kind: expand.String, Str: v}
-}
-
-func (e arithEnv) Each(func(name string, vr expand.Variable) bool) {}

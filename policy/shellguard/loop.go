@@ -22,9 +22,11 @@ func startsBackground(ss []*syntax.Stmt, depth int) bool {
 			return true
 		}
 		var lists [][]*syntax.Stmt
+		d := depth + 1
 		switch x := s.Cmd.(type) {
 		case *syntax.BinaryCmd:
-			lists = [][]*syntax.Stmt{{x.X, x.Y}}
+			// && and | join members of one list, not a level deeper.
+			lists, d = [][]*syntax.Stmt{{x.X, x.Y}}, depth
 		case *syntax.Subshell:
 			lists = [][]*syntax.Stmt{x.Stmts}
 		case *syntax.Block:
@@ -43,11 +45,6 @@ func startsBackground(ss []*syntax.Stmt, depth int) bool {
 			}
 		}
 		for _, l := range lists {
-			// && and | join members of one list, not a level deeper.
-			d := depth + 1
-			if _, ok := s.Cmd.(*syntax.BinaryCmd); ok {
-				d = depth
-			}
 			if startsBackground(l, d) {
 				return true
 			}

@@ -36,20 +36,11 @@ var deleters = map[string]bool{
 	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
 }
 
-// targetCommands are commands whose operands the rules judge as paths
-// that are deleted, moved or re-owned: a computed or linked operand is
-// resolved for them.
-var targetCommands = map[string]bool{
-	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
-	"chmod": true, "chown": true, "chgrp": true, "mv": true, "gmv": true, "truncate": true,
-}
-
-// computesDeleted are the target commands for which an operand a command
-// substitution computes could be "/".
-var computesDeleted = map[string]bool{
-	"rm": true, "srm": true, "grm": true, "rmdir": true, "shred": true, "wipe": true,
-	"chmod": true, "chown": true, "chgrp": true,
-}
+// targetCommands are, with the deleters, the commands whose operands the
+// rules judge as paths that are deleted, moved or re-owned: a computed or
+// linked operand is resolved for them. True: an operand a command
+// substitution computes could be "/" (so for every deleter but unlink).
+var targetCommands = map[string]bool{"chmod": true, "chown": true, "chgrp": true, "mv": false, "gmv": false, "truncate": false}
 
 // listFilters pass (a part of) a listing on: their output is still paths.
 var listFilters = map[string]bool{
@@ -140,33 +131,43 @@ var listers = map[string]bool{
 func listingOf(name string, args []arg) *listing {
 	var l listing
 	switch name {
-	case "ls", "exa", "eza", "lsd", "dir", "vdir":
+	case "ls", "exa", "eza", "lsd", "dir", "vdir", "du", "tree":
+		// ls lists entries (or, with -d, its operands); du -a and tree
+		// every file below their operands.
+		ls := name != "du" && name != "tree"
+		dirOnly, all := false, name == "tree"
 		var ops []arg
-		dirOnly := false
 		for _, a := range args[1:] {
+			short := strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--")
 			switch {
-			case a.e == "--recursive" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "R")):
+			case ls && (a.e == "--recursive" || short && strings.Contains(a.e, "R")):
 				l.recursive = true
-			case a.e == "--directory" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "d")):
+			case ls && (a.e == "--directory" || short && strings.Contains(a.e, "d")):
 				dirOnly = true
+			case !ls && (a.e == "-a" || a.e == "--all" || (name == "tree" && a.e == "-fi")):
+				all = true
 			case !strings.HasPrefix(a.e, "-"):
 				ops = append(ops, a)
 			}
+		}
+		if !ls && !all {
+			return nil
 		}
 		if len(ops) == 0 {
 			ops = literalArgs([]string{"."})
 		}
 		for _, o := range ops {
-			if o.dyn || (o.glob && !dirOnly) {
+			switch {
+			case o.dyn || (o.glob && !dirOnly):
 				return nil // the entries of unknown or matched paths
-			}
-			if dirOnly {
-				l.items = append(l.items, o)
-			} else {
+			case ls && !dirOnly:
 				// ls prints the entries' names, not their paths.
 				l.items = append(l.items, arg{e: "*", p: "*", glob: true})
+			default:
+				l.items = append(l.items, o)
 			}
 		}
+		l.recursive = l.recursive || !ls
 	case "find", "gfind", "bfs":
 		starts, narrowed, minDepth, maxDepth := findShape(args)
 		if narrowed {
@@ -193,30 +194,6 @@ func listingOf(name string, args []arg) *listing {
 			return nil
 		}
 		return &listing{items: literalArgs([]string{"-1"}), mass: true}
-	case "du", "tree":
-		all := name == "tree"
-		var ops []arg
-		for _, a := range args[1:] {
-			switch {
-			case a.e == "-a" || a.e == "--all" || (name == "tree" && a.e == "-fi"):
-				all = true
-			case !strings.HasPrefix(a.e, "-"):
-				ops = append(ops, a)
-			}
-		}
-		if !all {
-			return nil
-		}
-		if len(ops) == 0 {
-			ops = literalArgs([]string{"."})
-		}
-		for _, o := range ops {
-			if o.dyn || o.glob {
-				return nil
-			}
-			l.items = append(l.items, o)
-		}
-		l.recursive = true
 	default:
 		return nil
 	}
@@ -258,11 +235,13 @@ var rootish = regexp.MustCompile(`^(/*(\.\.?/*)*)(\*|\.\*)?$`)
 // path could be "/", and a path through a symlink this script made names
 // the link's target.
 func (w *walker) resolveTargets(seg *segment, sc *scope, pc pipeCtx) {
-	if !targetCommands[seg.name] {
+	computes, ok := targetCommands[seg.name]
+	if !ok && !deleters[seg.name] {
 		return
 	}
+	computes = computes || deleters[seg.name] && seg.name != "unlink"
 	args := nonDropped(seg.args)
-	if seg.name == "rm" || seg.name == "srm" || seg.name == "grm" || seg.name == "rmdir" || seg.name == "shred" || seg.name == "unlink" || seg.name == "wipe" || seg.name == "truncate" {
+	if deleters[seg.name] || seg.name == "truncate" {
 		// A computed operand disappears when it is unquoted and unknown;
 		// put it back.
 		args = seg.args
@@ -270,7 +249,7 @@ func (w *walker) resolveTargets(seg *segment, sc *scope, pc pipeCtx) {
 	var out []arg
 	changed := false
 	for i, a := range args {
-		if i > 0 && computesDeleted[seg.name] && a.dyn && a.origins != 0 && (strings.HasPrefix(a.p, "$(") || strings.HasPrefix(a.p, "`")) && rootish.MatchString(a.e) {
+		if i > 0 && computes && a.dyn && a.origins != 0 && (strings.HasPrefix(a.p, "$(") || strings.HasPrefix(a.p, "`")) && rootish.MatchString(a.e) {
 			out = append(out, arg{e: "/", p: "/"})
 			changed = true
 			continue
@@ -306,17 +285,10 @@ func (w *walker) throughLink(p string) (string, bool) {
 
 // trackLink records ln -s TARGET LINK.
 func (w *walker) trackLink(args []arg) {
-	symbolic := false
-	var ops []arg
-	for _, a := range args[1:] {
-		switch {
-		case a.e == "--symbolic" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "s")):
-			symbolic = true
-		case strings.HasPrefix(a.e, "-"):
-		default:
-			ops = append(ops, a)
-		}
-	}
+	symbolic := slices.ContainsFunc(args[1:], func(a arg) bool {
+		return a.e == "--symbolic" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "s"))
+	})
+	ops := operands(args, false)
 	if !symbolic || len(ops) != 2 || ops[0].dyn || ops[1].dyn {
 		return
 	}
@@ -362,12 +334,9 @@ func (w *walker) gitClean(seg *segment, sc *scope, pc pipeCtx) {
 	if i >= len(args) || args[i].e != "clean" {
 		return
 	}
-	force := false
-	for _, a := range args[i+1:] {
-		if a.e == "--force" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "f")) {
-			force = true
-		}
-	}
+	force := slices.ContainsFunc(args[i+1:], func(a arg) bool {
+		return a.e == "--force" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "f"))
+	})
 	if !force {
 		return
 	}

@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"encoding/hex"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -95,15 +96,9 @@ func hostMetadata(h string) bool {
 		for j < len(labels) && netguard.NumericLabel(labels[j]) {
 			j++
 		}
-		if j-i <= 4 {
-			if ip, ok := inetAton(labels[i:j]); ok && isMetadata(ip) {
+		for k, n := i, min(j-i, 4); k+n <= j; k++ {
+			if ip, ok := inetAton(labels[k : k+n]); ok && isMetadata(ip) {
 				return true
-			}
-		} else {
-			for k := i; k+4 <= j; k++ {
-				if ip, ok := inetAton(labels[k : k+4]); ok && isMetadata(ip) {
-					return true
-				}
 			}
 		}
 		i = j
@@ -163,18 +158,16 @@ func inetAton(parts []string) (netip.Addr, bool) {
 		vals[i] = v
 	}
 	n := len(parts)
+	var b [4]byte
 	for i := 0; i < n-1; i++ {
 		if vals[i] > 0xff {
 			return netip.Addr{}, false
 		}
+		b[i] = byte(vals[i])
 	}
 	last := vals[n-1]
 	if last >= 1<<(8*uint(5-n)) {
 		return netip.Addr{}, false
-	}
-	var b [4]byte
-	for i := 0; i < n-1; i++ {
-		b[i] = byte(vals[i])
 	}
 	for i := 3; i >= n-1; i-- {
 		b[i] = byte(last)
@@ -188,21 +181,18 @@ func isMetadata(ip netip.Addr) bool {
 	return ok
 }
 
-func isHexDigit(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
 // percentDecode decodes %XX escapes, leaving malformed ones as they are.
 func percentDecode(s string) (string, bool) {
 	var b strings.Builder
 	changed := false
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHexDigit(s[i+1]) && isHexDigit(s[i+2]) {
-			v, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			b.WriteByte(byte(v))
-			i += 2
-			changed = true
-			continue
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := hex.DecodeString(s[i+1 : i+3]); err == nil {
+				b.WriteByte(v[0])
+				i += 2
+				changed = true
+				continue
+			}
 		}
 		b.WriteByte(s[i])
 	}

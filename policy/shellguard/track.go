@@ -20,11 +20,8 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	switch seg.name {
 	case "cd", "pushd", "chdir":
 		var target arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
-				target = a
-				break
-			}
+		if ops := operands(args, true); len(ops) > 0 {
+			target = ops[0]
 		}
 		switch {
 		case target.dyn || target.glob || target.e == "-":
@@ -35,12 +32,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			w.cwd = path.Clean(target.e)
 		case w.cwd == "?":
 		default:
-			base := w.cwd
-			if base == "" {
-				base = "."
-			}
-			w.cwd = path.Clean(base + "/" + target.e)
-			if w.cwd == "." {
+			if w.cwd = path.Join(w.cwd, target.e); w.cwd == "." {
 				w.cwd = ""
 			}
 		}
@@ -68,30 +60,27 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 				w.setVar(name, nil, originOther)
 				continue
 			}
-			if hasEq {
-				_, raw, _ := strings.Cut(a.p, "=")
-				w.runEnv(name, raw, sc)
+			if !hasEq {
+				continue
 			}
-			if hasEq {
-				_, raw, _ := strings.Cut(a.p, "=")
-				if a.dyn {
-					w.setVar(name, nil, a.origins)
-				} else if strings.HasPrefix(raw, "(") {
-					w.setArray(name, nil, false, 0)
-				} else {
-					w.setVar(name, []string{raw}, 0)
-				}
+			_, raw, _ := strings.Cut(a.p, "=")
+			w.runEnv(name, raw, sc)
+			switch {
+			case a.dyn:
+				w.setVar(name, nil, a.origins)
+			case strings.HasPrefix(raw, "("):
+				w.setArray(name, nil, false, 0)
+			default:
+				w.setVar(name, []string{raw}, 0)
 			}
 		}
 	case "set":
 		for k, a := range args[1:] {
 			if a.e == "--" || (k == 0 && !strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "+")) {
-				start := k + 1
-				if a.e != "--" {
-					start = k
+				if a.e == "--" {
+					k++
 				}
-				pos := args[1+start:]
-				sc.pos, sc.posKnown = pos, true
+				sc.pos, sc.posKnown = args[1+k:], true
 				break
 			}
 			if a.e == "-o" || a.e == "+o" {
@@ -130,12 +119,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 		}
 	case "printf":
 		if len(args) > 2 && args[1].e == "-v" {
-			out := printfData(args[3:])
-			if out.known() {
-				w.setVar(args[2].e, out.texts, 0)
-			} else {
-				w.setVar(args[2].e, nil, out.origins)
-			}
+			w.setVar(args[2].e, printfData(args[3:]).texts, 0) // always known
 		}
 	case "mapfile", "readarray":
 		name := "MAPFILE"
@@ -159,36 +143,23 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			}
 		}
 	case "ln", "cp", "install", "mv", "rsync":
-		var ops []arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") {
-				ops = append(ops, a)
-			}
-		}
-		if len(ops) >= 2 {
+		if ops := operands(args, false); len(ops) >= 2 {
 			src, dst := ops[0], ops[len(ops)-1]
 			w.linkCommand(src.e, dst.e, false)
 			if d := w.files[w.fileKey(src.e)]; d != nil {
 				w.setFile(w.fileKey(dst.e), d)
 			}
 		}
-	case "tee":
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") {
-				d := stdin
-				if d == nil {
-					d = &data{origins: originOther}
-				}
-				w.setFile(w.fileKey(a.e), d)
-			}
+	case "tee", "dd":
+		d := stdin
+		if d == nil {
+			d = &data{origins: originOther}
 		}
-	case "dd":
 		for _, a := range args[1:] {
-			if strings.HasPrefix(a.e, "of=") && !strings.HasPrefix(a.e, "of=/dev/") {
-				d := stdin
-				if d == nil {
-					d = &data{origins: originOther}
-				}
+			switch {
+			case seg.name == "tee" && !strings.HasPrefix(a.e, "-"):
+				w.setFile(w.fileKey(a.e), d)
+			case seg.name == "dd" && strings.HasPrefix(a.e, "of=") && !strings.HasPrefix(a.e, "of=/dev/"):
 				w.setFile(w.fileKey(a.e[3:]), d)
 			}
 		}
@@ -219,29 +190,24 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			w.walkScriptLenient(text, scope)
 		}
 	}
-	optVal := func(i int, a string, short, long []string) (string, int, bool) {
-		for _, o := range short {
-			if a == o && i+1 < len(args) {
-				return args[i+1].p, i + 1, true
-			}
-			if strings.HasPrefix(a, o) && len(a) > len(o) && len(o) == 2 {
-				return args[i].p[len(o):], i, true
-			}
-		}
-		for _, o := range long {
-			if a == o && i+1 < len(args) {
-				return args[i+1].p, i + 1, true
-			}
-			if strings.HasPrefix(a, o+"=") {
-				return args[i].p[len(o)+1:], i, true
-			}
+	// optVal reads option short (-c) or long (--config, if any) at word
+	// i: its value and the index of the word that ends it.
+	optVal := func(i int, short, long string) (string, int, bool) {
+		a := args[i].e
+		switch {
+		case (a == short || long != "" && a == long) && i+1 < len(args):
+			return args[i+1].p, i + 1, true
+		case len(a) > 2 && strings.HasPrefix(a, short):
+			return args[i].p[2:], i, true
+		case long != "" && strings.HasPrefix(a, long+"="):
+			return args[i].p[len(long)+1:], i, true
 		}
 		return "", i, false
 	}
 	switch seg.name {
 	case "git":
 		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, args[i].e, []string{"-c"}, []string{"--config"})
+			v, ni, ok := optVal(i, "-c", "--config")
 			if !ok {
 				continue
 			}
@@ -257,13 +223,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 		// git config [--global] KEY VALUE stores an alias or a command
 		// that a later git command runs: judged now.
-		var ops []arg
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") {
-				ops = append(ops, a)
-			}
-		}
-		if len(ops) >= 3 && ops[0].e == "config" {
+		if ops := operands(args, false); len(ops) >= 3 && ops[0].e == "config" {
 			key, val := strings.ToLower(ops[1].e), ops[2].p
 			switch {
 			case strings.HasPrefix(key, "alias.") && strings.HasPrefix(val, "!"):
@@ -274,7 +234,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 	case "ssh", "scp", "sftp", "autossh":
 		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, args[i].e, []string{"-o"}, nil)
+			v, ni, ok := optVal(i, "-o", "")
 			if !ok {
 				continue
 			}
@@ -291,7 +251,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		if seg.name == "scp" || seg.name == "sftp" {
 			// -S PROGRAM is run in place of ssh.
 			for i := 1; i < len(args); i++ {
-				if v, ni, ok := optVal(i, args[i].e, []string{"-S"}, nil); ok {
+				if v, ni, ok := optVal(i, "-S", ""); ok {
 					run(v)
 					i = ni
 				}
@@ -336,21 +296,16 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				var ops []string
 				for j := i + 1; j < len(args); j++ {
 					a := args[j].e
-					if len(ops) > 0 {
-						// The command's own words, options included.
-						if a != "Enter" && a != "C-m" && a != "KPEnter" {
-							ops = append(ops, args[j].p)
-						}
-						continue
+					enter := a == "Enter" || a == "C-m" || a == "KPEnter"
+					switch {
+					case len(ops) > 0 && !enter:
+						ops = append(ops, args[j].p) // the command's own words, options included
+					case len(ops) > 0 || enter:
+					case len(a) == 2 && a[0] == '-' && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0:
+						j++ // an option's value
+					case !strings.HasPrefix(a, "-"):
+						ops = append(ops, args[j].p)
 					}
-					if strings.HasPrefix(a, "-") && len(a) == 2 && strings.IndexByte("cCeFnNsStTxyLlwhdEbBKM", a[1]) >= 0 && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0 {
-						j++
-						continue
-					}
-					if strings.HasPrefix(a, "-") || a == "Enter" || a == "C-m" || a == "KPEnter" {
-						continue
-					}
-					ops = append(ops, args[j].p)
 				}
 				run(strings.Join(ops, " "))
 				return
@@ -393,10 +348,8 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 	case "crontab":
 		var data *data
-		for _, a := range args[1:] {
-			if !strings.HasPrefix(a.e, "-") || a.e == "-" {
-				data = w.fileData(a, stdin)
-			}
+		if ops := operands(args, true); len(ops) > 0 {
+			data = w.fileData(ops[len(ops)-1], stdin)
 		}
 		if data == nil && len(args) == 1 {
 			data = stdin
@@ -429,26 +382,29 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		if len(vals) == 0 {
 			run(t)
 		}
-		if t == "" {
-			// parallel ::: CMD...: each value is a command line.
-			for k, v := range vals {
-				if k < 8 {
-					run(v)
-				}
-			}
-			return
-		}
-		for k, v := range vals {
-			if k >= 8 {
-				break
-			}
-			if strings.Contains(t, "{}") {
+		for _, v := range vals[:min(len(vals), 8)] {
+			switch {
+			case t == "":
+				run(v) // parallel ::: CMD...: each value is a command line
+			case strings.Contains(t, "{}"):
 				run(strings.ReplaceAll(t, "{}", quote(v)))
-			} else {
+			default:
 				run(t + " " + quote(v))
 			}
 		}
 	}
+}
+
+// operands are the words after the program that are not options; a lone
+// "-" (standard input) is one when dash is set.
+func operands(args []arg, dash bool) []arg {
+	var ops []arg
+	for _, a := range args[1:] {
+		if !strings.HasPrefix(a.e, "-") || dash && a.e == "-" {
+			ops = append(ops, a)
+		}
+	}
+	return ops
 }
 
 // perfRuns are the perf subcommands that run a command; perfValueLong
@@ -470,21 +426,15 @@ func joinQuoted(args []arg) string {
 // vimInterp reads an editor command that runs code in an embedded
 // interpreter (:lua, :luado, :py3, :python3, :pyx, :perl, :ruby).
 func vimInterp(v string) (lang, code string, ok bool) {
-	name, rest, found := strings.Cut(v, " ")
-	if !found {
-		return "", "", false
-	}
-	switch name {
-	case "lua", "luado":
-		return "lua", rest, true
-	case "py", "py3", "python", "python3", "pyx", "pythonx", "pydo", "py3do":
-		return "python", rest, true
-	case "perl", "perldo":
-		return "perl", rest, true
-	case "ruby", "rubydo":
-		return "ruby", rest, true
-	}
-	return "", "", false
+	name, code, found := strings.Cut(v, " ")
+	lang, ok = vimLangs[name]
+	return lang, code, ok && found
+}
+
+var vimLangs = map[string]string{
+	"lua": "lua", "luado": "lua", "perl": "perl", "perldo": "perl", "ruby": "ruby", "rubydo": "ruby",
+	"py": "python", "py3": "python", "python": "python", "python3": "python",
+	"pyx": "python", "pythonx": "python", "pydo": "python", "py3do": "python",
 }
 
 // gitCommandKey matches git configuration keys whose value is a command.
@@ -520,11 +470,8 @@ func (w *walker) linkCommand(src, dst string, hashEntry bool) {
 	if base == "" || base == "." || base == ".." {
 		return
 	}
-	if !hashEntry && !strings.Contains(src, "/") {
-		return // copying a local file, not a command
-	}
 	if !hashEntry && !(strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin")) {
-		return
+		return // copying a local file, not a command
 	}
 	if w.pathCmds == nil {
 		w.pathCmds = map[string]string{}
@@ -558,9 +505,7 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--output-document="):
 			_, v, _ := strings.Cut(a, "=")
 			w.setFile(w.fileKey(v), fetched())
-		case strings.HasPrefix(a, "-o") && len(a) > 2 && seg.name == "curl":
-			w.setFile(w.fileKey(a[2:]), fetched())
-		case strings.HasPrefix(a, "-O") && len(a) > 2 && seg.name == "wget":
+		case len(a) > 2 && (a[:2] == "-o" && seg.name == "curl" || a[:2] == "-O" && seg.name == "wget"):
 			w.setFile(w.fileKey(a[2:]), fetched())
 		}
 	}
