@@ -80,11 +80,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	}
 	if w.curFunc != "" {
 		if _, isFunc := w.funcs[name]; isFunc || name == w.curFunc {
-			if w.calls == nil {
-				w.calls = map[string]map[string]bool{}
-			}
 			if w.calls[w.curFunc] == nil {
-				w.calls[w.curFunc] = map[string]bool{}
+				put(&w.calls, w.curFunc, map[string]bool{})
 			}
 			w.calls[w.curFunc][name] = w.calls[w.curFunc][name] || pc.piped || pc.bg
 		}

@@ -140,10 +140,16 @@ func (w *walker) sawCommand(name string) bool {
 }
 
 func (w *walker) setFile(key string, d *data) {
-	if w.files == nil {
-		w.files = map[string]*data{}
+	put(&w.files, key, d)
+}
+
+// put sets m[k], making the map on first use: most checks need none of
+// the walker's maps.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
 	}
-	w.files[key] = d
+	(*m)[k] = v
 }
 
 func (w *walker) failParse(rule, desc string) {
@@ -202,13 +208,7 @@ func (w *walker) detected(name string, origins originSet, text string) {
 }
 
 // text is the source text of a node of the script being walked.
-func (w *walker) text(n syntax.Node) string {
-	a, b := int(n.Pos().Offset()), int(n.End().Offset())
-	if !n.Pos().IsValid() || !n.End().IsValid() || a > b || b > len(w.src) {
-		return ""
-	}
-	return w.src[a:b]
-}
+func (w *walker) text(n syntax.Node) string { return w.between(n.Pos(), 0, n.End()) }
 
 // walkScript parses src and walks it.
 func (w *walker) walkScript(src string, sc *scope, stdin *data) *data {
@@ -568,17 +568,13 @@ func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeC
 // checked and its calls feed the fork-bomb detector.
 func (w *walker) defineFunction(fd *syntax.FuncDecl, sc *scope) {
 	name := strings.ToLower(fd.Name.Value)
-	if w.funcs == nil {
-		w.funcs = map[string]funcDef{}
-		w.inCall = map[string]bool{}
-	}
-	w.funcs[name] = funcDef{body: fd.Body, src: w.src}
+	put(&w.funcs, name, funcDef{body: fd.Body, src: w.src})
 	if w.inCall[name] {
 		return
 	}
 	saved := w.curFunc
 	w.curFunc = name
-	w.inCall[name] = true
+	put(&w.inCall, name, true)
 	// The arguments are unknown here; every call walks the body again
 	// with its own, so what is only known at a call is judged there.
 	inner := &scope{depth: sc.depth + 1, pos0: sc.pos0}
@@ -780,10 +776,7 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 func (w *walker) setVar(name string, vals []string, origins originSet) {
 	v := w.vars[name]
 	if v == nil {
-		if w.vars == nil {
-			w.vars = map[string]*variable{}
-		}
-		w.vars[name] = &variable{vals: vals, origins: origins}
+		put(&w.vars, name, &variable{vals: vals, origins: origins})
 		return
 	}
 	if v.isArr {
@@ -796,14 +789,7 @@ func (w *walker) setVar(name string, vals []string, origins originSet) {
 		return
 	}
 	for _, x := range vals {
-		dup := false
-		for _, y := range v.vals {
-			if x == y {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !slices.Contains(v.vals, x) {
 			v.vals = append(v.vals, x)
 		}
 	}
@@ -814,19 +800,17 @@ func (w *walker) setVar(name string, vals []string, origins originSet) {
 }
 
 func (w *walker) setArray(name string, elems []string, known bool, origins originSet) {
-	if w.vars == nil {
-		w.vars = map[string]*variable{}
-	}
-	if !known {
-		w.vars[name] = &variable{isArr: true, origins: origins | originOther}
-		return
-	}
-	if v := w.vars[name]; v != nil && (v.vals != nil || v.arr != nil) && !v.isArr {
+	v := &variable{isArr: true}
+	switch old := w.vars[name]; {
+	case !known:
+		v.origins = origins | originOther
+	case old != nil && (old.vals != nil || old.arr != nil) && !old.isArr:
 		// A scalar and an array under one name: give up on both.
-		w.vars[name] = &variable{isArr: true, origins: originOther}
-		return
+		v.origins = originOther
+	default:
+		v.arr = elems
 	}
-	w.vars[name] = &variable{isArr: true, arr: elems}
+	put(&w.vars, name, v)
 }
 
 // runEnv checks the value of variable name as the commands it runs: a
@@ -940,11 +924,7 @@ func (w *walker) hereDoc(r *syntax.Redirect, sc *scope) *data {
 		raw += "\n"
 	}
 	if strip {
-		lines := strings.SplitAfter(raw, "\n")
-		for i, ln := range lines {
-			lines[i] = strings.TrimLeft(ln, "\t")
-		}
-		raw = strings.Join(lines, "")
+		raw = stripTabsAfterNewlines(raw, true)
 	}
 	quoted := slices.ContainsFunc(r.Word.Parts, func(p syntax.WordPart) bool {
 		lit, ok := p.(*syntax.Lit)
@@ -977,20 +957,10 @@ func stripTabsAfterNewlines(v string, lineStart bool) string {
 	return b.String()
 }
 
+// isFD reports a descriptor, as >&N, <&N- and >&- name one.
 func isFD(s string) bool {
-	if s == "-" {
-		return true
-	}
-	s = strings.TrimSuffix(s, "-")
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	n := strings.TrimSuffix(s, "-")
+	return s == "-" || n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 func isNetDevice(s string) bool {
@@ -1035,10 +1005,7 @@ func (w *walker) execRedirs(rs []*syntax.Redirect, in *data, sc *scope, exec boo
 			}
 		}
 		if d != nil {
-			if w.fds == nil {
-				w.fds = map[string]*data{}
-			}
-			w.fds[r.N.Value] = d
+			put(&w.fds, r.N.Value, d)
 		}
 	}
 }
