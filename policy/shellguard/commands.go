@@ -62,7 +62,7 @@ func Commands(cmd string) ([]Command, error) {
 	for _, seg := range w.segs {
 		switch seg.kind {
 		case segFinding:
-			return nil, &DeniedError{Group: GroupParse, Rule: seg.rule, Description: seg.desc, Segment: truncate(seg.text)}
+			return nil, parseErr(seg.rule, seg.desc, seg.text)
 		case segCmd:
 			if seg.unwrapped && benignWrappers[seg.name] {
 				continue

@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,14 +191,7 @@ func (r *ruleRegexp) MatchString(s string) bool {
 		if r.fold {
 			t = strings.ToLower(s)
 		}
-		found := false
-		for _, n := range r.needs {
-			if strings.Contains(t, n) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(r.needs, func(n string) bool { return strings.Contains(t, n) }) {
 			return false
 		}
 	}
@@ -213,15 +207,8 @@ func compileShRegexp(expr string) (*ruleRegexp, error) {
 	out := &ruleRegexp{re: re}
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
 		needs, fold, ok := requiredLiterals(tree.Simplify())
-		if ok && len(needs) > 0 && len(needs) <= 32 {
-			for _, n := range needs {
-				if len(n) < 2 {
-					ok = false
-				}
-			}
-			if ok {
-				out.needs, out.fold = needs, fold
-			}
+		if ok && len(needs) > 0 && len(needs) <= 32 && !slices.ContainsFunc(needs, func(n string) bool { return len(n) < 2 }) {
+			out.needs, out.fold = needs, fold
 		}
 	}
 	return out, nil
@@ -238,9 +225,7 @@ func requiredLiterals(re *syntax.Regexp) (needs []string, fold, ok bool) {
 			return []string{strings.ToLower(s)}, true, true
 		}
 		return []string{s}, false, true
-	case syntax.OpCapture:
-		return requiredLiterals(re.Sub[0])
-	case syntax.OpPlus:
+	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiterals(re.Sub[0])
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
@@ -255,14 +240,8 @@ func requiredLiterals(re *syntax.Regexp) (needs []string, fold, ok bool) {
 			if !ok {
 				continue
 			}
-			min := 1 << 30
-			for _, x := range n {
-				if len(x) < min {
-					min = len(x)
-				}
-			}
-			if min > best {
-				best, needs, fold = min, n, f
+			if shortest := len(slices.MinFunc(n, func(a, b string) int { return len(a) - len(b) })); shortest > best {
+				best, needs, fold = shortest, n, f
 			}
 		}
 		return needs, fold, best > 0
@@ -493,16 +472,11 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		}
 	case "shell_input":
 		for _, s := range sr.Sources {
-			switch s {
-			case "fetch":
-				r.sources |= originFetch
-			case "socket":
-				r.sources |= originSocket
-			case "decode":
-				r.sources |= originDecode
-			default:
+			o, ok := sourceOrigins[s]
+			if !ok {
 				return nil, fail("unknown source %q (fetch, socket, decode)", s)
 			}
+			r.sources |= o
 		}
 		if r.sources == 0 {
 			r.sources = originFetch | originSocket | originDecode
@@ -525,6 +499,9 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 	}
 	return r, nil
 }
+
+// sourceOrigins are the origins the sources of shell_input name.
+var sourceOrigins = map[string]originSet{"fetch": originFetch, "socket": originSocket, "decode": originDecode}
 
 func (rs *Rules) index() {
 	rs.active = rs.active[:0]
@@ -692,7 +669,7 @@ func (rs *Rules) verdict(w *walker, input string) error {
 	var buf [64]int
 	for _, seg := range w.segs {
 		if seg.kind == segFinding {
-			return &DeniedError{Group: GroupParse, Rule: seg.rule, Description: seg.desc, Segment: truncate(seg.text)}
+			return parseErr(seg.rule, seg.desc, seg.text)
 		}
 		for _, i := range rs.candidates(seg, buf[:0]) {
 			r := rs.active[i]
@@ -787,17 +764,10 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	if len(r.flags) > 0 && !hasFlag(args, r.flags) {
 		return false
 	}
-	if r.argRe != nil {
-		found := false
-		for _, a := range args {
-			if r.argRe.MatchString(a) && (r.argExcept == nil || !r.argExcept.MatchString(a)) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
+	if r.argRe != nil && !slices.ContainsFunc(args, func(a string) bool {
+		return r.argRe.MatchString(a) && (r.argExcept == nil || !r.argExcept.MatchString(a))
+	}) {
+		return false
 	}
 	if r.argsRe != nil || r.argsExcept != nil {
 		joined := strings.Join(args, " ")
@@ -835,15 +805,7 @@ func (r *rule) reMatches(seg *segment) bool {
 }
 
 func (r *rule) withOK(w *walker) bool {
-	if len(r.with) == 0 {
-		return true
-	}
-	for _, c := range r.with {
-		if w.sawCommand(c) {
-			return true
-		}
-	}
-	return false
+	return len(r.with) == 0 || slices.ContainsFunc(r.with, w.sawCommand)
 }
 
 func (r *rule) assignMatches(seg *segment) bool {
@@ -913,14 +875,7 @@ func (r *rule) targetMatches(seg *segment) bool {
 
 func (r *rule) checkForms(forms []string, glob bool) bool {
 	for _, form := range forms {
-		excluded := false
-		for i := range r.targetsExcpt {
-			if r.targetsExcpt[i].matches(form, false) {
-				excluded = true
-				break
-			}
-		}
-		if excluded {
+		if slices.ContainsFunc(r.targetsExcpt, func(t target) bool { return t.matches(form, false) }) {
 			continue
 		}
 		for i := range r.targets {
