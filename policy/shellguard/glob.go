@@ -265,6 +265,14 @@ func pathForms(arg, cwd string) []string {
 	return []string{c}
 }
 
+// litPrefix is pattern p up to its first pattern character.
+func litPrefix(p string) string {
+	if j := strings.IndexAny(p, "*?[\\"); j >= 0 {
+		return p[:j]
+	}
+	return p
+}
+
 // clean is path.Clean that keeps a leading ~ component intact.
 func clean(p string) string {
 	c := path.Clean(p)

@@ -274,11 +274,8 @@ type target struct {
 func compileShTargets(pats []string) []target {
 	out := make([]target, len(pats))
 	for i, p := range pats {
-		t := target{pat: p, lit: p}
-		if j := strings.IndexAny(p, "*?[\\"); j >= 0 {
-			t.lit, t.meta = p[:j], true
-		}
-		out[i] = t
+		out[i] = target{pat: p, lit: litPrefix(p)}
+		out[i].meta = out[i].lit != p
 	}
 	return out
 }
@@ -294,10 +291,7 @@ func (t *target) matches(form string, glob bool) bool {
 		}
 		return pathMatch(t.pat, form, false)
 	}
-	lit := form
-	if j := strings.IndexAny(form, "*?[\\"); j >= 0 {
-		lit = form[:j]
-	}
+	lit := litPrefix(form)
 	if j := strings.Index(lit, "("); j > 0 && strings.IndexByte("!@+", lit[j-1]) >= 0 {
 		lit = lit[:j-1] // an extended pattern: !(x), @(a|b), +(x)
 	}
@@ -707,11 +701,7 @@ func (r *rule) nameMatches(name string) bool {
 		return true
 	}
 	for _, g := range r.cmdGlobs {
-		lit := g
-		if j := strings.IndexAny(g, "*?["); j >= 0 {
-			lit = g[:j]
-		}
-		if !strings.HasPrefix(name, lit) {
+		if !strings.HasPrefix(name, litPrefix(g)) {
 			continue
 		}
 		if ok, _ := path.Match(g, name); ok {
@@ -721,7 +711,9 @@ func (r *rule) nameMatches(name string) bool {
 	return false
 }
 
-// match reports whether the rule matches a segment.
+// match reports whether the rule matches a segment. It is asked only of
+// the segment's candidates, which settle the kind of rule (detector, code
+// or command rule) and, for a command rule, the command's name.
 func (r *rule) match(seg *segment, w *walker) bool {
 	switch seg.kind {
 	case segDetect:
@@ -733,23 +725,10 @@ func (r *rule) match(seg *segment, w *walker) bool {
 		}
 		return r.withOK(w)
 	case segCode:
-		if r.codeRe == nil {
-			return false
-		}
 		if (r.cmdSet != nil || r.cmdGlobs != nil) && !r.nameMatches(seg.name) {
 			return false
 		}
 		return r.codeRe.MatchString(seg.code) && r.withOK(w)
-	case segFinding:
-		return false
-	}
-	if r.src.Detect != "" || r.codeRe != nil {
-		return false
-	}
-	if r.cmdSet != nil || r.cmdGlobs != nil {
-		if seg.kind != segCmd || !r.nameMatches(seg.name) {
-			return false
-		}
 	}
 	if r.except != nil && r.except[seg.name] {
 		return false
