@@ -15,37 +15,22 @@ import (
 
 // Command families the data-flow checks care about.
 var (
-	fetchers = map[string]bool{
-		"curl": true, "wget": true, "fetch": true, "aria2c": true, "axel": true, "lwp-request": true,
-		"lwp-download": true, "get": true, "http": true, "https": true, "xh": true, "xhs": true, "httpie": true,
-		"lynx": true, "links": true, "w3m": true, "elinks": true, "ftp": true, "tftp": true, "wget2": true,
-		"curlie": true, "scp": true, "sftp": true, "rsync": true, "git": true, "svn": true,
-	}
-	sockets = map[string]bool{
-		"nc": true, "ncat": true, "netcat": true, "nc.openbsd": true, "nc.traditional": true,
-		"telnet": true, "socat": true, "cryptcat": true, "sbd": true, "pwncat": true, "gnutls-cli": true,
-		"openssl": true, "rlwrap": false,
-	}
+	fetchers = shellsyntax.WordSet(`
+		curl wget fetch aria2c axel lwp-request lwp-download get http https xh xhs httpie lynx links
+		w3m elinks ftp tftp wget2 curlie scp sftp rsync git svn`)
+	sockets = shellsyntax.WordSet(`
+		nc ncat netcat nc.openbsd nc.traditional telnet socat cryptcat sbd pwncat gnutls-cli openssl`)
 	// Decoders and text generators: what they feed a shell is not what the
 	// command line shows.
-	decoders = map[string]bool{
-		"base64": true, "base32": true, "basenc": true, "base58": true, "xxd": true, "uudecode": true,
-		"openssl": true, "gzip": true, "gunzip": true, "zcat": true, "bzip2": true, "bunzip2": true,
-		"bzcat": true, "xz": true, "unxz": true, "xzcat": true, "lzma": true, "unlzma": true, "zstd": true,
-		"unzstd": true, "zstdcat": true, "brotli": true, "lz4": true, "lz4cat": true, "rev": true, "tr": true,
-		"od": true, "sed": true, "awk": true, "gawk": true, "mawk": true, "nawk": true, "perl": true,
-		"python": true, "python2": true, "python3": true, "ruby": true, "node": true, "php": true, "iconv": true,
-		"recode": true, "printf": true, "jq": true, "yq": true, "cut": true, "fold": true, "tac": true,
-		"gpg": true, "age": true, "uncompress": true, "unzip": true, "7z": true, "bsdtar": true, "tar": true,
-		"hexdump": true, "dd": true, "xargs": true, "lua": true, "tclsh": true, "envsubst": true,
-	}
+	decoders = shellsyntax.WordSet(`
+		base64 base32 basenc base58 xxd uudecode openssl gzip gunzip zcat bzip2 bunzip2 bzcat xz
+		unxz xzcat lzma unlzma zstd unzstd zstdcat brotli lz4 lz4cat rev tr od sed awk gawk mawk
+		nawk perl python python2 python3 ruby node php iconv recode printf jq yq cut fold tac gpg
+		age uncompress unzip 7z bsdtar tar hexdump dd xargs lua tclsh envsubst`)
 	// Commands whose output is their input, possibly cut down.
-	passThrough = map[string]bool{
-		"cat": true, "tee": true, "head": true, "tail": true, "sort": true, "uniq": true, "grep": true,
-		"egrep": true, "fgrep": true, "less": true, "more": true, "dd": true, "pv": true, "buffer": true,
-		"mbuffer": true, "cut": true, "fold": true, "fmt": true, "expand": true, "unexpand": true, "nl": true,
-		"col": true, "colrm": true, "column": true, "paste": true, "shuf": true, "stdbuf": true, "rg": true,
-	}
+	passThrough = shellsyntax.WordSet(`
+		cat tee head tail sort uniq grep egrep fgrep less more dd pv buffer mbuffer cut fold fmt
+		expand unexpand nl col colrm column paste shuf stdbuf rg`)
 )
 
 // runCommand records a command and follows what it runs in turn.
@@ -273,22 +258,18 @@ func joinData(args []arg, sep string) *data {
 // fileData is what reading a file argument gives: a process substitution,
 // standard input, or a file written earlier in the script.
 func (w *walker) fileData(a arg, stdin *data) *data {
-	if a.data != nil {
-		return a.data
-	}
-	switch a.e {
-	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
-		return stdin
-	}
-	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
-		if fd, ok := strings.CutPrefix(a.e, dir); ok && w.fds[fd] != nil {
-			return w.fds[fd]
+	if a.data == nil {
+		switch a.e {
+		case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+			return stdin
+		}
+		for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+			if fd, ok := strings.CutPrefix(a.e, dir); ok && w.fds[fd] != nil {
+				return w.fds[fd]
+			}
 		}
 	}
-	if isNetDevice(a.e) {
-		return &data{origins: originSocket}
-	}
-	if d := w.files[w.fileKey(a.e)]; d != nil {
+	if d := w.readPath(a); d != nil {
 		return d
 	}
 	if w.fetchedBase[path.Base(a.e)] {

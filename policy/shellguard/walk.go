@@ -880,24 +880,30 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 			}
 		}
 		if r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut || r.Op == syntax.DplIn {
-			switch {
-			case a.data != nil:
-				in = a.data
-			case isNetDevice(a.e):
-				in = &data{origins: originSocket}
+			switch in = w.readPath(a); {
+			case in != nil:
+			case noData(a.e):
+				in = &data{texts: []string{""}}
 			default:
-				if d := w.files[w.fileKey(a.e)]; d != nil {
-					in = d
-				} else if noData(a.e) {
-					in = &data{texts: []string{""}}
-				} else {
-					in = &data{origins: originOther, file: true}
-				}
+				in = &data{origins: originOther, file: true}
 			}
 		}
 		out = append(out, t)
 	}
 	return out, in, procOuts
+}
+
+// readPath is what reading the path an argument names gives, when it is
+// known: a process substitution's output, a socket, or a file the script
+// wrote.
+func (w *walker) readPath(a arg) *data {
+	switch {
+	case a.data != nil:
+		return a.data
+	case isNetDevice(a.e):
+		return &data{origins: originSocket}
+	}
+	return w.files[w.fileKey(a.e)]
 }
 
 // noData are devices whose contents carry nothing of the machine's.
@@ -993,15 +999,8 @@ func (w *walker) execRedirs(rs []*syntax.Redirect, in *data, sc *scope, exec boo
 		var d *data
 		if alts := w.expandWord(r.Word, sc, false); len(alts) > 0 && len(alts[0]) > 0 {
 			a := alts[0][0]
-			switch {
-			case a.data != nil:
-				d = a.data
-			case r.Op == syntax.WordHdoc:
+			if d = w.readPath(a); r.Op == syntax.WordHdoc && a.data == nil {
 				d = &data{texts: []string{a.p + "\n"}, origins: a.origins}
-			case isNetDevice(a.e):
-				d = &data{origins: originSocket}
-			default:
-				d = w.files[w.fileKey(a.e)]
 			}
 		}
 		if d != nil {

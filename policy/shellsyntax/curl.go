@@ -3,7 +3,7 @@ package shellsyntax
 // CurlValueOpts are curl options that take a value (the next word): the
 // template check (policy/template) and the deny rules' address checks read
 // them to tell an option's value from a URL operand.
-var CurlValueOpts = wordSet(`
+var CurlValueOpts = WordSet(`
 	-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -t -T -u -U -w -x -X -y -Y -z
 	--data --data-ascii --data-binary --data-raw --data-urlencode --json --url --form --form-string
 	--header --user-agent --referer --output --upload-file --config --cookie --cookie-jar --write-out

@@ -9,7 +9,7 @@ import "strings"
 
 // runEnvNames are variables whose value a program runs as a command line
 // (or, prompts, a shell expands, running what $(...) holds).
-var runEnvNames = wordSet(`
+var runEnvNames = WordSet(`
 	PAGER MANPAGER EDITOR VISUAL BROWSER TERMINAL SSH_ASKPASS SUDO_ASKPASS PROMPT_COMMAND LESSOPEN LESSCLOSE
 	PS0 PS1 PS4
 	GIT_SSH GIT_SSH_COMMAND GIT_PAGER GIT_EDITOR GIT_ASKPASS GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND

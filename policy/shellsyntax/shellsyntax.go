@@ -85,8 +85,8 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// wordSet is the set of the space-separated words of s.
-func wordSet(s string) map[string]bool {
+// WordSet is the set of the words of s (separated by white space).
+func WordSet(s string) map[string]bool {
 	set := map[string]bool{}
 	for _, w := range strings.Fields(s) {
 		set[w] = true
