@@ -949,11 +949,11 @@ func (s *segment) writes(op operand) bool {
 	if !ok || mode == "" {
 		return false
 	}
-	args := nonDropped(s.args)
+	args := s.argv // the words operands() counts: the arguments less the dropped ones
 	switch mode {
 	case "last":
 		for i, a := range args {
-			if (a.e == "-t" || a.e == "--target-directory") && i+1 < len(args) {
+			if (a == "-t" || a == "--target-directory") && i+1 < len(args) {
 				return op.index == i+1
 			}
 		}
@@ -961,12 +961,12 @@ func (s *segment) writes(op operand) bool {
 	case "of":
 		return op.ofArg
 	case "-i":
-		return hasFlag(argTexts(args[1:]), []string{mode})
+		return hasFlag(args[1:], []string{mode})
 	case "-fprint":
 		// find -fprint FILE (and -fprint0, -fprintf FILE FORMAT, -fls)
 		// writes FILE.
 		if op.index > 1 && op.index < len(args) {
-			switch args[op.index-1].e {
+			switch args[op.index-1] {
 			case "-fprint", "-fprint0", "-fprintf", "-fls":
 				return true
 			}
@@ -975,18 +975,10 @@ func (s *segment) writes(op operand) bool {
 	case "-o", "-O":
 		// Only the option's value is written (sort -o FILE, curl -o FILE).
 		if op.index > 1 && op.index < len(args) {
-			prev := args[op.index-1].e
+			prev := args[op.index-1]
 			return prev == mode || prev == "--output" || prev == "--output-document"
 		}
 		return false
 	}
 	return true
-}
-
-func argTexts(args []arg) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a.e
-	}
-	return out
 }

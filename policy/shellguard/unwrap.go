@@ -342,12 +342,7 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 		if len(u.inner) == 0 {
 			if len(u.assigns) > 0 {
-				n := seg.derive(nil, u.assigns)
-				n.kind = segAssign
-				n.text = segText(nil, n.assigns, n.redirs)
-				n.cmdText = segText(nil, nil, n.redirs)
-				n.cwd = w.cwd
-				w.addSeg(n)
+				w.addSeg(w.assignSeg(append(slices.Clone(seg.assigns), u.assigns...), seg.redirs))
 			}
 			if li == 0 {
 				res.out = w.outputOf(seg, stdin)

@@ -439,7 +439,7 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	redirs, in, procOuts := w.expandRedirs(s.Redirs, sc, stdin)
 	if len(redirs) > 0 {
-		w.addSeg(&segment{kind: segAssign, redirs: redirs, text: redirText(redirs), cmdText: redirText(redirs), cwd: w.cwd})
+		w.addSeg(w.assignSeg(nil, redirs))
 	}
 	var res stageResult
 	switch x := s.Cmd.(type) {
@@ -973,14 +973,6 @@ func isNetDevice(s string) bool {
 	return strings.HasPrefix(s, "/dev/tcp/") || strings.HasPrefix(s, "/dev/udp/")
 }
 
-func redirText(rs []redirTarget) string {
-	var parts []string
-	for _, r := range rs {
-		parts = append(parts, r.op+r.target)
-	}
-	return strings.Join(parts, " ")
-}
-
 // execRedirs records what exec's input redirections make the shell read.
 func (w *walker) execRedirs(rs []*syntax.Redirect, in *data, sc *scope, exec bool) {
 	for _, r := range rs {
@@ -1038,10 +1030,7 @@ func (w *walker) walkSimple(assigns []*syntax.Assign, words []*syntax.Word, rs [
 		return stageResult{}
 	}
 	if len(words) == 0 {
-		seg := &segment{kind: segAssign, assigns: as, redirs: redirs, cwd: w.cwd}
-		seg.text = segText(nil, as, redirs)
-		seg.cmdText = segText(nil, nil, redirs)
-		w.addSeg(seg)
+		w.addSeg(w.assignSeg(as, redirs))
 		out := &data{texts: []string{""}}
 		w.writeRedirFiles(redirs, out)
 		return stageResult{out: out}
@@ -1087,6 +1076,12 @@ func (a arg) v() string {
 		return a.p
 	}
 	return a.e
+}
+
+// assignSeg is a segment of assignments or redirections without a command.
+func (w *walker) assignSeg(assigns []assign, redirs []redirTarget) *segment {
+	return &segment{kind: segAssign, assigns: assigns, redirs: redirs, cwd: w.cwd,
+		text: segText(nil, assigns, redirs), cmdText: segText(nil, nil, redirs)}
 }
 
 // segText renders a segment for regular expressions and messages.
