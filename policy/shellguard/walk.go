@@ -463,23 +463,10 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		}
 		switch lp := x.Loop.(type) {
 		case *syntax.WordIter:
-			var vals []string
-			unknown := len(lp.Items) == 0
-			glob := false
-			var origins originSet
-			for _, v := range w.expandWords(lp.Items, sc) {
-				for _, a := range v {
-					// A pattern (for d in /dev/sd*) stays a pattern: the
-					// variable takes whatever it matches.
-					if a.dyn {
-						unknown = true
-						origins |= a.origins
-					}
-					glob = glob || a.glob
-					vals = append(vals, a.v())
-				}
-			}
-			if unknown || len(vals) > maxVariants {
+			// A pattern (for d in /dev/sd*) stays a pattern: the variable
+			// takes whatever it matches.
+			vals, known, glob, origins := w.wordValues(lp.Items, sc, true)
+			if !known || len(lp.Items) == 0 || len(vals) > maxVariants {
 				w.setVar(lp.Name.Value, nil, origins|originOther)
 			} else {
 				w.setVar(lp.Name.Value, vals, 0)
@@ -705,25 +692,13 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 		name := a.Name.Value
 		// Arrays: NAME=( ... ).
 		if a.Array != nil {
-			var elems []string
-			known := true
-			var origins originSet
 			var words []*syntax.Word
 			for _, el := range a.Array.Elems {
 				if el.Value != nil {
 					words = append(words, el.Value)
 				}
 			}
-			for _, v := range w.expandWords(words, sc) {
-				for _, a := range v {
-					if a.dyn {
-						known = false
-						origins |= a.origins
-					}
-					elems = append(elems, a.v())
-				}
-				break
-			}
+			elems, known, _, origins := w.wordValues(words, sc, false)
 			w.setArray(name, elems, known, origins)
 			out = append(out, assign{name: name, value: strings.Join(elems, " ")})
 			continue
@@ -771,6 +746,27 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 		}
 	}
 	return out
+}
+
+// wordValues expands words to their values in the empty view, of every
+// variant (all) or of the first: known is false when one is only known
+// when the command runs (origins: from where), glob when one is a pattern.
+func (w *walker) wordValues(words []*syntax.Word, sc *scope, all bool) (vals []string, known, glob bool, origins originSet) {
+	known = true
+	for _, v := range w.expandWords(words, sc) {
+		for _, a := range v {
+			if a.dyn {
+				known = false
+				origins |= a.origins
+			}
+			glob = glob || a.glob
+			vals = append(vals, a.v())
+		}
+		if !all {
+			break
+		}
+	}
+	return vals, known, glob, origins
 }
 
 func (w *walker) setVar(name string, vals []string, origins originSet) {
