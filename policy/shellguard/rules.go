@@ -2,6 +2,7 @@ package shellguard
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -392,17 +393,11 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		if strings.ContainsAny(c, "*?[") {
 			r.cmdGlobs = append(r.cmdGlobs, c)
 		} else {
-			if r.cmdSet == nil {
-				r.cmdSet = map[string]bool{}
-			}
-			r.cmdSet[c] = true
+			put(&r.cmdSet, c, true)
 		}
 	}
 	for _, c := range sr.ExceptCommand {
-		if r.except == nil {
-			r.except = map[string]bool{}
-		}
-		r.except[strings.ToLower(c)] = true
+		put(&r.except, strings.ToLower(c), true)
 	}
 	for _, fl := range sr.Flags {
 		if !(len(fl) == 2 && fl[0] == '-' && fl[1] != '-') && !(len(fl) > 2 && strings.HasPrefix(fl, "--")) {
@@ -563,10 +558,7 @@ func (rs *Rules) With(opts Options) (*Rules, error) {
 		byName[ng.name] = &ng
 	}
 	for _, sr := range opts.Extra {
-		group := sr.Group
-		if group == "" {
-			group = GroupUser
-		}
+		group := cmp.Or(sr.Group, GroupUser)
 		if group == GroupParse {
 			return nil, fmt.Errorf("shell rules: rule %q: group %q is built in", sr.Name, group)
 		}
@@ -668,10 +660,7 @@ func (rs *Rules) verdict(w *walker, input string) error {
 		for _, i := range rs.candidates(seg, buf[:0]) {
 			r := rs.active[i]
 			if r.match(seg, w) {
-				desc := r.src.Description
-				if desc == "" {
-					desc = r.src.Name
-				}
+				desc := cmp.Or(r.src.Description, r.src.Name)
 				return &DeniedError{Group: r.group, Rule: r.src.Name, Description: desc, Segment: truncate(seg.text)}
 			}
 		}
