@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -541,7 +540,7 @@ func (rs *Rules) candidates(seg *segment, buf []int) []int {
 			}
 		}
 		if len(buf) > n {
-			sort.Ints(buf)
+			slices.Sort(buf)
 		}
 	}
 	return buf

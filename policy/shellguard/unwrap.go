@@ -191,13 +191,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 // opensslNet reports whether openssl talks to the network (s_client,
 // s_server) rather than transforms data.
 func opensslNet(args []arg) bool {
-	for _, a := range args[1:] {
-		switch a.e {
-		case "s_client", "s_server", "s_time":
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args[1:], func(a arg) bool { return a.e == "s_client" || a.e == "s_server" || a.e == "s_time" })
 }
 
 func firstP(args []arg) string {

@@ -904,11 +904,7 @@ func (w *walker) readPath(a arg) *data {
 
 // noData are devices whose contents carry nothing of the machine's.
 func noData(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"}, p)
 }
 
 // hereDoc is what a here-document gives the command: its body, expanded
