@@ -1,5 +1,7 @@
 package shellguard
 
+import "slices"
+
 // Commands exposes what the deny rules see of a command line, for rules
 // of another kind that must see the same (the exec toolset's per-worker
 // approval rules): every simple command it may run, after the same
@@ -92,12 +94,9 @@ func Commands(cmd string) ([]Command, error) {
 
 // writesFile reports a redirection that writes a file.
 func writesFile(rs []redirTarget) bool {
-	for _, r := range rs {
-		if r.write && r.target != "/dev/null" && !isFD(r.target) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rs, func(r redirTarget) bool {
+		return r.write && r.target != "/dev/null" && !isFD(r.target)
+	})
 }
 
 // NormaliseWord folds a word the way Commands' words are folded, for

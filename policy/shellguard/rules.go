@@ -760,15 +760,8 @@ func (r *rule) match(seg *segment, w *walker) bool {
 // reMatches matches Regex against the command text and against each
 // assignment as NAME=value.
 func (r *rule) reMatches(seg *segment) bool {
-	if seg.cmdText != "" && r.re.MatchString(seg.cmdText) {
-		return true
-	}
-	for _, a := range seg.assigns {
-		if r.re.MatchString(a.name + "=" + a.value) {
-			return true
-		}
-	}
-	return false
+	return seg.cmdText != "" && r.re.MatchString(seg.cmdText) ||
+		slices.ContainsFunc(seg.assigns, func(a assign) bool { return r.re.MatchString(a.name + "=" + a.value) })
 }
 
 func (r *rule) withOK(w *walker) bool {

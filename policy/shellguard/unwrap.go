@@ -191,7 +191,9 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 // opensslNet reports whether openssl talks to the network (s_client,
 // s_server) rather than transforms data.
 func opensslNet(args []arg) bool {
-	return slices.ContainsFunc(args[1:], func(a arg) bool { return a.e == "s_client" || a.e == "s_server" || a.e == "s_time" })
+	return slices.ContainsFunc(args[1:], func(a arg) bool {
+		return a.e == "s_client" || a.e == "s_server" || a.e == "s_time"
+	})
 }
 
 func firstP(args []arg) string {
@@ -303,10 +305,7 @@ func (w *walker) runData(d *data, seg *segment, read func(text string)) {
 	if d.origins&(originFetch|originSocket) != 0 {
 		w.detected("shell_input", d.origins, seg.text)
 	}
-	for i, t := range d.texts {
-		if i >= 4 {
-			break
-		}
+	for _, t := range d.texts[:min(len(d.texts), 4)] {
 		read(t)
 	}
 	if d.origins&(originFetch|originSocket) == 0 && d.origins&originDecode != 0 {
@@ -511,10 +510,7 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 	}
 	var items [][]arg
 	if stdin.known() {
-		for k, t := range stdin.texts {
-			if k >= 4 {
-				break
-			}
+		for _, t := range stdin.texts[:min(len(stdin.texts), 4)] {
 			var words []string
 			switch {
 			case nul:
@@ -550,10 +546,7 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 	var res stageResult
 	for _, its := range items {
 		if replace != "" {
-			for k, it := range its {
-				if k >= 8 {
-					break
-				}
+			for _, it := range its[:min(len(its), 8)] {
 				cmd := make([]arg, len(inner))
 				for j, a := range inner {
 					cmd[j] = a
@@ -608,10 +601,7 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 	}
 	for _, ex := range shellsyntax.Read(seg).Exec {
 		cmd := args[ex[0]:ex[1]]
-		for k, st := range starts {
-			if k >= 4 {
-				break
-			}
+		for _, st := range starts[:min(len(starts), 4)] {
 			inner := make([]arg, len(cmd))
 			for n, a := range cmd {
 				inner[n] = a

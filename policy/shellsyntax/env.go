@@ -1,6 +1,9 @@
 package shellsyntax
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Variables whose value a program runs as a command line. A fixed value of
 // one is checked like the command it is: by the daemon for a tool's env:
@@ -26,12 +29,7 @@ func EnvRuns(name string) bool {
 		return true
 	}
 	upper := strings.ToUpper(name)
-	for _, s := range runEnvSuffixes {
-		if strings.HasSuffix(upper, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(runEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) })
 }
 
 // EnvCommand is the shell command a program runs for variable name set to
