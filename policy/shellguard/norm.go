@@ -78,14 +78,12 @@ func stripInvisible(s string) string {
 	if strings.IndexFunc(s, isInvisible) < 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if !isInvisible(r) {
-			b.WriteRune(r)
+	return strings.Map(func(r rune) rune {
+		if isInvisible(r) {
+			return -1
 		}
-	}
-	return b.String()
+		return r
+	}, s)
 }
 
 // isInvisible reports whether r has no visible form: Unicode format
@@ -134,10 +132,7 @@ func decodeANSIC(s string) string {
 			i += n - 1
 		}
 	}
-	out := b.String()
-	if k := strings.IndexByte(out, 0); k >= 0 {
-		out = out[:k]
-	}
+	out, _, _ := strings.Cut(b.String(), "\x00")
 	return out
 }
 

@@ -170,7 +170,6 @@ type rule struct {
 	targets      []target
 	targetsExcpt []target
 	write        bool
-	assign       []string
 	re           *ruleRegexp
 	codeRe       *ruleRegexp
 	sources      originSet
@@ -452,7 +451,6 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 			return nil, fail("assign %q is not a valid name or pattern", a)
 		}
 	}
-	r.assign = sr.Assign
 	switch sr.Detect {
 	case "", "fork_bomb", "spawn_loop", "output_to_network", "shell_to_socket", "metadata_address":
 		if len(sr.Sources) > 0 {
@@ -745,7 +743,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 			return false
 		}
 	}
-	if len(r.assign) > 0 && !r.assignMatches(seg) {
+	if len(r.src.Assign) > 0 && !r.assignMatches(seg) {
 		return false
 	}
 	if len(r.targets) > 0 && !r.targetMatches(seg) {
@@ -770,7 +768,7 @@ func (r *rule) withOK(w *walker) bool {
 
 func (r *rule) assignMatches(seg *segment) bool {
 	for _, a := range seg.assigns {
-		for _, p := range r.assign {
+		for _, p := range r.src.Assign {
 			if ok, _ := path.Match(p, a.name); ok {
 				return true
 			}
