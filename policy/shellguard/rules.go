@@ -344,7 +344,6 @@ func Load(yamlData []byte) (*Rules, error) {
 		}
 		seen[gf.Name] = true
 		g := &ruleGroup{name: gf.Name, description: gf.Description, enabled: gf.Enabled == nil || *gf.Enabled}
-		names := map[string]bool{}
 		for ri, rraw := range gf.Rules {
 			var sr Rule
 			if err := decodeStrict(rraw, &sr); err != nil {
@@ -353,20 +352,26 @@ func Load(yamlData []byte) (*Rules, error) {
 			if sr.Group != "" {
 				return nil, fmt.Errorf("shell rules: group %q rule %q: group is set by the enclosing group", gf.Name, sr.Name)
 			}
-			if names[sr.Name] {
-				return nil, fmt.Errorf("shell rules: group %q rule %q: defined twice", gf.Name, sr.Name)
-			}
-			names[sr.Name] = true
-			cr, err := compileShellRule(sr, gf.Name)
-			if err != nil {
+			if _, err := g.add(sr); err != nil {
 				return nil, err
 			}
-			g.rules = append(g.rules, cr)
 		}
 		rs.groups = append(rs.groups, g)
 	}
 	rs.index()
 	return rs, nil
+}
+
+// add compiles a rule into the group, where its name may stand once.
+func (g *ruleGroup) add(sr Rule) (*rule, error) {
+	if slices.ContainsFunc(g.rules, func(r *rule) bool { return r.src.Name == sr.Name }) {
+		return nil, fmt.Errorf("shell rules: group %q rule %q: defined twice", g.name, sr.Name)
+	}
+	r, err := compileShellRule(sr, g.name)
+	if err == nil {
+		g.rules = append(g.rules, r)
+	}
+	return r, err
 }
 
 func decodeStrict(data []byte, v any) error {
@@ -568,18 +573,12 @@ func (rs *Rules) With(opts Options) (*Rules, error) {
 			out.groups = append(out.groups, g)
 			byName[group] = g
 		}
-		for _, r := range g.rules {
-			if r.src.Name == sr.Name {
-				return nil, fmt.Errorf("shell rules: group %q rule %q: defined twice", group, sr.Name)
-			}
-		}
 		sr.Group = ""
-		cr, err := compileShellRule(sr, group)
+		cr, err := g.add(sr)
 		if err != nil {
 			return nil, err
 		}
 		cr.src.Group = group
-		g.rules = append(g.rules, cr)
 	}
 	for _, name := range opts.DisabledGroups {
 		if name == GroupParse {

@@ -196,6 +196,7 @@ func opensslNet(args []arg) bool {
 	})
 }
 
+// firstP is the arguments as written, joined with spaces.
 func firstP(args []arg) string {
 	var parts []string
 	for _, a := range args {

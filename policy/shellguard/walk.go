@@ -845,11 +845,7 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 		if r.Op == syntax.WordHdoc {
 			var texts []string
 			for _, fields := range alts {
-				var parts []string
-				for _, f := range fields {
-					parts = append(parts, f.p)
-				}
-				texts = append(texts, strings.Join(parts, " ")+"\n")
+				texts = append(texts, firstP(fields)+"\n")
 			}
 			in = &data{texts: texts, origins: a.origins}
 			continue
