@@ -100,14 +100,11 @@ type Grammar struct {
 var (
 	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true, Clustered: true}
 	pythonGrammar = &Grammar{Role: RoleInterp, Lang: "python", CodeOpts: "c", ModOpts: "m", ValueOpts: "WXQ"}
-	perlGrammar   = &Grammar{Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"}
 	rubyGrammar   = &Grammar{Role: RoleInterp, Lang: "ruby", CodeOpts: "e", ModOpts: "r", ValueOpts: "ICEFK"}
 	nodeGrammar   = &Grammar{Role: RoleInterp, Lang: "js", CodeOpts: "ep", CodeLong: []string{"eval", "print"}, ModOpts: "r",
 		ModLong: []string{"require", "import", "loader", "experimental-loader"}, ValueLong: []string{"input-type"}}
 	denoGrammar = &Grammar{Role: RoleInterp, Lang: "js", CodeOpts: "ep", CodeLong: nodeGrammar.CodeLong, ModOpts: "r", ModLong: nodeGrammar.ModLong,
 		ValueLong: nodeGrammar.ValueLong, Verbs: []string{"eval", "run", "x"}}
-	phpGrammar = &Grammar{Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"}
-	luaGrammar = &Grammar{Role: RoleInterp, Lang: "lua", CodeOpts: "e", ModOpts: "l"}
 	awkGrammar = &Grammar{Role: RoleInterp, Lang: "awk", Permute: true, ProgArg: true, ValueOpts: "Fv", ValueLong: []string{"field-separator", "assign"},
 		CodeOpts: "e", CodeLong: []string{"source"}, ModOpts: "ilE", ModLong: []string{"include", "load", "exec"}, ProgOpts: "f", ProgLong: []string{"file"}}
 	sedGrammar = &Grammar{Role: RoleInterp, Permute: true, ProgArg: true, ValueOpts: "l", ValueLong: []string{"line-length"},
@@ -118,7 +115,6 @@ var (
 	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
 	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
 	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}}
-	suGrammar    = &Grammar{Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1}
 )
 
 // grammars maps a program's base name to its grammar (init adds the
@@ -126,10 +122,11 @@ var (
 var grammars = map[string]*Grammar{
 	// Interpreters.
 	"python": pythonGrammar, "pypy": pythonGrammar,
-	"perl": perlGrammar, "ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
+	"perl": {Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"},
+	"ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
 	"node": nodeGrammar, "nodejs": nodeGrammar, "deno": denoGrammar, "bun": denoGrammar, "qjs": nodeGrammar, "d8": nodeGrammar,
-	"php":       phpGrammar,
-	"lua":       luaGrammar,
+	"php":       {Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"},
+	"lua":       {Role: RoleInterp, Lang: "lua", CodeOpts: "e", ModOpts: "l"},
 	"luajit":    {Role: RoleInterp, Lang: "lua", CodeOpts: "ej", ModOpts: "l"},
 	"rscript":   {Role: RoleInterp, Lang: "r", CodeOpts: "e"},
 	"r":         {Role: RoleInterp, Lang: "r", CodeOpts: "e", ValueLong: []string{"file"}},
@@ -199,7 +196,7 @@ var grammars = map[string]*Grammar{
 	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true},
 	"watch":    {Role: RoleWrapper, ValueOpts: "nq", ValueLong: []string{"interval", "equexit"}, Join: true, JoinOff: "x"},
 	"parallel": {Role: RolePlain, Join: true},
-	"su":       suGrammar,
+	"su":       {Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
 	"runuser":  {Role: RoleSu, ValueOpts: "gGsuw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
 	"sg":       {Role: RoleSu, CodeOpts: "c", Leading: 1},
 	"ksu":      {Role: RoleSu, CodeOpts: "c", Leading: 1},
