@@ -279,9 +279,7 @@ func (w *walker) walkStmts(ss []*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx
 			return res
 		}
 		ctx := pc
-		if s.Background {
-			ctx.bg = true
-		}
+		ctx.bg = ctx.bg || s.Background
 		var buf [4]*syntax.Stmt
 		pipes := chain(s, false, buf[:0])
 		var r stageResult
@@ -300,9 +298,7 @@ func (w *walker) walkPipeline(pl *syntax.Stmt, sc *scope, stdin *data, pc pipeCt
 	var buf [4]*syntax.Stmt
 	stages := chain(pl, true, buf[:0])
 	ctx := pc
-	if len(stages) > 1 {
-		ctx.piped = true
-	}
+	ctx.piped = ctx.piped || len(stages) > 1
 	in := stdin
 	if in == nil {
 		in = w.stdin
