@@ -1,5 +1,7 @@
 package shellguard
 
+import "slices"
+
 // Commands exposes what the deny rules see of a command line, for rules
 // of another kind that must see the same (the exec toolset's per-worker
 // approval rules): every simple command it may run, after the same
@@ -62,7 +64,7 @@ func Commands(cmd string) ([]Command, error) {
 	for _, seg := range w.segs {
 		switch seg.kind {
 		case segFinding:
-			return nil, &DeniedError{Group: GroupParse, Rule: seg.rule, Description: seg.desc, Segment: truncate(seg.text)}
+			return nil, parseErr(seg.rule, seg.desc, seg.text)
 		case segCmd:
 			if seg.unwrapped && benignWrappers[seg.name] {
 				continue
@@ -92,12 +94,9 @@ func Commands(cmd string) ([]Command, error) {
 
 // writesFile reports a redirection that writes a file.
 func writesFile(rs []redirTarget) bool {
-	for _, r := range rs {
-		if r.write && r.target != "/dev/null" && !isFD(r.target) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rs, func(r redirTarget) bool {
+		return r.write && r.target != "/dev/null" && !isFD(r.target)
+	})
 }
 
 // NormaliseWord folds a word the way Commands' words are folded, for

@@ -26,24 +26,20 @@ func globTokens(p string) []globTok {
 		// An extended pattern (bash extglob: !(x), @(a|b), *(x), +(x),
 		// ?(x)) reads as * here: it matches no more than a run without /,
 		// and * covers what it may.
+		star := r[i] == '*'
 		if strings.ContainsRune("!@*+?", r[i]) && i+1 < len(r) && r[i+1] == '(' {
 			if end := closeParen(r, i+1); end > 0 {
-				if len(out) == 0 || out[len(out)-1].kind != '*' {
-					out = append(out, globTok{kind: '*'})
-				}
-				i = end
-				continue
+				star, i = true, end
 			}
 		}
-		switch r[i] {
-		case '*':
-			if len(out) > 0 && out[len(out)-1].kind == '*' {
-				continue
+		switch {
+		case star:
+			if len(out) == 0 || out[len(out)-1].kind != '*' {
+				out = append(out, globTok{kind: '*'})
 			}
-			out = append(out, globTok{kind: '*'})
-		case '?':
+		case r[i] == '?':
 			out = append(out, globTok{kind: '?'})
-		case '[':
+		case r[i] == '[':
 			j := i + 1
 			t := globTok{kind: '['}
 			if j < len(r) && (r[j] == '!' || r[j] == '^') {
@@ -71,11 +67,9 @@ func globTokens(p string) []globTok {
 			}
 			out = append(out, t)
 			i = j
-		case '\\':
-			if i+1 < len(r) {
-				i++
-			}
-			out = append(out, globTok{kind: 'c', c: r[i]})
+		case r[i] == '\\' && i+1 < len(r):
+			i++
+			fallthrough
 		default:
 			out = append(out, globTok{kind: 'c', c: r[i]})
 		}
@@ -263,6 +257,14 @@ func pathForms(arg, cwd string) []string {
 		return []string{c, clean("/" + rest), clean("~/" + rest)}
 	}
 	return []string{c}
+}
+
+// litPrefix is pattern p up to its first pattern character.
+func litPrefix(p string) string {
+	if j := strings.IndexAny(p, "*?[\\"); j >= 0 {
+		return p[:j]
+	}
+	return p
 }
 
 // clean is path.Clean that keeps a leading ~ component intact.

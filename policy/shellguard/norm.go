@@ -78,14 +78,12 @@ func stripInvisible(s string) string {
 	if strings.IndexFunc(s, isInvisible) < 0 {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if !isInvisible(r) {
-			b.WriteRune(r)
+	return strings.Map(func(r rune) rune {
+		if isInvisible(r) {
+			return -1
 		}
-	}
-	return b.String()
+		return r
+	}, s)
 }
 
 // isInvisible reports whether r has no visible form: Unicode format
@@ -134,10 +132,7 @@ func decodeANSIC(s string) string {
 			i += n - 1
 		}
 	}
-	out := b.String()
-	if k := strings.IndexByte(out, 0); k >= 0 {
-		out = out[:k]
-	}
+	out, _, _ := strings.Cut(b.String(), "\x00")
 	return out
 }
 
@@ -169,25 +164,12 @@ func printfEscape(s string) (int, string) {
 	if len(s) < 2 {
 		return len(s), s
 	}
-	switch c := s[1]; c {
-	case 'a':
-		return 2, "\a"
-	case 'b':
-		return 2, "\b"
-	case 'e', 'E':
-		return 2, "\x1b"
-	case 'f':
-		return 2, "\f"
-	case 'n':
-		return 2, "\n"
-	case 'r':
-		return 2, "\r"
-	case 't':
-		return 2, "\t"
-	case 'v':
-		return 2, "\v"
-	case '\\', '"', '\'':
-		return 2, string(c)
+	c := s[1]
+	// A letter escape: the character at the same place in the second string.
+	if i := strings.IndexByte("abeEfnrtv\\\"'", c); i >= 0 {
+		return 2, "\a\b\x1b\x1b\f\n\r\t\v\\\"'"[i : i+1]
+	}
+	switch c {
 	case 'x':
 		v, n := hexPrefix(s[2:], 2)
 		if n == 0 {
@@ -204,54 +186,43 @@ func printfEscape(s string) (int, string) {
 			return 2, s[:2]
 		}
 		return 2 + n, string(rune(v))
-	case '0', '1', '2', '3', '4', '5', '6', '7':
-		digits := s[1:]
-		if c == '0' {
-			digits = s[2:]
-			v, n := octPrefix(digits, 3)
-			return 2 + n, string([]byte{byte(v)})
-		}
-		v, n := octPrefix(digits, 3)
+	case '0':
+		v, n := octPrefix(s[2:], 3)
+		return 2 + n, string([]byte{byte(v)})
+	case '1', '2', '3', '4', '5', '6', '7':
+		v, n := octPrefix(s[1:], 3)
 		return 1 + n, string([]byte{byte(v)})
 	}
 	return 2, s[:2]
 }
 
+// hexPrefix reads up to max hexadecimal digits at the start of s: their
+// value (U+FFFD past the last code point) and how many there are.
 func hexPrefix(s string, max int) (uint32, int) {
-	var v uint32
-	n := 0
-	for n < len(s) && n < max {
-		d, ok := hexVal(s[n])
-		if !ok {
-			break
-		}
-		v = v<<4 | uint32(d)
-		n++
-	}
+	v, n := digitsPrefix(s, 16, max)
 	if v > unicode.MaxRune {
 		v = unicode.ReplacementChar
 	}
 	return v, n
 }
 
+// octPrefix reads up to max octal digits at the start of s: their value
+// as a byte and how many there are.
 func octPrefix(s string, max int) (uint32, int) {
-	var v uint32
-	n := 0
-	for n < len(s) && n < max && s[n] >= '0' && s[n] <= '7' {
-		v = v<<3 | uint32(s[n]-'0')
-		n++
-	}
+	v, n := digitsPrefix(s, 8, max)
 	return v & 0xff, n
 }
 
-func hexVal(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
+// digitsPrefix reads up to max digits of base 8 or 16 at the start of s.
+func digitsPrefix(s string, base, max int) (uint32, int) {
+	digits := "01234567"
+	if base == 16 {
+		digits = "0123456789abcdefABCDEF"
 	}
-	return 0, false
+	n := 0
+	for n < len(s) && n < max && strings.IndexByte(digits, s[n]) >= 0 {
+		n++
+	}
+	v, _ := strconv.ParseUint(s[:n], base, 32)
+	return uint32(v), n
 }

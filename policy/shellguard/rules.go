@@ -2,12 +2,13 @@ package shellguard
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
 	"regexp/syntax"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -169,7 +170,6 @@ type rule struct {
 	targets      []target
 	targetsExcpt []target
 	write        bool
-	assign       []string
 	re           *ruleRegexp
 	codeRe       *ruleRegexp
 	sources      originSet
@@ -190,14 +190,7 @@ func (r *ruleRegexp) MatchString(s string) bool {
 		if r.fold {
 			t = strings.ToLower(s)
 		}
-		found := false
-		for _, n := range r.needs {
-			if strings.Contains(t, n) {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(r.needs, func(n string) bool { return strings.Contains(t, n) }) {
 			return false
 		}
 	}
@@ -213,15 +206,8 @@ func compileShRegexp(expr string) (*ruleRegexp, error) {
 	out := &ruleRegexp{re: re}
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
 		needs, fold, ok := requiredLiterals(tree.Simplify())
-		if ok && len(needs) > 0 && len(needs) <= 32 {
-			for _, n := range needs {
-				if len(n) < 2 {
-					ok = false
-				}
-			}
-			if ok {
-				out.needs, out.fold = needs, fold
-			}
+		if ok && len(needs) > 0 && len(needs) <= 32 && !slices.ContainsFunc(needs, func(n string) bool { return len(n) < 2 }) {
+			out.needs, out.fold = needs, fold
 		}
 	}
 	return out, nil
@@ -238,9 +224,7 @@ func requiredLiterals(re *syntax.Regexp) (needs []string, fold, ok bool) {
 			return []string{strings.ToLower(s)}, true, true
 		}
 		return []string{s}, false, true
-	case syntax.OpCapture:
-		return requiredLiterals(re.Sub[0])
-	case syntax.OpPlus:
+	case syntax.OpCapture, syntax.OpPlus:
 		return requiredLiterals(re.Sub[0])
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
@@ -255,14 +239,8 @@ func requiredLiterals(re *syntax.Regexp) (needs []string, fold, ok bool) {
 			if !ok {
 				continue
 			}
-			min := 1 << 30
-			for _, x := range n {
-				if len(x) < min {
-					min = len(x)
-				}
-			}
-			if min > best {
-				best, needs, fold = min, n, f
+			if shortest := len(slices.MinFunc(n, func(a, b string) int { return len(a) - len(b) })); shortest > best {
+				best, needs, fold = shortest, n, f
 			}
 		}
 		return needs, fold, best > 0
@@ -295,11 +273,8 @@ type target struct {
 func compileShTargets(pats []string) []target {
 	out := make([]target, len(pats))
 	for i, p := range pats {
-		t := target{pat: p, lit: p}
-		if j := strings.IndexAny(p, "*?[\\"); j >= 0 {
-			t.lit, t.meta = p[:j], true
-		}
-		out[i] = t
+		out[i] = target{pat: p, lit: litPrefix(p)}
+		out[i].meta = out[i].lit != p
 	}
 	return out
 }
@@ -315,10 +290,7 @@ func (t *target) matches(form string, glob bool) bool {
 		}
 		return pathMatch(t.pat, form, false)
 	}
-	lit := form
-	if j := strings.IndexAny(form, "*?[\\"); j >= 0 {
-		lit = form[:j]
-	}
+	lit := litPrefix(form)
 	if j := strings.Index(lit, "("); j > 0 && strings.IndexByte("!@+", lit[j-1]) >= 0 {
 		lit = lit[:j-1] // an extended pattern: !(x), @(a|b), +(x)
 	}
@@ -372,7 +344,6 @@ func Load(yamlData []byte) (*Rules, error) {
 		}
 		seen[gf.Name] = true
 		g := &ruleGroup{name: gf.Name, description: gf.Description, enabled: gf.Enabled == nil || *gf.Enabled}
-		names := map[string]bool{}
 		for ri, rraw := range gf.Rules {
 			var sr Rule
 			if err := decodeStrict(rraw, &sr); err != nil {
@@ -381,20 +352,26 @@ func Load(yamlData []byte) (*Rules, error) {
 			if sr.Group != "" {
 				return nil, fmt.Errorf("shell rules: group %q rule %q: group is set by the enclosing group", gf.Name, sr.Name)
 			}
-			if names[sr.Name] {
-				return nil, fmt.Errorf("shell rules: group %q rule %q: defined twice", gf.Name, sr.Name)
-			}
-			names[sr.Name] = true
-			cr, err := compileShellRule(sr, gf.Name)
-			if err != nil {
+			if _, err := g.add(sr); err != nil {
 				return nil, err
 			}
-			g.rules = append(g.rules, cr)
 		}
 		rs.groups = append(rs.groups, g)
 	}
 	rs.index()
 	return rs, nil
+}
+
+// add compiles a rule into the group, where its name may stand once.
+func (g *ruleGroup) add(sr Rule) (*rule, error) {
+	if slices.ContainsFunc(g.rules, func(r *rule) bool { return r.src.Name == sr.Name }) {
+		return nil, fmt.Errorf("shell rules: group %q rule %q: defined twice", g.name, sr.Name)
+	}
+	r, err := compileShellRule(sr, g.name)
+	if err == nil {
+		g.rules = append(g.rules, r)
+	}
+	return r, err
 }
 
 func decodeStrict(data []byte, v any) error {
@@ -419,17 +396,11 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		if strings.ContainsAny(c, "*?[") {
 			r.cmdGlobs = append(r.cmdGlobs, c)
 		} else {
-			if r.cmdSet == nil {
-				r.cmdSet = map[string]bool{}
-			}
-			r.cmdSet[c] = true
+			put(&r.cmdSet, c, true)
 		}
 	}
 	for _, c := range sr.ExceptCommand {
-		if r.except == nil {
-			r.except = map[string]bool{}
-		}
-		r.except[strings.ToLower(c)] = true
+		put(&r.except, strings.ToLower(c), true)
 	}
 	for _, fl := range sr.Flags {
 		if !(len(fl) == 2 && fl[0] == '-' && fl[1] != '-') && !(len(fl) > 2 && strings.HasPrefix(fl, "--")) {
@@ -485,7 +456,6 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 			return nil, fail("assign %q is not a valid name or pattern", a)
 		}
 	}
-	r.assign = sr.Assign
 	switch sr.Detect {
 	case "", "fork_bomb", "spawn_loop", "output_to_network", "shell_to_socket", "metadata_address":
 		if len(sr.Sources) > 0 {
@@ -493,16 +463,11 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		}
 	case "shell_input":
 		for _, s := range sr.Sources {
-			switch s {
-			case "fetch":
-				r.sources |= originFetch
-			case "socket":
-				r.sources |= originSocket
-			case "decode":
-				r.sources |= originDecode
-			default:
+			o, ok := sourceOrigins[s]
+			if !ok {
 				return nil, fail("unknown source %q (fetch, socket, decode)", s)
 			}
+			r.sources |= o
 		}
 		if r.sources == 0 {
 			r.sources = originFetch | originSocket | originDecode
@@ -525,6 +490,9 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 	}
 	return r, nil
 }
+
+// sourceOrigins are the origins the sources of shell_input name.
+var sourceOrigins = map[string]originSet{"fetch": originFetch, "socket": originSocket, "decode": originDecode}
 
 func (rs *Rules) index() {
 	rs.active = rs.active[:0]
@@ -575,7 +543,7 @@ func (rs *Rules) candidates(seg *segment, buf []int) []int {
 			}
 		}
 		if len(buf) > n {
-			sort.Ints(buf)
+			slices.Sort(buf)
 		}
 	}
 	return buf
@@ -592,10 +560,7 @@ func (rs *Rules) With(opts Options) (*Rules, error) {
 		byName[ng.name] = &ng
 	}
 	for _, sr := range opts.Extra {
-		group := sr.Group
-		if group == "" {
-			group = GroupUser
-		}
+		group := cmp.Or(sr.Group, GroupUser)
 		if group == GroupParse {
 			return nil, fmt.Errorf("shell rules: rule %q: group %q is built in", sr.Name, group)
 		}
@@ -608,18 +573,12 @@ func (rs *Rules) With(opts Options) (*Rules, error) {
 			out.groups = append(out.groups, g)
 			byName[group] = g
 		}
-		for _, r := range g.rules {
-			if r.src.Name == sr.Name {
-				return nil, fmt.Errorf("shell rules: group %q rule %q: defined twice", group, sr.Name)
-			}
-		}
 		sr.Group = ""
-		cr, err := compileShellRule(sr, group)
+		cr, err := g.add(sr)
 		if err != nil {
 			return nil, err
 		}
 		cr.src.Group = group
-		g.rules = append(g.rules, cr)
 	}
 	for _, name := range opts.DisabledGroups {
 		if name == GroupParse {
@@ -692,15 +651,12 @@ func (rs *Rules) verdict(w *walker, input string) error {
 	var buf [64]int
 	for _, seg := range w.segs {
 		if seg.kind == segFinding {
-			return &DeniedError{Group: GroupParse, Rule: seg.rule, Description: seg.desc, Segment: truncate(seg.text)}
+			return parseErr(seg.rule, seg.desc, seg.text)
 		}
 		for _, i := range rs.candidates(seg, buf[:0]) {
 			r := rs.active[i]
 			if r.match(seg, w) {
-				desc := r.src.Description
-				if desc == "" {
-					desc = r.src.Name
-				}
+				desc := cmp.Or(r.src.Description, r.src.Name)
 				return &DeniedError{Group: r.group, Rule: r.src.Name, Description: desc, Segment: truncate(seg.text)}
 			}
 		}
@@ -730,11 +686,7 @@ func (r *rule) nameMatches(name string) bool {
 		return true
 	}
 	for _, g := range r.cmdGlobs {
-		lit := g
-		if j := strings.IndexAny(g, "*?["); j >= 0 {
-			lit = g[:j]
-		}
-		if !strings.HasPrefix(name, lit) {
+		if !strings.HasPrefix(name, litPrefix(g)) {
 			continue
 		}
 		if ok, _ := path.Match(g, name); ok {
@@ -744,7 +696,9 @@ func (r *rule) nameMatches(name string) bool {
 	return false
 }
 
-// match reports whether the rule matches a segment.
+// match reports whether the rule matches a segment. It is asked only of
+// the segment's candidates, which settle the kind of rule (detector, code
+// or command rule) and, for a command rule, the command's name.
 func (r *rule) match(seg *segment, w *walker) bool {
 	switch seg.kind {
 	case segDetect:
@@ -756,23 +710,10 @@ func (r *rule) match(seg *segment, w *walker) bool {
 		}
 		return r.withOK(w)
 	case segCode:
-		if r.codeRe == nil {
-			return false
-		}
 		if (r.cmdSet != nil || r.cmdGlobs != nil) && !r.nameMatches(seg.name) {
 			return false
 		}
 		return r.codeRe.MatchString(seg.code) && r.withOK(w)
-	case segFinding:
-		return false
-	}
-	if r.src.Detect != "" || r.codeRe != nil {
-		return false
-	}
-	if r.cmdSet != nil || r.cmdGlobs != nil {
-		if seg.kind != segCmd || !r.nameMatches(seg.name) {
-			return false
-		}
 	}
 	if r.except != nil && r.except[seg.name] {
 		return false
@@ -787,17 +728,10 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	if len(r.flags) > 0 && !hasFlag(args, r.flags) {
 		return false
 	}
-	if r.argRe != nil {
-		found := false
-		for _, a := range args {
-			if r.argRe.MatchString(a) && (r.argExcept == nil || !r.argExcept.MatchString(a)) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
+	if r.argRe != nil && !slices.ContainsFunc(args, func(a string) bool {
+		return r.argRe.MatchString(a) && (r.argExcept == nil || !r.argExcept.MatchString(a))
+	}) {
+		return false
 	}
 	if r.argsRe != nil || r.argsExcept != nil {
 		joined := strings.Join(args, " ")
@@ -808,7 +742,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 			return false
 		}
 	}
-	if len(r.assign) > 0 && !r.assignMatches(seg) {
+	if len(r.src.Assign) > 0 && !r.assignMatches(seg) {
 		return false
 	}
 	if len(r.targets) > 0 && !r.targetMatches(seg) {
@@ -823,32 +757,17 @@ func (r *rule) match(seg *segment, w *walker) bool {
 // reMatches matches Regex against the command text and against each
 // assignment as NAME=value.
 func (r *rule) reMatches(seg *segment) bool {
-	if seg.cmdText != "" && r.re.MatchString(seg.cmdText) {
-		return true
-	}
-	for _, a := range seg.assigns {
-		if r.re.MatchString(a.name + "=" + a.value) {
-			return true
-		}
-	}
-	return false
+	return seg.cmdText != "" && r.re.MatchString(seg.cmdText) ||
+		slices.ContainsFunc(seg.assigns, func(a assign) bool { return r.re.MatchString(a.name + "=" + a.value) })
 }
 
 func (r *rule) withOK(w *walker) bool {
-	if len(r.with) == 0 {
-		return true
-	}
-	for _, c := range r.with {
-		if w.sawCommand(c) {
-			return true
-		}
-	}
-	return false
+	return len(r.with) == 0 || slices.ContainsFunc(r.with, w.sawCommand)
 }
 
 func (r *rule) assignMatches(seg *segment) bool {
 	for _, a := range seg.assigns {
-		for _, p := range r.assign {
+		for _, p := range r.src.Assign {
 			if ok, _ := path.Match(p, a.name); ok {
 				return true
 			}
@@ -913,14 +832,7 @@ func (r *rule) targetMatches(seg *segment) bool {
 
 func (r *rule) checkForms(forms []string, glob bool) bool {
 	for _, form := range forms {
-		excluded := false
-		for i := range r.targetsExcpt {
-			if r.targetsExcpt[i].matches(form, false) {
-				excluded = true
-				break
-			}
-		}
-		if excluded {
+		if slices.ContainsFunc(r.targetsExcpt, func(t target) bool { return t.matches(form, false) }) {
 			continue
 		}
 		for i := range r.targets {
@@ -1015,11 +927,11 @@ func (s *segment) writes(op operand) bool {
 	if !ok || mode == "" {
 		return false
 	}
-	args := nonDropped(s.args)
+	args := s.argv // the words operands() counts: the arguments less the dropped ones
 	switch mode {
 	case "last":
 		for i, a := range args {
-			if (a.e == "-t" || a.e == "--target-directory") && i+1 < len(args) {
+			if (a == "-t" || a == "--target-directory") && i+1 < len(args) {
 				return op.index == i+1
 			}
 		}
@@ -1027,12 +939,12 @@ func (s *segment) writes(op operand) bool {
 	case "of":
 		return op.ofArg
 	case "-i":
-		return hasFlag(argTexts(args[1:]), []string{mode})
+		return hasFlag(args[1:], []string{mode})
 	case "-fprint":
 		// find -fprint FILE (and -fprint0, -fprintf FILE FORMAT, -fls)
 		// writes FILE.
 		if op.index > 1 && op.index < len(args) {
-			switch args[op.index-1].e {
+			switch args[op.index-1] {
 			case "-fprint", "-fprint0", "-fprintf", "-fls":
 				return true
 			}
@@ -1041,18 +953,10 @@ func (s *segment) writes(op operand) bool {
 	case "-o", "-O":
 		// Only the option's value is written (sort -o FILE, curl -o FILE).
 		if op.index > 1 && op.index < len(args) {
-			prev := args[op.index-1].e
+			prev := args[op.index-1]
 			return prev == mode || prev == "--output" || prev == "--output-document"
 		}
 		return false
 	}
 	return true
-}
-
-func argTexts(args []arg) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a.e
-	}
-	return out
 }

@@ -15,37 +15,22 @@ import (
 
 // Command families the data-flow checks care about.
 var (
-	fetchers = map[string]bool{
-		"curl": true, "wget": true, "fetch": true, "aria2c": true, "axel": true, "lwp-request": true,
-		"lwp-download": true, "get": true, "http": true, "https": true, "xh": true, "xhs": true, "httpie": true,
-		"lynx": true, "links": true, "w3m": true, "elinks": true, "ftp": true, "tftp": true, "wget2": true,
-		"curlie": true, "scp": true, "sftp": true, "rsync": true, "git": true, "svn": true,
-	}
-	sockets = map[string]bool{
-		"nc": true, "ncat": true, "netcat": true, "nc.openbsd": true, "nc.traditional": true,
-		"telnet": true, "socat": true, "cryptcat": true, "sbd": true, "pwncat": true, "gnutls-cli": true,
-		"openssl": true, "rlwrap": false,
-	}
+	fetchers = shellsyntax.WordSet(`
+		curl wget fetch aria2c axel lwp-request lwp-download get http https xh xhs httpie lynx links
+		w3m elinks ftp tftp wget2 curlie scp sftp rsync git svn`)
+	sockets = shellsyntax.WordSet(`
+		nc ncat netcat nc.openbsd nc.traditional telnet socat cryptcat sbd pwncat gnutls-cli openssl`)
 	// Decoders and text generators: what they feed a shell is not what the
 	// command line shows.
-	decoders = map[string]bool{
-		"base64": true, "base32": true, "basenc": true, "base58": true, "xxd": true, "uudecode": true,
-		"openssl": true, "gzip": true, "gunzip": true, "zcat": true, "bzip2": true, "bunzip2": true,
-		"bzcat": true, "xz": true, "unxz": true, "xzcat": true, "lzma": true, "unlzma": true, "zstd": true,
-		"unzstd": true, "zstdcat": true, "brotli": true, "lz4": true, "lz4cat": true, "rev": true, "tr": true,
-		"od": true, "sed": true, "awk": true, "gawk": true, "mawk": true, "nawk": true, "perl": true,
-		"python": true, "python2": true, "python3": true, "ruby": true, "node": true, "php": true, "iconv": true,
-		"recode": true, "printf": true, "jq": true, "yq": true, "cut": true, "fold": true, "tac": true,
-		"gpg": true, "age": true, "uncompress": true, "unzip": true, "7z": true, "bsdtar": true, "tar": true,
-		"hexdump": true, "dd": true, "xargs": true, "lua": true, "tclsh": true, "envsubst": true,
-	}
+	decoders = shellsyntax.WordSet(`
+		base64 base32 basenc base58 xxd uudecode openssl gzip gunzip zcat bzip2 bunzip2 bzcat xz
+		unxz xzcat lzma unlzma zstd unzstd zstdcat brotli lz4 lz4cat rev tr od sed awk gawk mawk
+		nawk perl python python2 python3 ruby node php iconv recode printf jq yq cut fold tac gpg
+		age uncompress unzip 7z bsdtar tar hexdump dd xargs lua tclsh envsubst`)
 	// Commands whose output is their input, possibly cut down.
-	passThrough = map[string]bool{
-		"cat": true, "tee": true, "head": true, "tail": true, "sort": true, "uniq": true, "grep": true,
-		"egrep": true, "fgrep": true, "less": true, "more": true, "dd": true, "pv": true, "buffer": true,
-		"mbuffer": true, "cut": true, "fold": true, "fmt": true, "expand": true, "unexpand": true, "nl": true,
-		"col": true, "colrm": true, "column": true, "paste": true, "shuf": true, "stdbuf": true, "rg": true,
-	}
+	passThrough = shellsyntax.WordSet(`
+		cat tee head tail sort uniq grep egrep fgrep less more dd pv buffer mbuffer cut fold fmt
+		expand unexpand nl col colrm column paste shuf stdbuf rg`)
 )
 
 // runCommand records a command and follows what it runs in turn.
@@ -80,11 +65,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	}
 	if w.curFunc != "" {
 		if _, isFunc := w.funcs[name]; isFunc || name == w.curFunc {
-			if w.calls == nil {
-				w.calls = map[string]map[string]bool{}
-			}
 			if w.calls[w.curFunc] == nil {
-				w.calls[w.curFunc] = map[string]bool{}
+				put(&w.calls, w.curFunc, map[string]bool{})
 			}
 			w.calls[w.curFunc][name] = w.calls[w.curFunc][name] || pc.piped || pc.bg
 		}
@@ -209,15 +191,12 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 // opensslNet reports whether openssl talks to the network (s_client,
 // s_server) rather than transforms data.
 func opensslNet(args []arg) bool {
-	for _, a := range args[1:] {
-		switch a.e {
-		case "s_client", "s_server", "s_time":
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args[1:], func(a arg) bool {
+		return a.e == "s_client" || a.e == "s_server" || a.e == "s_time"
+	})
 }
 
+// firstP is the arguments as written, joined with spaces.
 func firstP(args []arg) string {
 	var parts []string
 	for _, a := range args {
@@ -276,22 +255,18 @@ func joinData(args []arg, sep string) *data {
 // fileData is what reading a file argument gives: a process substitution,
 // standard input, or a file written earlier in the script.
 func (w *walker) fileData(a arg, stdin *data) *data {
-	if a.data != nil {
-		return a.data
-	}
-	switch a.e {
-	case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
-		return stdin
-	}
-	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
-		if fd, ok := strings.CutPrefix(a.e, dir); ok && w.fds[fd] != nil {
-			return w.fds[fd]
+	if a.data == nil {
+		switch a.e {
+		case "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+			return stdin
+		}
+		for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+			if fd, ok := strings.CutPrefix(a.e, dir); ok && w.fds[fd] != nil {
+				return w.fds[fd]
+			}
 		}
 	}
-	if isNetDevice(a.e) {
-		return &data{origins: originSocket}
-	}
-	if d := w.files[w.fileKey(a.e)]; d != nil {
+	if d := w.readPath(a); d != nil {
 		return d
 	}
 	if w.fetchedBase[path.Base(a.e)] {
@@ -331,10 +306,7 @@ func (w *walker) runData(d *data, seg *segment, read func(text string)) {
 	if d.origins&(originFetch|originSocket) != 0 {
 		w.detected("shell_input", d.origins, seg.text)
 	}
-	for i, t := range d.texts {
-		if i >= 4 {
-			break
-		}
+	for _, t := range d.texts[:min(len(d.texts), 4)] {
 		read(t)
 	}
 	if d.origins&(originFetch|originSocket) == 0 && d.origins&originDecode != 0 {
@@ -364,12 +336,7 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 		if len(u.inner) == 0 {
 			if len(u.assigns) > 0 {
-				n := seg.derive(nil, u.assigns)
-				n.kind = segAssign
-				n.text = segText(nil, n.assigns, n.redirs)
-				n.cmdText = segText(nil, nil, n.redirs)
-				n.cwd = w.cwd
-				w.addSeg(n)
+				w.addSeg(w.assignSeg(append(slices.Clone(seg.assigns), u.assigns...), seg.redirs))
 			}
 			if li == 0 {
 				res.out = w.outputOf(seg, stdin)
@@ -544,10 +511,7 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 	}
 	var items [][]arg
 	if stdin.known() {
-		for k, t := range stdin.texts {
-			if k >= 4 {
-				break
-			}
+		for _, t := range stdin.texts[:min(len(stdin.texts), 4)] {
 			var words []string
 			switch {
 			case nul:
@@ -583,10 +547,7 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 	var res stageResult
 	for _, its := range items {
 		if replace != "" {
-			for k, it := range its {
-				if k >= 8 {
-					break
-				}
+			for _, it := range its[:min(len(its), 8)] {
 				cmd := make([]arg, len(inner))
 				for j, a := range inner {
 					cmd[j] = a
@@ -641,10 +602,7 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 	}
 	for _, ex := range shellsyntax.Read(seg).Exec {
 		cmd := args[ex[0]:ex[1]]
-		for k, st := range starts {
-			if k >= 4 {
-				break
-			}
+		for _, st := range starts[:min(len(starts), 4)] {
 			inner := make([]arg, len(cmd))
 			for n, a := range cmd {
 				inner[n] = a

@@ -140,10 +140,16 @@ func (w *walker) sawCommand(name string) bool {
 }
 
 func (w *walker) setFile(key string, d *data) {
-	if w.files == nil {
-		w.files = map[string]*data{}
+	put(&w.files, key, d)
+}
+
+// put sets m[k], making the map on first use: most checks need none of
+// the walker's maps.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
 	}
-	w.files[key] = d
+	(*m)[k] = v
 }
 
 func (w *walker) failParse(rule, desc string) {
@@ -202,13 +208,7 @@ func (w *walker) detected(name string, origins originSet, text string) {
 }
 
 // text is the source text of a node of the script being walked.
-func (w *walker) text(n syntax.Node) string {
-	a, b := int(n.Pos().Offset()), int(n.End().Offset())
-	if !n.Pos().IsValid() || !n.End().IsValid() || a > b || b > len(w.src) {
-		return ""
-	}
-	return w.src[a:b]
-}
+func (w *walker) text(n syntax.Node) string { return w.between(n.Pos(), 0, n.End()) }
 
 // walkScript parses src and walks it.
 func (w *walker) walkScript(src string, sc *scope, stdin *data) *data {
@@ -279,9 +279,7 @@ func (w *walker) walkStmts(ss []*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx
 			return res
 		}
 		ctx := pc
-		if s.Background {
-			ctx.bg = true
-		}
+		ctx.bg = ctx.bg || s.Background
 		var buf [4]*syntax.Stmt
 		pipes := chain(s, false, buf[:0])
 		var r stageResult
@@ -300,9 +298,7 @@ func (w *walker) walkPipeline(pl *syntax.Stmt, sc *scope, stdin *data, pc pipeCt
 	var buf [4]*syntax.Stmt
 	stages := chain(pl, true, buf[:0])
 	ctx := pc
-	if len(stages) > 1 {
-		ctx.piped = true
-	}
+	ctx.piped = ctx.piped || len(stages) > 1
 	in := stdin
 	if in == nil {
 		in = w.stdin
@@ -439,7 +435,7 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	redirs, in, procOuts := w.expandRedirs(s.Redirs, sc, stdin)
 	if len(redirs) > 0 {
-		w.addSeg(&segment{kind: segAssign, redirs: redirs, text: redirText(redirs), cmdText: redirText(redirs), cwd: w.cwd})
+		w.addSeg(w.assignSeg(nil, redirs))
 	}
 	var res stageResult
 	switch x := s.Cmd.(type) {
@@ -463,23 +459,10 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		}
 		switch lp := x.Loop.(type) {
 		case *syntax.WordIter:
-			var vals []string
-			unknown := len(lp.Items) == 0
-			glob := false
-			var origins originSet
-			for _, v := range w.expandWords(lp.Items, sc) {
-				for _, a := range v {
-					// A pattern (for d in /dev/sd*) stays a pattern: the
-					// variable takes whatever it matches.
-					if a.dyn {
-						unknown = true
-						origins |= a.origins
-					}
-					glob = glob || a.glob
-					vals = append(vals, a.v())
-				}
-			}
-			if unknown || len(vals) > maxVariants {
+			// A pattern (for d in /dev/sd*) stays a pattern: the variable
+			// takes whatever it matches.
+			vals, known, glob, origins := w.wordValues(lp.Items, sc, true)
+			if !known || len(lp.Items) == 0 || len(vals) > maxVariants {
 				w.setVar(lp.Name.Value, nil, origins|originOther)
 			} else {
 				w.setVar(lp.Name.Value, vals, 0)
@@ -568,17 +551,13 @@ func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeC
 // checked and its calls feed the fork-bomb detector.
 func (w *walker) defineFunction(fd *syntax.FuncDecl, sc *scope) {
 	name := strings.ToLower(fd.Name.Value)
-	if w.funcs == nil {
-		w.funcs = map[string]funcDef{}
-		w.inCall = map[string]bool{}
-	}
-	w.funcs[name] = funcDef{body: fd.Body, src: w.src}
+	put(&w.funcs, name, funcDef{body: fd.Body, src: w.src})
 	if w.inCall[name] {
 		return
 	}
 	saved := w.curFunc
 	w.curFunc = name
-	w.inCall[name] = true
+	put(&w.inCall, name, true)
 	// The arguments are unknown here; every call walks the body again
 	// with its own, so what is only known at a call is judged there.
 	inner := &scope{depth: sc.depth + 1, pos0: sc.pos0}
@@ -709,25 +688,13 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 		name := a.Name.Value
 		// Arrays: NAME=( ... ).
 		if a.Array != nil {
-			var elems []string
-			known := true
-			var origins originSet
 			var words []*syntax.Word
 			for _, el := range a.Array.Elems {
 				if el.Value != nil {
 					words = append(words, el.Value)
 				}
 			}
-			for _, v := range w.expandWords(words, sc) {
-				for _, a := range v {
-					if a.dyn {
-						known = false
-						origins |= a.origins
-					}
-					elems = append(elems, a.v())
-				}
-				break
-			}
+			elems, known, _, origins := w.wordValues(words, sc, false)
 			w.setArray(name, elems, known, origins)
 			out = append(out, assign{name: name, value: strings.Join(elems, " ")})
 			continue
@@ -777,13 +744,31 @@ func (w *walker) expandAssigns(as []*syntax.Assign, sc *scope) []assign {
 	return out
 }
 
+// wordValues expands words to their values in the empty view, of every
+// variant (all) or of the first: known is false when one is only known
+// when the command runs (origins: from where), glob when one is a pattern.
+func (w *walker) wordValues(words []*syntax.Word, sc *scope, all bool) (vals []string, known, glob bool, origins originSet) {
+	known = true
+	for _, v := range w.expandWords(words, sc) {
+		for _, a := range v {
+			if a.dyn {
+				known = false
+				origins |= a.origins
+			}
+			glob = glob || a.glob
+			vals = append(vals, a.v())
+		}
+		if !all {
+			break
+		}
+	}
+	return vals, known, glob, origins
+}
+
 func (w *walker) setVar(name string, vals []string, origins originSet) {
 	v := w.vars[name]
 	if v == nil {
-		if w.vars == nil {
-			w.vars = map[string]*variable{}
-		}
-		w.vars[name] = &variable{vals: vals, origins: origins}
+		put(&w.vars, name, &variable{vals: vals, origins: origins})
 		return
 	}
 	if v.isArr {
@@ -796,14 +781,7 @@ func (w *walker) setVar(name string, vals []string, origins originSet) {
 		return
 	}
 	for _, x := range vals {
-		dup := false
-		for _, y := range v.vals {
-			if x == y {
-				dup = true
-				break
-			}
-		}
-		if !dup {
+		if !slices.Contains(v.vals, x) {
 			v.vals = append(v.vals, x)
 		}
 	}
@@ -814,19 +792,17 @@ func (w *walker) setVar(name string, vals []string, origins originSet) {
 }
 
 func (w *walker) setArray(name string, elems []string, known bool, origins originSet) {
-	if w.vars == nil {
-		w.vars = map[string]*variable{}
-	}
-	if !known {
-		w.vars[name] = &variable{isArr: true, origins: origins | originOther}
-		return
-	}
-	if v := w.vars[name]; v != nil && (v.vals != nil || v.arr != nil) && !v.isArr {
+	v := &variable{isArr: true}
+	switch old := w.vars[name]; {
+	case !known:
+		v.origins = origins | originOther
+	case old != nil && (old.vals != nil || old.arr != nil) && !old.isArr:
 		// A scalar and an array under one name: give up on both.
-		w.vars[name] = &variable{isArr: true, origins: originOther}
-		return
+		v.origins = originOther
+	default:
+		v.arr = elems
 	}
-	w.vars[name] = &variable{isArr: true, arr: elems}
+	put(&w.vars, name, v)
 }
 
 // runEnv checks the value of variable name as the commands it runs: a
@@ -865,11 +841,7 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 		if r.Op == syntax.WordHdoc {
 			var texts []string
 			for _, fields := range alts {
-				var parts []string
-				for _, f := range fields {
-					parts = append(parts, f.p)
-				}
-				texts = append(texts, strings.Join(parts, " ")+"\n")
+				texts = append(texts, firstP(fields)+"\n")
 			}
 			in = &data{texts: texts, origins: a.origins}
 			continue
@@ -896,19 +868,12 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 			}
 		}
 		if r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut || r.Op == syntax.DplIn {
-			switch {
-			case a.data != nil:
-				in = a.data
-			case isNetDevice(a.e):
-				in = &data{origins: originSocket}
+			switch in = w.readPath(a); {
+			case in != nil:
+			case noData(a.e):
+				in = &data{texts: []string{""}}
 			default:
-				if d := w.files[w.fileKey(a.e)]; d != nil {
-					in = d
-				} else if noData(a.e) {
-					in = &data{texts: []string{""}}
-				} else {
-					in = &data{origins: originOther, file: true}
-				}
+				in = &data{origins: originOther, file: true}
 			}
 		}
 		out = append(out, t)
@@ -916,13 +881,22 @@ func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]
 	return out, in, procOuts
 }
 
+// readPath is what reading the path an argument names gives, when it is
+// known: a process substitution's output, a socket, or a file the script
+// wrote.
+func (w *walker) readPath(a arg) *data {
+	switch {
+	case a.data != nil:
+		return a.data
+	case isNetDevice(a.e):
+		return &data{origins: originSocket}
+	}
+	return w.files[w.fileKey(a.e)]
+}
+
 // noData are devices whose contents carry nothing of the machine's.
 func noData(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"}, p)
 }
 
 // hereDoc is what a here-document gives the command: its body, expanded
@@ -940,11 +914,7 @@ func (w *walker) hereDoc(r *syntax.Redirect, sc *scope) *data {
 		raw += "\n"
 	}
 	if strip {
-		lines := strings.SplitAfter(raw, "\n")
-		for i, ln := range lines {
-			lines[i] = strings.TrimLeft(ln, "\t")
-		}
-		raw = strings.Join(lines, "")
+		raw = stripTabsAfterNewlines(raw, true)
 	}
 	quoted := slices.ContainsFunc(r.Word.Parts, func(p syntax.WordPart) bool {
 		lit, ok := p.(*syntax.Lit)
@@ -977,32 +947,14 @@ func stripTabsAfterNewlines(v string, lineStart bool) string {
 	return b.String()
 }
 
+// isFD reports a descriptor, as >&N, <&N- and >&- name one.
 func isFD(s string) bool {
-	if s == "-" {
-		return true
-	}
-	s = strings.TrimSuffix(s, "-")
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	n := strings.TrimSuffix(s, "-")
+	return s == "-" || n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 func isNetDevice(s string) bool {
 	return strings.HasPrefix(s, "/dev/tcp/") || strings.HasPrefix(s, "/dev/udp/")
-}
-
-func redirText(rs []redirTarget) string {
-	var parts []string
-	for _, r := range rs {
-		parts = append(parts, r.op+r.target)
-	}
-	return strings.Join(parts, " ")
 }
 
 // execRedirs records what exec's input redirections make the shell read.
@@ -1023,22 +975,12 @@ func (w *walker) execRedirs(rs []*syntax.Redirect, in *data, sc *scope, exec boo
 		var d *data
 		if alts := w.expandWord(r.Word, sc, false); len(alts) > 0 && len(alts[0]) > 0 {
 			a := alts[0][0]
-			switch {
-			case a.data != nil:
-				d = a.data
-			case r.Op == syntax.WordHdoc:
+			if d = w.readPath(a); r.Op == syntax.WordHdoc && a.data == nil {
 				d = &data{texts: []string{a.p + "\n"}, origins: a.origins}
-			case isNetDevice(a.e):
-				d = &data{origins: originSocket}
-			default:
-				d = w.files[w.fileKey(a.e)]
 			}
 		}
 		if d != nil {
-			if w.fds == nil {
-				w.fds = map[string]*data{}
-			}
-			w.fds[r.N.Value] = d
+			put(&w.fds, r.N.Value, d)
 		}
 	}
 }
@@ -1072,10 +1014,7 @@ func (w *walker) walkSimple(assigns []*syntax.Assign, words []*syntax.Word, rs [
 		return stageResult{}
 	}
 	if len(words) == 0 {
-		seg := &segment{kind: segAssign, assigns: as, redirs: redirs, cwd: w.cwd}
-		seg.text = segText(nil, as, redirs)
-		seg.cmdText = segText(nil, nil, redirs)
-		w.addSeg(seg)
+		w.addSeg(w.assignSeg(as, redirs))
 		out := &data{texts: []string{""}}
 		w.writeRedirFiles(redirs, out)
 		return stageResult{out: out}
@@ -1121,6 +1060,12 @@ func (a arg) v() string {
 		return a.p
 	}
 	return a.e
+}
+
+// assignSeg is a segment of assignments or redirections without a command.
+func (w *walker) assignSeg(assigns []assign, redirs []redirTarget) *segment {
+	return &segment{kind: segAssign, assigns: assigns, redirs: redirs, cwd: w.cwd,
+		text: segText(nil, assigns, redirs), cmdText: segText(nil, nil, redirs)}
 }
 
 // segText renders a segment for regular expressions and messages.

@@ -3,20 +3,13 @@ package shellsyntax
 // CurlValueOpts are curl options that take a value (the next word): the
 // template check (policy/template) and the deny rules' address checks read
 // them to tell an option's value from a URL operand.
-var CurlValueOpts = map[string]bool{
-	"-A": true, "-b": true, "-c": true, "-C": true, "-d": true, "-D": true, "-e": true, "-E": true, "-F": true,
-	"-H": true, "-K": true, "-m": true, "-o": true, "-P": true, "-Q": true, "-r": true, "-t": true, "-T": true,
-	"-u": true, "-U": true, "-w": true, "-x": true, "-X": true, "-y": true, "-Y": true, "-z": true,
-	"--data": true, "--data-ascii": true, "--data-binary": true, "--data-raw": true, "--data-urlencode": true,
-	"--json": true, "--url": true, "--form": true, "--form-string": true, "--header": true, "--user-agent": true,
-	"--referer": true, "--output": true, "--upload-file": true, "--config": true, "--cookie": true,
-	"--cookie-jar": true, "--write-out": true, "--proxy": true, "--request": true, "--user": true,
-	"--max-time": true, "--connect-timeout": true, "--retry": true, "--retry-delay": true, "--cacert": true,
-	"--capath": true, "--cert": true, "--key": true, "--resolve": true, "--connect-to": true,
-	"--unix-socket": true, "--abstract-unix-socket": true, "--netrc-file": true, "--variable": true,
-	"--output-dir": true, "--trace": true, "--trace-ascii": true, "--dump-header": true, "--limit-rate": true,
-	"--range": true, "--interface": true, "--dns-servers": true, "--proxy-user": true, "--oauth2-bearer": true,
-	"--aws-sigv4": true, "--url-query": true, "--expand-data": true, "--expand-url": true, "--noproxy": true,
-	"--max-filesize": true, "--speed-limit": true, "--speed-time": true, "--time-cond": true, "--proto": true,
-	"--proto-redir": true, "--proto-default": true, "--stderr": true, "--proxy-cert": true, "--proxy-key": true,
-}
+var CurlValueOpts = WordSet(`
+	-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -t -T -u -U -w -x -X -y -Y -z
+	--data --data-ascii --data-binary --data-raw --data-urlencode --json --url --form --form-string
+	--header --user-agent --referer --output --upload-file --config --cookie --cookie-jar --write-out
+	--proxy --request --user --max-time --connect-timeout --retry --retry-delay --cacert --capath
+	--cert --key --resolve --connect-to --unix-socket --abstract-unix-socket --netrc-file --variable
+	--output-dir --trace --trace-ascii --dump-header --limit-rate --range --interface --dns-servers
+	--proxy-user --oauth2-bearer --aws-sigv4 --url-query --expand-data --expand-url --noproxy
+	--max-filesize --speed-limit --speed-time --time-cond --proto --proto-redir --proto-default
+	--stderr --proxy-cert --proxy-key`)

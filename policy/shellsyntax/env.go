@@ -1,6 +1,9 @@
 package shellsyntax
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Variables whose value a program runs as a command line. A fixed value of
 // one is checked like the command it is: by the daemon for a tool's env:
@@ -9,15 +12,11 @@ import "strings"
 
 // runEnvNames are variables whose value a program runs as a command line
 // (or, prompts, a shell expands, running what $(...) holds).
-var runEnvNames = map[string]bool{
-	"PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true, "BROWSER": true, "TERMINAL": true,
-	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "PROMPT_COMMAND": true, "LESSOPEN": true, "LESSCLOSE": true,
-	"PS0": true, "PS1": true, "PS4": true,
-	"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_ASKPASS": true,
-	"GIT_EXTERNAL_DIFF": true, "GIT_PROXY_COMMAND": true, "GIT_SEQUENCE_EDITOR": true, "RSYNC_RSH": true,
-	"CVS_RSH": true, "RSYNC_CONNECT_PROG": true, "HGEDITOR": true, "LESSEDIT": true, "FCEDIT": true,
-	"NNN_OPENER": true, "DIFFPROG": true, "MERGE": true,
-}
+var runEnvNames = WordSet(`
+	PAGER MANPAGER EDITOR VISUAL BROWSER TERMINAL SSH_ASKPASS SUDO_ASKPASS PROMPT_COMMAND LESSOPEN LESSCLOSE
+	PS0 PS1 PS4
+	GIT_SSH GIT_SSH_COMMAND GIT_PAGER GIT_EDITOR GIT_ASKPASS GIT_EXTERNAL_DIFF GIT_PROXY_COMMAND
+	GIT_SEQUENCE_EDITOR RSYNC_RSH CVS_RSH RSYNC_CONNECT_PROG HGEDITOR LESSEDIT FCEDIT NNN_OPENER DIFFPROG MERGE`)
 
 // runEnvSuffixes are the class of such variables.
 var runEnvSuffixes = []string{"_COMMAND", "_CMD", "_PAGER", "_EDITOR", "_ASKPASS", "_RSH", "_SHELL", "_PROGRAM", "_HOOK", "_BROWSER", "_VIEWER"}
@@ -30,12 +29,7 @@ func EnvRuns(name string) bool {
 		return true
 	}
 	upper := strings.ToUpper(name)
-	for _, s := range runEnvSuffixes {
-		if strings.HasSuffix(upper, s) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(runEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) })
 }
 
 // EnvCommand is the shell command a program runs for variable name set to

@@ -100,14 +100,11 @@ type Grammar struct {
 var (
 	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true, Clustered: true}
 	pythonGrammar = &Grammar{Role: RoleInterp, Lang: "python", CodeOpts: "c", ModOpts: "m", ValueOpts: "WXQ"}
-	perlGrammar   = &Grammar{Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"}
 	rubyGrammar   = &Grammar{Role: RoleInterp, Lang: "ruby", CodeOpts: "e", ModOpts: "r", ValueOpts: "ICEFK"}
 	nodeGrammar   = &Grammar{Role: RoleInterp, Lang: "js", CodeOpts: "ep", CodeLong: []string{"eval", "print"}, ModOpts: "r",
 		ModLong: []string{"require", "import", "loader", "experimental-loader"}, ValueLong: []string{"input-type"}}
 	denoGrammar = &Grammar{Role: RoleInterp, Lang: "js", CodeOpts: "ep", CodeLong: nodeGrammar.CodeLong, ModOpts: "r", ModLong: nodeGrammar.ModLong,
 		ValueLong: nodeGrammar.ValueLong, Verbs: []string{"eval", "run", "x"}}
-	phpGrammar = &Grammar{Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"}
-	luaGrammar = &Grammar{Role: RoleInterp, Lang: "lua", CodeOpts: "e", ModOpts: "l"}
 	awkGrammar = &Grammar{Role: RoleInterp, Lang: "awk", Permute: true, ProgArg: true, ValueOpts: "Fv", ValueLong: []string{"field-separator", "assign"},
 		CodeOpts: "e", CodeLong: []string{"source"}, ModOpts: "ilE", ModLong: []string{"include", "load", "exec"}, ProgOpts: "f", ProgLong: []string{"file"}}
 	sedGrammar = &Grammar{Role: RoleInterp, Permute: true, ProgArg: true, ValueOpts: "l", ValueLong: []string{"line-length"},
@@ -118,22 +115,18 @@ var (
 	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
 	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
 	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}}
-	suGrammar    = &Grammar{Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1}
 )
 
-// grammars maps a program's base name to its grammar.
+// grammars maps a program's base name to its grammar (init adds the
+// programs that share one).
 var grammars = map[string]*Grammar{
-	// Shells.
-	"sh": shellGrammar, "bash": shellGrammar, "rbash": shellGrammar, "dash": shellGrammar, "zsh": shellGrammar,
-	"ksh": shellGrammar, "ksh93": shellGrammar, "mksh": shellGrammar, "pdksh": shellGrammar, "oksh": shellGrammar,
-	"lksh": shellGrammar, "ash": shellGrammar, "yash": shellGrammar, "posh": shellGrammar, "fish": shellGrammar,
-	"csh": shellGrammar, "tcsh": shellGrammar, "bash5": shellGrammar, "hush": shellGrammar, "msh": shellGrammar,
 	// Interpreters.
 	"python": pythonGrammar, "pypy": pythonGrammar,
-	"perl": perlGrammar, "ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
+	"perl": {Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"},
+	"ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
 	"node": nodeGrammar, "nodejs": nodeGrammar, "deno": denoGrammar, "bun": denoGrammar, "qjs": nodeGrammar, "d8": nodeGrammar,
-	"php":       phpGrammar,
-	"lua":       luaGrammar,
+	"php":       {Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"},
+	"lua":       {Role: RoleInterp, Lang: "lua", CodeOpts: "e", ModOpts: "l"},
 	"luajit":    {Role: RoleInterp, Lang: "lua", CodeOpts: "ej", ModOpts: "l"},
 	"rscript":   {Role: RoleInterp, Lang: "r", CodeOpts: "e"},
 	"r":         {Role: RoleInterp, Lang: "r", CodeOpts: "e", ValueLong: []string{"file"}},
@@ -145,21 +138,8 @@ var grammars = map[string]*Grammar{
 	"guile":     {Role: RoleInterp, CodeOpts: "cels"},
 	"awk":       awkGrammar, "gawk": awkGrammar, "mawk": awkGrammar, "nawk": awkGrammar, "busybox-awk": awkGrammar,
 	"sed": sedGrammar, "gsed": sedGrammar,
-	// Shell builtins that evaluate their arguments.
-	"eval": {Role: RoleEval}, "trap": {Role: RoleEval}, "let": {Role: RoleEval}, "alias": {Role: RoleEval},
-	"bind": {Role: RoleEval}, "complete": {Role: RoleEval}, "compgen": {Role: RoleEval}, "fc": {Role: RoleEval},
-	"enable": {Role: RoleEval}, "hash": {Role: RoleEval},
-	"source": {Role: RoleSource}, ".": {Role: RoleSource},
-	// Builtins whose operands are variable names.
-	"read":      {Role: RoleNames, ValueOpts: "dinNptu", CodeOpts: "a"},
-	"unset":     {Role: RoleNames},
-	"mapfile":   {Role: RoleNames},
-	"readarray": {Role: RoleNames},
-	"getopts":   {Role: RoleNames},
-	"declare":   {Role: RoleDeclare}, "typeset": {Role: RoleDeclare},
-	"export": {Role: RoleExport}, "readonly": {Role: RoleExport}, "local": {Role: RoleExport},
-	"printf": {Role: RolePrintf},
-	"test":   {Role: RoleTest}, "[": {Role: RoleTest},
+	// Builtins (the others are in init): read -a takes an array name.
+	"read": {Role: RoleNames, ValueOpts: "dinNptu", CodeOpts: "a"},
 	// Wrappers: they run a command.
 	"env":              {Role: RoleWrapper, ValueOpts: "uCP", ValueLong: []string{"unset", "chdir"}, SplitOpts: "S", SplitLong: []string{"split-string"}, Assigns: true, DashOpt: true},
 	"sudo":             sudoGrammar,
@@ -167,18 +147,13 @@ var grammars = map[string]*Grammar{
 	"doas":             {Role: RoleWrapper, ValueOpts: "uC", ShellFlags: "s", NoExec: "L"},
 	"pkexec":           {Role: RoleWrapper, ValueLong: []string{"user"}},
 	"nice":             {Role: RoleWrapper, ValueOpts: "n", ValueLong: []string{"adjustment"}, Numeric: true},
-	"nohup":            {Role: RoleWrapper},
 	"timeout":          {Role: RoleWrapper, ValueOpts: "sk", ValueLong: []string{"signal", "kill-after"}, Leading: 1},
 	"stdbuf":           {Role: RoleWrapper, ValueOpts: "ioe", ValueLong: []string{"input", "output", "error"}},
 	"ionice":           {Role: RoleWrapper, ValueOpts: "cnpPu", ValueLong: []string{"class", "classdata"}, NoExec: "pPu"},
 	"chroot":           {Role: RoleWrapper, ValueLong: []string{"userspec", "groups"}, Leading: 1},
-	"busybox":          {Role: RoleWrapper},
-	"toybox":           {Role: RoleWrapper},
 	"command":          {Role: RoleWrapper, NoExec: "vV"},
-	"builtin":          {Role: RoleWrapper},
 	"exec":             {Role: RoleWrapper, ValueOpts: "a"},
 	"time":             {Role: RoleWrapper, ValueOpts: "fo", ValueLong: []string{"format", "output"}},
-	"setsid":           {Role: RoleWrapper},
 	"unshare":          {Role: RoleWrapper, ValueOpts: "SGRw", ValueLong: []string{"setgroups", "propagation", "map-user", "map-group", "map-users", "map-groups", "root", "wd", "setuid", "setgid"}},
 	"nsenter":          {Role: RoleWrapper, ValueOpts: "tSG", ValueLong: []string{"target", "setuid", "setgid", "env"}},
 	"systemd-run":      {Role: RoleWrapper, ValueOpts: "upEMH", UnknownVal: true, FlagLong: []string{"user", "system", "scope", "pty", "pipe", "quiet", "wait", "collect", "no-block", "remain-after-exit", "same-dir", "send-sighup", "no-ask-password", "shell", "ignore-failure"}},
@@ -187,7 +162,6 @@ var grammars = map[string]*Grammar{
 	"prlimit":          {Role: RoleWrapper, NoExec: "p", ValueLong: []string{"pid"}},
 	"strace":           {Role: RoleWrapper, ValueOpts: "abeEIoOpPsSuUX"},
 	"ltrace":           {Role: RoleWrapper, ValueOpts: "AaDeEFiLlnopsuwxX"},
-	"valgrind":         {Role: RoleWrapper},
 	"numactl":          {Role: RoleWrapper, ValueOpts: "CNmiPp"},
 	"torsocks":         {Role: RoleWrapper, ValueOpts: "upaP"},
 	"proxychains":      {Role: RoleWrapper, ValueOpts: "f"},
@@ -195,63 +169,40 @@ var grammars = map[string]*Grammar{
 	"faketime":         {Role: RoleWrapper, ValueOpts: "m", Leading: 1},
 	"xvfb-run":         {Role: RoleWrapper, ValueOpts: "nsfepw"},
 	"dbus-run-session": {Role: RoleWrapper, ValueLong: []string{"config-file", "dbus-daemon"}},
-	"catchsegv":        {Role: RoleWrapper},
 	"caffeinate":       {Role: RoleWrapper, ValueOpts: "tw"},
-	"gosu":             {Role: RoleWrapper, Leading: 1},
-	"su-exec":          {Role: RoleWrapper, Leading: 1},
 	"chpst":            {Role: RoleWrapper, ValueOpts: "uUbe/nlLmdofpcr"},
 	"setpriv":          {Role: RoleWrapper, ValueLong: []string{"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "pdeathsig", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule"}},
-	"fakeroot":         {Role: RoleWrapper},
-	"coproc":           {Role: RoleWrapper},
 	"screen":           {Role: RoleWrapper, ValueOpts: "SsctehpTX"},
 	"flock":            {Role: RoleWrapper, ValueOpts: "wE", ValueLong: []string{"timeout", "wait", "conflict-exit-code"}, CodeOpts: "c", CodeLong: []string{"command"}, Leading: 1, CmdLine: true},
 	"script":           {Role: RoleWrapper, ValueOpts: "EIOBTm", ValueLong: []string{"echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"}, CodeOpts: "c", CodeLong: []string{"command"}, NoExec: "V", Permute: true},
-	// Wrappers that run their operands after a few options of their own
-	// (moreutils, expect, LD_PRELOAD shims, sandboxes and daemon tools).
-	"chronic":         {Role: RoleWrapper},
-	"unbuffer":        {Role: RoleWrapper},
-	"ifne":            {Role: RoleWrapper},
-	"eatmydata":       {Role: RoleWrapper},
-	"nocache":         {Role: RoleWrapper},
-	"tsocks":          {Role: RoleWrapper},
-	"torify":          {Role: RoleWrapper},
-	"tini":            {Role: RoleWrapper, ValueOpts: "peg"},
-	"dumb-init":       {Role: RoleWrapper, ValueLong: []string{"rewrite"}},
-	"entr":            {Role: RoleWrapper, ShellFlags: "s"},
-	"rlwrap":          {Role: RoleWrapper, ValueOpts: "bCDefFgHlMOpPqsStwz"},
-	"firejail":        {Role: RoleWrapper},
-	"trickle":         {Role: RoleWrapper, ValueOpts: "duwtlnLP"},
-	"cpulimit":        {Role: RoleWrapper, ValueOpts: "lpe", ValueLong: []string{"limit", "pid", "exe", "cpu"}, NoExec: "pe"},
-	"systemd-inhibit": {Role: RoleWrapper, ValueLong: []string{"what", "who", "why", "mode"}},
-	"dbus-launch":     {Role: RoleWrapper, ValueLong: []string{"config-file", "autolaunch"}},
-	"ssh-agent":       {Role: RoleWrapper, ValueOpts: "aEPtO", NoExec: "kD"},
-	"cgexec":          {Role: RoleWrapper, ValueOpts: "g"},
-	"runcon":          {Role: RoleWrapper, ValueOpts: "turl", ValueLong: []string{"type", "user", "role", "range"}},
-	"sem":             {Role: RoleWrapper, ValueOpts: "jP", ValueLong: []string{"id", "jobs", "semaphorename", "semaphoretimeout", "st"}},
-	"daemonize":       {Role: RoleWrapper, ValueOpts: "ceEoplu"},
-	"setuidgid":       {Role: RoleWrapper, Leading: 1},
-	"envuidgid":       {Role: RoleWrapper, Leading: 1},
-	"envdir":          {Role: RoleWrapper, Leading: 1},
-	"softlimit":       {Role: RoleWrapper, ValueOpts: "amdosflcrpt"},
-	"setlock":         {Role: RoleWrapper, Leading: 1},
-	"lckdo":           {Role: RoleWrapper, ValueOpts: "w", Leading: 1},
-	"with-lock-ex":    {Role: RoleWrapper, Leading: 1},
-	"xargs":           {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
-	"git":             {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
+	"tini":             {Role: RoleWrapper, ValueOpts: "peg"},
+	"dumb-init":        {Role: RoleWrapper, ValueLong: []string{"rewrite"}},
+	"entr":             {Role: RoleWrapper, ShellFlags: "s"},
+	"rlwrap":           {Role: RoleWrapper, ValueOpts: "bCDefFgHlMOpPqsStwz"},
+	"trickle":          {Role: RoleWrapper, ValueOpts: "duwtlnLP"},
+	"cpulimit":         {Role: RoleWrapper, ValueOpts: "lpe", ValueLong: []string{"limit", "pid", "exe", "cpu"}, NoExec: "pe"},
+	"systemd-inhibit":  {Role: RoleWrapper, ValueLong: []string{"what", "who", "why", "mode"}},
+	"dbus-launch":      {Role: RoleWrapper, ValueLong: []string{"config-file", "autolaunch"}},
+	"ssh-agent":        {Role: RoleWrapper, ValueOpts: "aEPtO", NoExec: "kD"},
+	"cgexec":           {Role: RoleWrapper, ValueOpts: "g"},
+	"runcon":           {Role: RoleWrapper, ValueOpts: "turl", ValueLong: []string{"type", "user", "role", "range"}},
+	"sem":              {Role: RoleWrapper, ValueOpts: "jP", ValueLong: []string{"id", "jobs", "semaphorename", "semaphoretimeout", "st"}},
+	"daemonize":        {Role: RoleWrapper, ValueOpts: "ceEoplu"},
+	"softlimit":        {Role: RoleWrapper, ValueOpts: "amdosflcrpt"},
+	"lckdo":            {Role: RoleWrapper, ValueOpts: "w", Leading: 1},
+	"xargs":            {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
+	"git":              {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
 	// Commands that join their operands into a shell command line.
 	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true},
 	"watch":    {Role: RoleWrapper, ValueOpts: "nq", ValueLong: []string{"interval", "equexit"}, Join: true, JoinOff: "x"},
 	"parallel": {Role: RolePlain, Join: true},
-	"su":       suGrammar,
+	"su":       {Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
 	"runuser":  {Role: RoleSu, ValueOpts: "gGsuw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
 	"sg":       {Role: RoleSu, CodeOpts: "c", Leading: 1},
 	"ksu":      {Role: RoleSu, CodeOpts: "c", Leading: 1},
 	"curl":     {Role: RoleCurl},
 	// Options that run commands.
-	"find":  {Role: RoleFind},
-	"gfind": {Role: RoleFind},
-	"bfs":   {Role: RoleFind},
-	"tar":   tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
+	"tar": tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
 	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
 	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
 	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
@@ -269,6 +220,34 @@ var grammars = map[string]*Grammar{
 	"emacs": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"eval", "execute", "f", "funcall"}, ProgLong: []string{"l", "load"}},
 	"make":  makeGrammar, "gmake": makeGrammar, "bmake": makeGrammar, "remake": makeGrammar,
 	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
+}
+
+// Programs that share a grammar with no options of its own, or one of
+// the grammars above.
+func init() {
+	for g, names := range map[*Grammar]string{
+		shellGrammar: "sh bash rbash dash zsh ksh ksh93 mksh pdksh oksh lksh ash yash posh fish csh tcsh bash5 hush msh",
+		// Shell builtins that evaluate their arguments, or run a script.
+		{Role: RoleEval}:   "eval trap let alias bind complete compgen fc enable hash",
+		{Role: RoleSource}: "source .",
+		// Builtins whose operands are variable names or NAME=value words.
+		{Role: RoleNames}:   "unset mapfile readarray getopts",
+		{Role: RoleDeclare}: "declare typeset",
+		{Role: RoleExport}:  "export readonly local",
+		{Role: RolePrintf}:  "printf",
+		{Role: RoleTest}:    "test [",
+		// Wrappers that run their operands after a few options of their own
+		// (moreutils, expect, LD_PRELOAD shims, sandboxes and daemon tools),
+		// or after one leading operand (a user, a lock, a directory).
+		{Role: RoleWrapper}: "nohup busybox toybox builtin setsid valgrind catchsegv fakeroot coproc chronic unbuffer " +
+			"ifne eatmydata nocache tsocks torify firejail",
+		{Role: RoleWrapper, Leading: 1}: "gosu su-exec setuidgid envuidgid envdir setlock with-lock-ex",
+		{Role: RoleFind}:                "find gfind bfs",
+	} {
+		for _, name := range strings.Fields(names) {
+			grammars[name] = g
+		}
+	}
 }
 
 // GrammarOf finds a program's grammar by its base name; an interpreter's

@@ -66,84 +66,72 @@ func (g *Grammar) Options(w Words, from int, isAssign func(i int) bool) iter.Seq
 		n := w.Len()
 		for i := from; i < n; i++ {
 			t, known := w.Text(i)
-			if known && t == "--" {
-				yield(Opt{Kind: OptEnd, Word: i, ValueWord: -1})
-				return
-			}
-			if known && t == "-" && g.DashOpt && !seenOperand {
-				if !yield(Opt{Kind: OptFlag, Word: i, ValueWord: -1}) {
-					return
-				}
-				continue
-			}
+			o := Opt{Kind: OptFlag, Word: i, ValueWord: -1}
+			part, isPart := o, false
 			if !known {
-				if o, ok := g.partial(t, i); ok {
-					if !yield(o) {
-						return
-					}
-					continue
-				}
+				part, isPart = g.partial(t, i)
 			}
-			if !known || len(t) < 2 || t[0] != '-' && !(g.Plus && t[0] == '+') {
+			switch {
+			case known && t == "--":
+				o.Kind = OptEnd
+				yield(o)
+				return
+			case known && t == "-" && g.DashOpt && !seenOperand:
+			case isPart:
+				o = part
+			case !known || len(t) < 2 || t[0] != '-' && !(g.Plus && t[0] == '+'):
 				if g.Assigns && !seenOperand && isAssign(i) {
-					if !yield(Opt{Kind: OptAssign, Word: i, ValueWord: -1}) {
-						return
-					}
-					continue
+					o.Kind = OptAssign
+					break
 				}
 				seenOperand = true
-				if !yield(Opt{Kind: OptOperand, Word: i, ValueWord: -1}) || !g.Permute {
+				o.Kind = OptOperand
+				if !yield(o) || !g.Permute {
 					return
 				}
 				continue
-			}
-			if g.OneDash && t[1] != '-' {
-				t = "-" + t // gdb -ex, emacs -eval: every option is long
-			}
-			if strings.HasPrefix(t, "--") {
-				name, val, hasEq := strings.Cut(t[2:], "=")
-				o := Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: hasEq, ValueWord: -1}
+			case strings.HasPrefix(t, "--") || g.OneDash && t[0] == '-':
+				// --name, or -name where every option is long (gdb -ex, emacs -eval)
+				name, val, hasEq := strings.Cut(strings.TrimPrefix(t[1:], "-"), "=")
+				o = Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: hasEq, ValueWord: -1}
 				if o.Kind.TakesValue() && !hasEq && !slices.Contains(g.OptLong, name) {
 					if i+1 < n {
 						o.ValueWord = i + 1
 					}
 					i++
 				}
-				if !yield(o) {
-					return
-				}
-				continue
-			}
-			if g.Numeric && t[1] >= '0' && t[1] <= '9' {
-				if !yield(Opt{Kind: OptFlag, Word: i, Name: t[1:], ValueWord: -1}) {
-					return
-				}
-				continue
-			}
-			w := i
-			for k := 1; k < len(t); k++ {
-				ch := t[k]
-				o := Opt{Kind: g.shortKind(ch), Word: w, Name: t[k : k+1], ValueWord: -1, NoExec: strings.IndexByte(g.NoExec, ch) >= 0}
-				switch {
-				case o.Kind == OptValue && strings.IndexByte(g.OptOpts, ch) >= 0:
-					o.Value, o.Attached = t[k+1:], k+1 < len(t)
-					k = len(t)
-				case o.Kind.TakesValue() && g.Clustered && k+1 < len(t):
-					// sh -oc: the letters after -o are flags too; a
-					// value comes only after the cluster's last letter.
-				case o.Kind.TakesValue():
-					o.Value, o.Attached = t[k+1:], k+1 < len(t)
-					if !o.Attached {
-						if i+1 < n {
-							o.ValueWord = i + 1
+			case g.Numeric && t[1] >= '0' && t[1] <= '9':
+				o.Name = t[1:]
+			default:
+				word := i
+				for k := 1; k < len(t); k++ {
+					ch := t[k]
+					o := Opt{Kind: g.shortKind(ch), Word: word, Name: t[k : k+1], ValueWord: -1, NoExec: strings.IndexByte(g.NoExec, ch) >= 0}
+					switch {
+					case o.Kind == OptValue && strings.IndexByte(g.OptOpts, ch) >= 0:
+						o.Value, o.Attached = t[k+1:], k+1 < len(t)
+						k = len(t)
+					case o.Kind.TakesValue() && g.Clustered && k+1 < len(t):
+						// sh -oc: the letters after -o are flags too; a
+						// value comes only after the cluster's last letter.
+					case o.Kind.TakesValue():
+						o.Value, o.Attached = t[k+1:], k+1 < len(t)
+						if !o.Attached {
+							if i+1 < n {
+								o.ValueWord = i + 1
+							}
+							i++
 						}
-						i++
+						k = len(t)
 					}
-					k = len(t)
+					if !yield(o) {
+						return
+					}
 				}
-				if !yield(o) {
-					return
-				}
+				continue
+			}
+			if !yield(o) {
+				return
 			}
 		}
 	}
@@ -153,13 +141,13 @@ func (g *Grammar) Options(w Words, from int, isAssign func(i int) bool) iter.Seq
 // code (or names it) and runs on into what is not known (--to-command=$X,
 // -oProxyCommand=$X, -e$X); any other such word stays an operand.
 func (g *Grammar) partial(t string, i int) (Opt, bool) {
-	if g.OneDash && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") {
-		t = "-" + t
+	if strings.HasPrefix(t, "--") || g.OneDash && strings.HasPrefix(t, "-") {
+		if name, val, ok := strings.Cut(strings.TrimPrefix(t[1:], "-"), "="); ok && g.longKind(name) > OptValue {
+			return Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: true, ValueWord: -1}, true
+		}
+		return Opt{}, false
 	}
-	if name, val, ok := strings.Cut(strings.TrimPrefix(t, "--"), "="); ok && strings.HasPrefix(t, "--") && g.longKind(name) > OptValue {
-		return Opt{Kind: g.longKind(name), Word: i, Name: name, Long: true, Value: val, Attached: true, ValueWord: -1}, true
-	}
-	for k := 1; k < len(t) && t[0] == '-' && t[1] != '-'; k++ {
+	for k := 1; k < len(t) && t[0] == '-'; k++ {
 		if kind := g.shortKind(t[k]); kind.TakesValue() {
 			return Opt{Kind: kind, Word: i, Name: t[k : k+1], Value: t[k+1:], Attached: true, ValueWord: -1}, kind > OptValue
 		}
@@ -167,42 +155,42 @@ func (g *Grammar) partial(t string, i int) (Opt, bool) {
 	return Opt{}, false
 }
 
-// shortKind reads option letter ch; a letter in more than one set takes
-// the first of code, module, split, program, value, shell, stdin, join-off.
+// optSet is one of a grammar's option sets.
+type optSet struct {
+	kind  OptKind
+	short string
+	long  []string
+}
+
+// optSets are g's option sets in order of precedence: a letter or name in
+// more than one takes the first (code, module, split, program, value,
+// shell, stdin, join-off).
+func (g *Grammar) optSets() [9]optSet {
+	return [...]optSet{
+		{OptCode, g.CodeOpts, g.CodeLong}, {OptMod, g.ModOpts, g.ModLong}, {OptSplit, g.SplitOpts, g.SplitLong},
+		{OptProg, g.ProgOpts, g.ProgLong}, {OptValue, g.ValueOpts, g.ValueLong}, {OptValue, g.OptOpts, g.OptLong},
+		{OptShell, g.ShellFlags, nil}, {OptStdin, g.StdinFlags, nil}, {OptJoinOff, g.JoinOff, nil},
+	}
+}
+
+// shortKind reads option letter ch.
 func (g *Grammar) shortKind(ch byte) OptKind {
-	switch {
-	case strings.IndexByte(g.CodeOpts, ch) >= 0:
-		return OptCode
-	case strings.IndexByte(g.ModOpts, ch) >= 0:
-		return OptMod
-	case strings.IndexByte(g.SplitOpts, ch) >= 0:
-		return OptSplit
-	case strings.IndexByte(g.ProgOpts, ch) >= 0:
-		return OptProg
-	case strings.IndexByte(g.ValueOpts, ch) >= 0, strings.IndexByte(g.OptOpts, ch) >= 0:
-		return OptValue
-	case strings.IndexByte(g.ShellFlags, ch) >= 0:
-		return OptShell
-	case strings.IndexByte(g.StdinFlags, ch) >= 0:
-		return OptStdin
-	case strings.IndexByte(g.JoinOff, ch) >= 0:
-		return OptJoinOff
+	for _, s := range g.optSets() {
+		if strings.IndexByte(s.short, ch) >= 0 {
+			return s.kind
+		}
 	}
 	return OptFlag
 }
 
 // longKind reads long option name (without dashes or "=value").
 func (g *Grammar) longKind(name string) OptKind {
-	switch {
-	case slices.Contains(g.CodeLong, name):
-		return OptCode
-	case slices.Contains(g.ModLong, name):
-		return OptMod
-	case slices.Contains(g.SplitLong, name):
-		return OptSplit
-	case slices.Contains(g.ProgLong, name):
-		return OptProg
-	case slices.Contains(g.ValueLong, name), slices.Contains(g.OptLong, name), g.UnknownVal && !slices.Contains(g.FlagLong, name):
+	for _, s := range g.optSets() {
+		if slices.Contains(s.long, name) {
+			return s.kind
+		}
+	}
+	if g.UnknownVal && !slices.Contains(g.FlagLong, name) {
 		return OptValue
 	}
 	return OptFlag

@@ -82,21 +82,16 @@ func ParseDocument(text string) (*syntax.Word, error) {
 //
 //	it's  ->  'it'\''s'
 func Quote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('\'')
-	for {
-		i := strings.IndexByte(s, '\'')
-		if i < 0 {
-			break
-		}
-		b.WriteString(s[:i])
-		b.WriteString(`'\''`)
-		s = s[i+1:]
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// WordSet is the set of the words of s (separated by white space).
+func WordSet(s string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		set[w] = true
 	}
-	b.WriteString(s)
-	b.WriteByte('\'')
-	return b.String()
+	return set
 }
 
 // DeepBrackets returns the offset at which ( and { outside single quotes
