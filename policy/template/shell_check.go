@@ -124,6 +124,7 @@ const (
 	msgCond  = "placeholder inside [[ ... ]]"
 	msgHere  = "placeholder inside a here-document"
 	msgDelim = "placeholder in a here-document delimiter"
+	msgName  = "placeholder as a variable name: bash evaluates a name's subscript as code"
 )
 
 // check parses and walks t. The error is a *Error.
@@ -203,10 +204,7 @@ func (c *checker) walk(f *syntax.File) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if cm, ok := n.(*syntax.Comment); ok {
 			c.shell = true
-			from := int(cm.Hash.Offset())
-			if at, ok := c.phIn(from, from+1+len(cm.Text)); ok {
-				c.fail(at, "placeholder inside a comment (a newline in the value would end the comment)")
-			}
+			c.failIn(cm, "placeholder inside a comment (a newline in the value would end the comment)")
 		}
 		return true
 	})
@@ -243,12 +241,17 @@ func (c *checker) phAt(off int) (int, bool) {
 	return -1, false
 }
 
+// failIn refuses any placeholder within n as msg.
+func (c *checker) failIn(n syntax.Node, msg string) {
+	if at, ok := c.phIn(off(n.Pos()), off(n.End())); ok {
+		c.fail(at, "%s", msg)
+	}
+}
+
 // refuse refuses any placeholder within n as msg (unless the place is
 // locked to its own message).
 func (c *checker) refuse(n syntax.Node, cx place, msg string) {
-	if at, ok := c.phIn(int(n.Pos().Offset()), int(n.End().Offset())); ok {
-		c.fail(at, "%s", cx.in(msg).msg)
-	}
+	c.failIn(n, cx.in(msg).msg)
 }
 
 // arith notes a bash construct that evaluates text as an arithmetic
@@ -334,92 +337,69 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	}
 }
 
-// compound walks a command other than a simple one.
+// compound walks a command other than a simple one: its statements and
+// its words outside commands (a for list, a case word and patterns) in
+// order, with the constructs that need more caught on the way.
 func (c *checker) compound(n syntax.Command, cx place) {
-	switch x := n.(type) {
-	case *syntax.Block:
-		c.stmts(x.Stmts, cx)
-	case *syntax.Subshell:
-		c.stmts(x.Stmts, cx)
-	case *syntax.BinaryCmd:
-		c.stmt(x.X, cx)
-		c.stmt(x.Y, cx)
-	case *syntax.IfClause:
-		for ; x != nil; x = x.Else {
-			c.stmts(x.Cond, cx)
-			c.stmts(x.Then, cx)
-		}
-	case *syntax.WhileClause:
-		c.stmts(x.Cond, cx)
-		c.stmts(x.Do, cx)
-	case *syntax.ForClause:
-		switch l := x.Loop.(type) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch x := m.(type) {
+		case *syntax.Stmt:
+			c.stmt(x, cx)
+			return false
+		case *syntax.Word:
+			c.looseWord(x, cx)
+			return false
 		case *syntax.WordIter:
-			if at, ok := c.phIn(off(l.Name.Pos()), off(l.Name.End())); ok {
-				c.fail(at, "placeholder as a variable name: bash evaluates a name's subscript as code")
+			c.failIn(x.Name, msgName)
+		case *syntax.CoprocClause:
+			if x.Name != nil {
+				c.failIn(x.Name, msgName)
 			}
-			for _, w := range l.Items {
-				c.looseWord(w, cx)
+			c.stmt(x.Stmt, cx)
+			return false
+		case *syntax.CaseClause:
+			if cx.subst > 0 {
+				// Kept from the hand-written lexer, which could not read a
+				// case pattern's ")" inside $(…).
+				c.fail(off(x.Case), "case inside $(...) is not supported in templates")
 			}
-		case *syntax.CStyleLoop:
-			c.arith(off(l.Lparen), "((...))")
-			c.arithm(l, cx)
-		}
-		c.stmts(x.Do, cx)
-	case *syntax.CaseClause:
-		if cx.subst > 0 {
-			// Kept from the hand-written lexer, which could not read a
-			// case pattern's ")" inside $(…).
-			c.fail(off(x.Case), "case inside $(...) is not supported in templates")
-		}
-		c.looseWord(x.Word, cx)
-		for _, it := range x.Items {
-			for _, p := range it.Patterns {
-				c.looseWord(p, cx)
-			}
-			c.stmts(it.Stmts, cx)
-		}
-	case *syntax.FuncDecl:
-		pos := off(x.Position)
-		if !x.RsrvWord && x.Name != nil {
-			// NAME() or NAME (): the definition shows at its "(".
-			pos = off(x.Name.End())
-			if i := strings.IndexByte(c.src[pos:], '('); i >= 0 {
-				pos += i
-			}
-		}
-		c.define(pos, "a function definition")
-		c.stmt(x.Body, cx)
-	case *syntax.ArithmCmd:
-		c.arith(off(x.Left), "((...))")
-		c.arithm(x, cx)
-	case *syntax.TestClause:
-		cond := cx.in(msgCond)
-		syntax.Walk(x.X, func(n syntax.Node) bool {
-			switch t := n.(type) {
-			case *syntax.Word:
-				c.word(&word{}, t, cond)
-				return false
-			case *syntax.BinaryTest:
-				switch t.Op {
-				case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsLeq, syntax.TsGtr, syntax.TsGeq:
-					c.arith(off(t.OpPos), "an arithmetic comparison inside [[ ... ]]")
+		case *syntax.FuncDecl:
+			pos := off(x.Position)
+			if !x.RsrvWord && x.Name != nil {
+				// NAME() or NAME (): the definition shows at its "(".
+				pos = off(x.Name.End())
+				if i := strings.IndexByte(c.src[pos:], '('); i >= 0 {
+					pos += i
 				}
 			}
-			return true
-		})
-	case *syntax.CoprocClause:
-		if x.Name != nil {
-			if at, ok := c.phIn(off(x.Name.Pos()), off(x.Name.End())); ok {
-				c.fail(at, "placeholder as a variable name: bash evaluates a name's subscript as code")
-			}
+			c.define(pos, "a function definition")
+		case *syntax.ArithmCmd, *syntax.CStyleLoop:
+			c.arith(off(x.Pos()), "((...))")
+			c.arithm(x, cx)
+			return false
+		case *syntax.TestClause:
+			cond := cx.in(msgCond)
+			syntax.Walk(x.X, func(n syntax.Node) bool {
+				switch t := n.(type) {
+				case *syntax.Word:
+					c.word(&word{}, t, cond)
+					return false
+				case *syntax.BinaryTest:
+					switch t.Op {
+					case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsLeq, syntax.TsGtr, syntax.TsGeq:
+						c.arith(off(t.OpPos), "an arithmetic comparison inside [[ ... ]]")
+					}
+				}
+				return true
+			})
+			return false
+		case *syntax.Block, *syntax.Subshell, *syntax.BinaryCmd, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause:
+		case syntax.Command:
+			c.fail(off(x.Pos()), "this shell construct is not supported in templates")
+			return false
 		}
-		c.stmt(x.Stmt, cx)
-	case *syntax.TestDecl:
-		c.stmt(x.Body, cx)
-	default:
-		c.fail(off(n.Pos()), "this shell construct is not supported in templates")
-	}
+		return true
+	})
 }
 
 // arithm checks an arithmetic construct: no placeholder and no quotes
@@ -461,7 +441,7 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if cx.subst > 0 {
 		c.fail(off(r.OpPos), "here-documents inside $(...) are not supported in templates")
 	}
-	c.refuse(r.Word, place{}, msgDelim)
+	c.failIn(r.Word, msgDelim)
 	d := c.word(&word{}, r.Word, place{locked: true, msg: msgDelim})
 	d.heredoc = true
 	delim := litOf(d)
@@ -471,7 +451,7 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if r.Hdoc == nil {
 		return d
 	}
-	c.refuse(r.Hdoc, place{}, msgHere)
+	c.failIn(r.Hdoc, msgHere)
 	if d.quoted {
 		return d
 	}
@@ -625,10 +605,8 @@ func (c *checker) argWord(w *syntax.Word, cx place) *word {
 // looseWord is a word outside a simple command (a for list, a case word);
 // its placeholders still get the option rule.
 func (c *checker) looseWord(w *syntax.Word, cx place) {
-	if cx.subst == 0 {
-		c.loose = append(c.loose, c.word(&word{}, w, cx))
-	} else {
-		c.word(&word{}, w, cx)
+	if wd := c.word(&word{}, w, cx); cx.subst == 0 {
+		c.loose = append(c.loose, wd)
 	}
 }
 
