@@ -94,26 +94,20 @@ func (ck *checker) checkCurl(args []*word) error {
 var urlScheme = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*):`)
 
 // checkCurlWord checks a rendered curl word against its curlRule.
-func checkCurlWord(w wordCheck, vals []string, phs []Placeholder) error {
-	var b strings.Builder
+func checkCurlWord(w *word, vals []string, phs []Placeholder) error {
 	first := -1
 	for _, p := range w.pieces {
-		if p.ph < 0 {
-			b.WriteString(p.lit)
-			continue
-		}
-		if phs[p.ph].Secret {
+		if p.ph >= 0 && phs[p.ph].Secret {
 			return nil // the operator's own value
 		}
-		if first < 0 {
+		if p.ph >= 0 && first < 0 {
 			first = p.ph
 		}
-		b.WriteString(vals[p.ph])
 	}
 	if first < 0 {
 		return nil
 	}
-	s, name := b.String(), phs[first].Name
+	s, name := text(w.pieces, vals), phs[first].Name
 	r := w.curlRule
 	switch {
 	case r&curlAtFile != 0:

@@ -83,14 +83,11 @@ func (ck *checker) checkRules() error {
 	if err := ck.checkBash(); err != nil {
 		return err
 	}
-	for _, c := range ck.cmds {
-		if err := ck.checkCommand(c); err != nil {
-			return err
-		}
-	}
-	for _, c := range ck.nested {
-		if err := ck.checkCommand(c); err != nil {
-			return err
+	for _, cs := range [][]*command{ck.cmds, ck.nested} {
+		for _, c := range cs {
+			if err := ck.checkCommand(c); err != nil {
+				return err
+			}
 		}
 	}
 	return ck.checkBash()
@@ -284,26 +281,21 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			}
 		}
 		return nil
-	case shellsyntax.RolePrintf:
+	case shellsyntax.RolePrintf, shellsyntax.RoleTest:
+		// printf -v NAME among its leading options; test -v NAME or -R
+		// NAME anywhere.
 		markDD(args)
-		for k := 0; k+1 < len(args); k++ {
-			if lit, ok := literal(args[k]); ok && lit == "-v" {
-				if ck.tainted(args[k+1]) {
-					return ck.errAt(args[k+1].pos, "printf -v takes a variable name, and bash evaluates its subscript as code; it may not come from an argument")
-				}
-			}
-			if lit, ok := literal(args[k]); !ok || !strings.HasPrefix(lit, "-") {
-				break
-			}
+		prog := "test"
+		if g.Role == shellsyntax.RolePrintf {
+			prog = "printf"
 		}
-		return nil
-	case shellsyntax.RoleTest:
-		markDD(args)
 		for k := 0; k+1 < len(args); k++ {
-			if lit, ok := literal(args[k]); ok && (lit == "-v" || lit == "-R") {
-				if ck.tainted(args[k+1]) {
-					return ck.errAt(args[k+1].pos, "test %s takes a variable name, and bash evaluates its subscript as code; it may not come from an argument", lit)
-				}
+			lit, ok := literal(args[k])
+			if ok && (lit == "-v" || lit == "-R" && prog == "test") && ck.tainted(args[k+1]) {
+				return ck.errAt(args[k+1].pos, "%s %s takes a variable name, and bash evaluates its subscript as code; it may not come from an argument", prog, lit)
+			}
+			if prog == "printf" && (!ok || !strings.HasPrefix(lit, "-")) {
+				break
 			}
 		}
 		return nil
