@@ -239,7 +239,7 @@ func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) err
 		}
 		atStart, prevEq = w.glob, false
 	}
-	if w.curlRule != 0 {
+	if w.curlOpt != "" {
 		return checkCurlWord(w, vals, c.t.phs)
 	}
 	return nil
