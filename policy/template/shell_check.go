@@ -130,36 +130,26 @@ const (
 // check parses and walks t. The error is a *Error.
 func check(t *Template) (*checker, error) {
 	c := &checker{t: t, arithPos: -1, definePos: -1, hasArgs: t.HasArgs(), hasPH: len(t.phs) > 0}
-	var b strings.Builder
-	b.Grow(len(t.src))
-	off := 0
-	for _, p := range t.parts {
-		if p.ph >= 0 {
-			ph := t.phs[p.ph]
-			// A marker: a character no shell syntax uses, padded to the
-			// placeholder's length so offsets stay the template's.
-			b.WriteString("\uE000")
-			b.WriteString(strings.Repeat("_", ph.End-ph.Offset-len("\uE000")))
-			off = ph.End
-			continue
+	// Placeholders are ASCII: only the literal text can hold these.
+	for i, r := range t.src {
+		if r == utf8.RuneError && !strings.HasPrefix(t.src[i:], "\uFFFD") {
+			return nil, errorAt(t.src, i, "the command is not valid UTF-8")
 		}
-		for i, r := range p.lit {
-			if r == utf8.RuneError && !strings.HasPrefix(p.lit[i:], "\uFFFD") {
-				return nil, errorAt(t.src, off+i, "the command is not valid UTF-8")
-			}
-			if r == 0 {
-				return nil, errorAt(t.src, off+i, "the command contains a NUL byte")
-			}
+		if r == 0 {
+			return nil, errorAt(t.src, i, "the command contains a NUL byte")
 		}
-		if strings.ContainsAny(p.lit, "\uE000\uE001") {
-			c.shell = true // kept out of argv mode, as before markers
-		}
-		// A carriage return is a word character to sh and bash, a blank
-		// to the parser: it is read as another word character.
-		b.WriteString(strings.ReplaceAll(p.lit, "\r", "\x01"))
-		off += len(p.lit)
 	}
-	c.src = b.String()
+	if strings.ContainsAny(t.src, "\uE000\uE001") {
+		c.shell = true // kept out of argv mode, as before markers
+	}
+	// Each placeholder becomes a marker: a character no shell syntax uses,
+	// padded to the placeholder's length so offsets stay the template's.
+	// A carriage return is a word character to sh and bash, a blank to the
+	// parser: it is read as another word character.
+	c.src, _ = t.render(nil, func(_ int, ph Placeholder, _ any, _ bool) (string, error) {
+		return "\uE000" + strings.Repeat("_", ph.End-ph.Offset-len("\uE000")), nil
+	})
+	c.src = strings.ReplaceAll(c.src, "\r", "\x01")
 	if strings.IndexByte(t.src, '\r') >= 0 || strings.Contains(c.src, "\\\n") {
 		c.shell = true // a carriage return or a line continuation: left to the shell
 	}
@@ -301,20 +291,20 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 		}
 	case *syntax.DeclClause:
 		c.shell = true
-		cmd = &command{words: []*word{c.litWord(x.Variant, cx)}}
+		cmd = &command{words: []*word{keyword(x.Variant.ValuePos, x.Variant.Value)}}
 		for _, a := range x.Args {
 			cmd.words = append(cmd.words, c.assignWord(a, cx))
 		}
 	case *syntax.LetClause:
 		c.shell = true
-		cmd = &command{words: []*word{{pos: off(x.Let), pieces: []piece{{lit: "let", ph: -1}}}}}
+		cmd = &command{words: []*word{keyword(x.Let, "let")}}
 		for _, e := range x.Exprs {
 			cmd.words = append(cmd.words, c.letWord(e, cx))
 		}
 	case *syntax.TimeClause:
 		c.shell = true
 		if x.Stmt == nil {
-			cmd = &command{words: []*word{{pos: off(x.Time), pieces: []piece{{lit: "time", ph: -1}}}}}
+			cmd = &command{words: []*word{keyword(x.Time, "time")}}
 		} else {
 			c.stmt(x.Stmt, cx)
 		}
@@ -610,9 +600,10 @@ func (c *checker) looseWord(w *syntax.Word, cx place) {
 	}
 }
 
-// litWord is a word of one literal (declare's name).
-func (c *checker) litWord(l *syntax.Lit, cx place) *word {
-	return c.word(&word{}, &syntax.Word{Parts: []syntax.WordPart{l}}, cx)
+// keyword is the word of a keyword that stands as a command's name
+// (declare, let, time).
+func keyword(pos syntax.Pos, name string) *word {
+	return &word{pos: off(pos), pieces: []piece{{lit: name, ph: -1}}}
 }
 
 // assignWord builds the word of an assignment, NAME=value.
@@ -655,35 +646,28 @@ func (c *checker) assignWord(a *syntax.Assign, cx place) *word {
 }
 
 // walkArith walks the substitutions of an arithmetic expression whose
-// placeholders the bash arithmetic rule refuses (a subscript).
-func (c *checker) walkArith(x syntax.ArithmExpr, cx place) {
+// placeholders the bash arithmetic rule refuses (a subscript, let's
+// expressions); it reports whether the expression holds an expansion.
+func (c *checker) walkArith(x syntax.ArithmExpr, cx place) (expand bool) {
 	syntax.Walk(x, func(m syntax.Node) bool {
-		if cs, ok := m.(*syntax.CmdSubst); ok {
-			c.cmdSubst(&word{}, cs, cx)
+		switch y := m.(type) {
+		case *syntax.ParamExp, *syntax.ArithmExp:
+			expand = true
+		case *syntax.CmdSubst:
+			expand = true
+			c.cmdSubst(&word{}, y, cx)
 			return false
 		}
 		return true
 	})
+	return expand
 }
 
 // letWord is one expression of let, as the word the rules read.
 func (c *checker) letWord(e syntax.ArithmExpr, cx place) *word {
 	from, to := off(e.Pos()), off(e.End())
-	wd := &word{pos: from}
-	if _, ok := c.phIn(from, to); ok {
-		wd.hasPH = true
-	}
-	syntax.Walk(e, func(m syntax.Node) bool {
-		switch x := m.(type) {
-		case *syntax.ParamExp, *syntax.ArithmExp:
-			wd.expand = true
-		case *syntax.CmdSubst:
-			wd.expand = true
-			c.cmdSubst(&word{}, x, cx)
-			return false
-		}
-		return true
-	})
+	wd := &word{pos: from, expand: c.walkArith(e, cx)}
+	_, wd.hasPH = c.phIn(from, to)
 	if !wd.hasPH && !wd.expand {
 		wd.pieces = []piece{{lit: c.src[from:to], ph: -1}}
 	}
