@@ -78,6 +78,21 @@ func (ws cmdWords) Text(i int) (string, bool) {
 	return b.String(), false
 }
 
+// msgNames refuses a variable name (a program's %s) from an argument.
+const msgNames = "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument"
+
+// refuseAny refuses the first of ws that bad picks out.
+func (ck *checker) refuseAny(ws []*word, bad func(*word) bool, format string, args ...any) error {
+	for _, w := range ws {
+		if bad(w) {
+			return ck.errAt(w.pos, format, args...)
+		}
+	}
+	return nil
+}
+
+func hasPH(w *word) bool { return w.hasPH }
+
 // checkRules applies the command rules to every command of the template.
 func (ck *checker) checkRules() error {
 	if err := ck.checkBash(); err != nil {
@@ -209,13 +224,8 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 	if !ok || cmd.glob || cmd.bracket && strings.Contains(name, "]") {
 		// The program is only known when the command runs ($PROG, a glob),
 		// so what its arguments mean cannot be checked.
-		for _, w := range args {
-			if w.hasPH {
-				return ck.errAt(w.pos, "the program here is chosen when the command runs (an expansion or a glob), so its arguments cannot be checked; name the program literally")
-			}
-		}
 		markDD(args)
-		return nil
+		return ck.refuseAny(args, hasPH, "the program here is chosen when the command runs (an expansion or a glob), so its arguments cannot be checked; name the program literally")
 	}
 	if err := ck.checkSQLOperands(path.Base(name), args); err != nil {
 		return err
@@ -242,12 +252,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		case "alias":
 			ck.define(cmd.pos, "an alias")
 		}
-		for _, w := range args {
-			if ck.tainted(w) {
-				return ck.errAt(w.pos, "%s evaluates its arguments as shell code; no argument or expansion may be one", name)
-			}
-		}
-		return nil
+		return ck.refuseAny(args, ck.tainted, "%s evaluates its arguments as shell code; no argument or expansion may be one", name)
 	case shellsyntax.RoleSource:
 		markDD(args)
 		if r.Script >= 0 && ck.scriptTainted(ws[r.Script]) {
@@ -255,12 +260,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		}
 		return nil
 	case shellsyntax.RoleNames:
-		for _, w := range ws[r.Operand:] {
-			if ck.tainted(w) {
-				return ck.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
-			}
-		}
-		return nil
+		return ck.refuseAny(ws[r.Operand:], ck.tainted, msgNames, name)
 	case shellsyntax.RoleDeclare, shellsyntax.RoleExport:
 		if g.Role == shellsyntax.RoleDeclare {
 			ck.arith(cmd.pos, name)
@@ -277,7 +277,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 				return err
 			}
 			if w.assign == "" && ck.tainted(w) {
-				return ck.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
+				return ck.errAt(w.pos, msgNames, name)
 			}
 		}
 		return nil
@@ -334,12 +334,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		if r.Cmd >= 0 {
 			from = min(from, r.Cmd)
 		}
-		for _, w := range ws[from:] {
-			if w.hasPH {
-				return ck.errAt(w.pos, "%s passes these words to a shell as a command line, so no argument may be one", name)
-			}
-		}
-		return nil
+		return ck.refuseAny(ws[from:], hasPH, "%s passes these words to a shell as a command line, so no argument may be one", name)
 	case r.Cmd >= 0:
 		markDD(ws[1:r.Rest])
 		inner := ws[r.Cmd:]
