@@ -101,9 +101,6 @@ func CompileShell(command string) (*CompiledShell, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkRules(); err != nil {
-		return nil, err
-	}
 	if len(c.cmds) == 0 && len(c.nested) == 0 && len(c.loose) == 0 {
 		return nil, errorAt(command, 0, "the command has no words")
 	}

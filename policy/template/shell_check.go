@@ -127,7 +127,8 @@ const (
 	msgName  = "placeholder as a variable name: bash evaluates a name's subscript as code"
 )
 
-// check parses and walks t. The error is a *Error.
+// check parses and walks t and applies the command rules. The error is a
+// *Error.
 func check(t *Template) (*checker, error) {
 	c := &checker{t: t, arithPos: -1, definePos: -1, hasArgs: t.HasArgs(), hasPH: len(t.phs) > 0}
 	// Placeholders are ASCII: only the literal text can hold these.
@@ -163,24 +164,20 @@ func check(t *Template) (*checker, error) {
 		// Text bash refuses is refused. Read as POSIX it may still show a
 		// placeholder in a refused place (export {{x}}, which bash's
 		// parser rejects as a name): that refusal is the clearer one.
-		pf, perr := syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(c.src), "")
-		if perr != nil {
+		var perr error
+		if f, perr = syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(c.src), ""); perr != nil {
 			return nil, c.parseErr(err)
 		}
-		c.walk(pf)
-		if c.err == nil {
-			if rerr := c.checkRules(); rerr != nil {
-				return nil, rerr
-			}
-		}
-		if c.err != nil {
-			return nil, c.err
-		}
-		return nil, c.parseErr(err)
 	}
 	c.walk(f)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if rerr := c.checkRules(); rerr != nil {
+		return nil, rerr
+	}
+	if err != nil {
+		return nil, c.parseErr(err)
 	}
 	return c, nil
 }

@@ -311,11 +311,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		for _, ex := range r.Exec {
 			inner := ws[ex[0]:ex[1]]
-			for _, w := range inner {
-				if ck.hasArgs && strings.Contains(litOf(w), "{}") {
-					w.fromData = true
-				}
-			}
+			ck.markData(inner, "{}")
 			if err := ck.checkProgram(inner, depth+1); err != nil {
 				return err
 			}
@@ -421,14 +417,20 @@ func (ck *checker) xargsData(repl string, inner []*word, at *word) []*word {
 		return inner
 	}
 	if repl != "" {
-		for _, w := range inner {
-			if strings.Contains(litOf(w), repl) {
-				w.fromData = true
-			}
-		}
+		ck.markData(inner, repl)
 		return inner
 	}
 	return append(append([]*word(nil), inner...), &word{pos: at.pos, fromData: true})
+}
+
+// markData marks, in a template with arguments, the words holding repl,
+// which xargs or find -exec replaces with data an argument can reach.
+func (ck *checker) markData(ws []*word, repl string) {
+	for _, w := range ws {
+		if ck.hasArgs && strings.Contains(litOf(w), repl) {
+			w.fromData = true
+		}
+	}
 }
 
 // markDD marks the words after the first literal "--": the program reads
