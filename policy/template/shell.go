@@ -180,12 +180,10 @@ func (c *CompiledShell) Render(args map[string]any, opts ShellOptions) (*ShellRe
 		}
 		return &ShellRendering{Mode: ShellModeArgv, Argv: argv}, nil
 	}
-	cmd, err := c.t.render(nil, func(i int, _ Placeholder, _ any, _ bool) (string, error) {
+	// With no values source, render fails only if the escaper does.
+	cmd, _ := c.t.render(nil, func(i int, _ Placeholder, _ any, _ bool) (string, error) {
 		return ShellQuote(vals[i]), nil
 	})
-	if err != nil {
-		return nil, err
-	}
 	return &ShellRendering{Mode: ShellModeShell, Command: cmd}, nil
 }
 

@@ -218,14 +218,14 @@ func (c *checker) phIn(from, to int) (int, bool) {
 	return 0, false
 }
 
-// phAt returns the index of the placeholder at offset off.
-func (c *checker) phAt(off int) (int, bool) {
+// phAt returns the index of the placeholder at offset off, or -1.
+func (c *checker) phAt(off int) int {
 	for i, p := range c.t.phs {
 		if p.Offset == off {
-			return i, true
+			return i
 		}
 	}
-	return -1, false
+	return -1
 }
 
 // failIn refuses any placeholder within n as msg.
@@ -311,7 +311,7 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 		c.compound(x, cx)
 	}
 	for _, r := range s.Redirs {
-		if w := c.redirect(r, cx); w != nil && cmd != nil {
+		if w := c.redirect(r, cx); cmd != nil {
 			cmd.words = append(cmd.words, w)
 		}
 	}
@@ -418,9 +418,6 @@ func (c *checker) arithm(n syntax.Node, cx place) {
 // command (a target or a here-document delimiter).
 func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
-		if r.Word == nil {
-			return nil
-		}
 		w := c.word(&word{}, r.Word, cx)
 		w.redir = true
 		return w
@@ -610,14 +607,11 @@ func (c *checker) assignWord(a *syntax.Assign, cx place) *word {
 		c.arith(wd.pos, "an array assignment NAME[subscript]=")
 		c.walkArith(a.Index, cx)
 	}
-	if a.Naked {
-		switch {
-		case a.Value != nil:
-			return c.word(wd, a.Value, cx)
-		case a.Name != nil:
-			return c.word(wd, &syntax.Word{Parts: []syntax.WordPart{a.Name}}, cx)
-		}
-		return wd
+	switch {
+	case a.Naked && a.Value != nil:
+		return c.word(wd, a.Value, cx)
+	case a.Naked:
+		return c.word(wd, &syntax.Word{Parts: []syntax.WordPart{a.Name}}, cx)
 	}
 	wd.assign = a.Name.Value
 	op := "="
@@ -751,7 +745,7 @@ func (c *checker) lit(wd *word, l *syntax.Lit, cx place, inDQ, dollar bool) {
 		}
 	}
 	for i := 0; i < len(raw); {
-		if ph, ok := c.phAt(from + i); ok {
+		if ph := c.phAt(from + i); ph >= 0 {
 			at := from + i
 			switch {
 			case i > 0 && raw[i-1] == '\\' && backslashes(raw[:i])%2 == 1:
@@ -769,36 +763,26 @@ func (c *checker) lit(wd *word, l *syntax.Lit, cx place, inDQ, dollar bool) {
 		}
 		ch := raw[i]
 		switch {
+		case ch == '\\' && (i+1 >= len(raw) || c.phAt(from+i+1) >= 0):
+			// Kept as written (before a placeholder, refused there).
+			if i+1 >= len(raw) && to == len(c.src) {
+				c.fail(from+i, "backslash at the end of the command")
+			}
+		case ch == '\\' && raw[i+1] == '\n':
+			c.shell = true // a line continuation
+			i += 2
+			continue
+		case ch == '\\' && (!inDQ || strings.IndexByte("$`\"\\", raw[i+1]) >= 0):
+			_, size := utf8.DecodeRuneInString(raw[i+1:])
+			b.WriteString(raw[i+1 : i+1+size])
+			wd.quoted = true
+			i += 1 + size
+			continue
 		case ch == '\\':
-			if i+1 >= len(raw) {
-				if to == len(c.src) {
-					c.fail(from+i, "backslash at the end of the command")
-				}
-				b.WriteByte('\\')
-				i++
-				continue
-			}
-			n := raw[i+1]
-			if _, ok := c.phAt(from + i + 1); ok {
-				b.WriteByte('\\') // refused at the placeholder
-				i++
-				continue
-			}
-			switch {
-			case n == '\n':
-				c.shell = true // a line continuation
-			case !inDQ || n == '$' || n == '`' || n == '"' || n == '\\':
-				_, size := utf8.DecodeRuneInString(raw[i+1:])
-				b.WriteString(raw[i+1 : i+1+size])
-				wd.quoted = true
-				i += 1 + size
-				continue
-			default:
-				// The shell keeps the backslash here; an argv would need
-				// it written differently.
-				c.shell = true
-				b.WriteString(raw[i : i+2])
-			}
+			// The shell keeps the backslash here; an argv would need it
+			// written differently.
+			c.shell = true
+			b.WriteString(raw[i : i+2])
 			i += 2
 			continue
 		case ch == '$':
