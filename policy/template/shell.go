@@ -205,10 +205,10 @@ func text(ps []piece, vals []string) string {
 
 // checkWord applies the option rule, and for curl the file rules, to one
 // word: its rendered value must not start with "-" (where it starts the
-// word) or, for fileRule words, with "@" or "<" (where it starts the word
-// or follows a literal "="). In a word with an unquoted brace or glob
-// character (glob), bash's brace expansion ({,x}) can make any value start
-// a word.
+// word) or, for curl's words (curlOpt), with "@" or "<" (where it starts
+// the word or follows a literal "="). In a word with an unquoted brace or
+// glob character (glob), bash's brace expansion ({,x}) can make any value
+// start a word.
 func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) error {
 	atStart := true
 	prevEq := false
@@ -229,7 +229,7 @@ func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) err
 		if atStart && v[0] == '+' && w.plusRule && !ph.Secret && !opts.AllowDash[ph.Name] {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"+\", which this program reads as a command to run (less +!cmd, vi +cmd); the template must put \"--\" before it"}
 		}
-		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.fileRule && !ph.Secret {
+		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.curlOpt != "" && !ph.Secret {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"" + v[:1] + "\", which makes curl read a local file"}
 		}
 		atStart, prevEq = w.glob, false

@@ -61,12 +61,14 @@ type word struct {
 	// assign is NAME for a NAME=value (or NAME+=value) assignment word.
 	assign string
 
-	procSubst bool   // holds a <(…) or >(…) process substitution (bash)
-	fromData  bool   // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
-	afterDD   bool   // follows the "--" that ends its program's options (set by the rules pass)
-	fileRule  bool   // a value starting with @ or < would name a file to read (curl)
-	curlOpt   string // the curl option it is the value of, "--url" for a URL operand (set by the rules pass)
-	plusRule  bool   // a value starting with "+" would be a command (less +!cmd, vi +cmd)
+	procSubst bool // holds a <(…) or >(…) process substitution (bash)
+	fromData  bool // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
+	afterDD   bool // follows the "--" that ends its program's options (set by the rules pass)
+	// curlOpt is the curl option it is the value of, "--url" for a URL
+	// operand: a value starting with @ or < would name a file to read (set
+	// by the rules pass).
+	curlOpt  string
+	plusRule bool // a value starting with "+" would be a command (less +!cmd, vi +cmd)
 }
 
 // command is one simple command.

@@ -301,11 +301,6 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		return nil
 	case shellsyntax.RoleCurl:
 		markDD(args)
-		for _, w := range args {
-			if !w.afterDD {
-				w.fileRule = true
-			}
-		}
 		return ck.checkCurl(args)
 	case shellsyntax.RoleFind:
 		markDD(args)
