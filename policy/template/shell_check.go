@@ -849,21 +849,19 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 			continue
 		}
 		for _, p := range w.Parts {
-			switch y := p.(type) {
-			case *syntax.SglQuoted:
-				c.fail(off(y.Pos()), "%q inside ${...} is not supported in templates", '\'')
-			case *syntax.DblQuoted:
-				c.fail(off(y.Pos()), "%q inside ${...} is not supported in templates", '"')
-			case *syntax.CmdSubst:
-				if y.Backquotes {
-					c.fail(off(y.Pos()), "%q inside ${...} is not supported in templates", '`')
+			at := off(p.Pos())
+			switch p.(type) {
+			case *syntax.SglQuoted, *syntax.DblQuoted, *syntax.CmdSubst:
+				// Named by its quote (after the "$" of $'…' and $"…"):
+				// ', ", ` or the "(" of $(…).
+				if q := strings.TrimPrefix(c.src[at:], "$")[0]; q == '(' {
+					c.fail(at, "$(...) inside ${...} is not supported in templates")
 				} else {
-					c.fail(off(y.Pos()), "$(...) inside ${...} is not supported in templates")
+					c.fail(at, "%q inside ${...} is not supported in templates", rune(q))
 				}
 			case *syntax.Lit:
-				raw := c.src[off(y.Pos()):off(y.End())]
-				if i := strings.IndexAny(raw, "{\n'\"`"); i >= 0 {
-					c.fail(off(y.Pos())+i, "%q inside ${...} is not supported in templates", rune(raw[i]))
+				if i := strings.IndexAny(c.src[at:off(p.End())], "{\n'\"`"); i >= 0 {
+					c.fail(at+i, "%q inside ${...} is not supported in templates", rune(c.src[at+i]))
 				}
 			}
 		}

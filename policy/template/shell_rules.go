@@ -37,6 +37,7 @@ package template
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -132,17 +133,8 @@ func (ck *checker) tainted(w *word) bool {
 // template with arguments, standard input or a process substitution (which
 // can carry a value).
 func (ck *checker) scriptTainted(w *word) bool {
-	if w.hasPH || w.fromData {
-		return true
-	}
-	if !ck.hasArgs {
-		return false
-	}
-	if w.procSubst {
-		return true
-	}
 	lit, ok := literal(w)
-	return ok && isStdin(lit)
+	return w.hasPH || w.fromData || ck.hasArgs && (w.procSubst || ok && isStdin(lit))
 }
 
 // isStdin reports whether a path names standard input or a pipe.
@@ -168,20 +160,10 @@ func (ck *checker) checkAssign(w *word) error {
 	return nil
 }
 
-// operands drops redirection targets and here-document delimiters.
-func operands(c *command) []*word {
-	ws := make([]*word, 0, len(c.words))
-	for _, w := range c.words {
-		if !w.redir && !w.heredoc {
-			ws = append(ws, w)
-		}
-	}
-	return ws
-}
-
 // checkCommand finds the command word of a simple command and checks it.
 func (ck *checker) checkCommand(c *command) error {
-	ws := operands(c)
+	// Redirection targets and here-document delimiters are not operands.
+	ws := slices.DeleteFunc(slices.Clone(c.words), func(w *word) bool { return w.redir || w.heredoc })
 	i := 0
 	for i < len(ws) {
 		lit, ok := literal(ws[i])
