@@ -406,7 +406,7 @@ func (c *checker) arithm(n syntax.Node, cx place) {
 			c.fail(off(x.Pos()), "quotes inside an arithmetic expression are not supported in templates")
 			return false
 		case *syntax.CmdSubst:
-			c.cmdSubst(&word{}, x, cx)
+			c.subst(&word{}, x, x.Stmts, cx)
 			return false
 		case *syntax.ParamExp:
 			c.param(&word{}, x, cx)
@@ -648,7 +648,7 @@ func (c *checker) walkArith(x syntax.ArithmExpr, cx place) (expand bool) {
 			expand = true
 		case *syntax.CmdSubst:
 			expand = true
-			c.cmdSubst(&word{}, y, cx)
+			c.subst(&word{}, y, y.Stmts, cx)
 			return false
 		}
 		return true
@@ -711,7 +711,7 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 		case *syntax.ParamExp:
 			c.param(wd, x, cx)
 		case *syntax.CmdSubst:
-			c.cmdSubst(wd, x, cx)
+			c.subst(wd, x, x.Stmts, cx)
 		case *syntax.ArithmExp:
 			c.shell, wd.expand = true, true
 			what := "$((...))"
@@ -721,8 +721,8 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 			c.arith(off(x.Left), what)
 			c.arithm(x, cx)
 		case *syntax.ProcSubst:
-			c.shell, wd.expand, wd.procSubst = true, true, true
-			c.subst(x.Stmts, x, cx, msgSubst)
+			wd.procSubst = true
+			c.subst(wd, x, x.Stmts, cx)
 		case *syntax.ExtGlob:
 			c.shell, wd.glob = true, true
 			c.refuse(x, cx, msgParam)
@@ -869,31 +869,22 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 	}
 }
 
-// cmdSubst walks $(…) or `…`.
-func (c *checker) cmdSubst(wd *word, x *syntax.CmdSubst, cx place) {
+// subst walks the commands of n, $(…), `…`, <(…) or >(…).
+func (c *checker) subst(wd *word, n syntax.Node, ss []*syntax.Stmt, cx place) {
 	c.shell, wd.expand = true, true
-	if x.Backquotes {
+	in := cx.in(msgSubst)
+	in.nest++
+	if cs, ok := n.(*syntax.CmdSubst); ok && cs.Backquotes {
 		// The hand-written lexer read `…` as opaque text; a placeholder
 		// anywhere inside is refused as being in it.
-		c.refuse(x, cx, msgTick)
-		in := cx.in(msgTick)
+		c.refuse(n, cx, msgTick)
+		in = cx.in(msgTick)
 		in.locked = true
-		in.subst++
-		c.stmts(x.Stmts, in)
-		return
-	}
-	c.subst(x.Stmts, x, cx, msgSubst)
-}
-
-// subst walks the commands of $(…), <(…) or >(…).
-func (c *checker) subst(ss []*syntax.Stmt, n syntax.Node, cx place, msg string) {
-	if cx.nest >= maxNesting {
+	} else if cx.nest >= maxNesting {
 		c.fail(off(n.Pos()), "expansions nest more than %d deep", maxNesting)
 		return
 	}
-	in := cx.in(msg)
 	in.subst++
-	in.nest++
 	c.stmts(ss, in)
 }
 
