@@ -274,7 +274,9 @@ func (c *checker) stmts(ss []*syntax.Stmt, cx place) {
 }
 
 func (c *checker) stmt(s *syntax.Stmt, cx place) {
-	if s.Negated || s.Background || s.Coprocess || len(s.Redirs) > 0 || s.Semicolon.IsValid() {
+	// Only a simple command without assignments can run as an argv.
+	if call, ok := s.Cmd.(*syntax.CallExpr); !ok && s.Cmd != nil || ok && len(call.Assigns) > 0 ||
+		s.Negated || s.Background || s.Coprocess || len(s.Redirs) > 0 || s.Semicolon.IsValid() {
 		c.shell = true
 	}
 	var cmd *command
@@ -282,26 +284,22 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	case *syntax.CallExpr:
 		cmd = &command{}
 		for _, a := range x.Assigns {
-			c.shell = true
 			cmd.words = append(cmd.words, c.assignWord(a, cx))
 		}
 		for _, w := range x.Args {
 			cmd.words = append(cmd.words, c.argWord(w, cx))
 		}
 	case *syntax.DeclClause:
-		c.shell = true
 		cmd = &command{words: []*word{keyword(x.Variant.ValuePos, x.Variant.Value)}}
 		for _, a := range x.Args {
 			cmd.words = append(cmd.words, c.assignWord(a, cx))
 		}
 	case *syntax.LetClause:
-		c.shell = true
 		cmd = &command{words: []*word{keyword(x.Let, "let")}}
 		for _, e := range x.Exprs {
 			cmd.words = append(cmd.words, c.letWord(e, cx))
 		}
 	case *syntax.TimeClause:
-		c.shell = true
 		if x.Stmt == nil {
 			cmd = &command{words: []*word{keyword(x.Time, "time")}}
 		} else {
@@ -309,7 +307,6 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 		}
 	case nil:
 	default:
-		c.shell = true
 		c.compound(x, cx)
 	}
 	for _, r := range s.Redirs {
