@@ -106,24 +106,22 @@ func CompileShell(command string) (*CompiledShell, error) {
 	}
 	cs := &CompiledShell{t: t, mode: ShellModeShell}
 	for _, cmd := range c.cmds {
-		for _, w := range cmd.words {
-			cs.addCheck(w)
-		}
+		cs.addChecks(cmd.words)
 	}
-	for _, w := range c.loose {
-		cs.addCheck(w)
-	}
+	cs.addChecks(c.loose)
 	if argv, ok := c.argv(); ok {
 		cs.mode, cs.argv = ShellModeArgv, argv
 	}
 	return cs, nil
 }
 
-// addCheck keeps a word whose values are checked at render time.
-func (c *CompiledShell) addCheck(w *word) {
-	if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
-		w.pieces = normPieces(w.pieces)
-		c.checks = append(c.checks, w)
+// addChecks keeps the words whose values are checked at render time.
+func (c *CompiledShell) addChecks(ws []*word) {
+	for _, w := range ws {
+		if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
+			w.pieces = normPieces(w.pieces)
+			c.checks = append(c.checks, w)
+		}
 	}
 }
 

@@ -450,12 +450,8 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 // commands. Every expansion must therefore close on its own line, and no
 // line may end in a continuation.
 func (c *checker) heredocLines(from, to int) {
-	for from < to {
-		end := strings.IndexByte(c.src[from:to], '\n')
-		if end < 0 {
-			end = to - from
-		}
-		line := c.src[from : from+end]
+	for l := range strings.Lines(c.src[from:to]) {
+		line := strings.TrimSuffix(l, "\n")
 		if strings.HasSuffix(line, `\`) {
 			c.fail(from, "a line continuation inside a here-document is not supported in templates")
 		}
@@ -465,7 +461,7 @@ func (c *checker) heredocLines(from, to int) {
 				c.fail(at, "an expansion in a here-document must close on its own line in a template (%s)", parseText(err))
 			}
 		}
-		from += end + 1
+		from += len(l)
 	}
 }
 
@@ -533,17 +529,14 @@ func (c *checker) parseErr(err error) error {
 			delim = delim[i+1 : j]
 		}
 		d := at + len(rest) - len(strings.TrimLeft(strings.TrimLeft(rest, "<-"), " \t"))
-		nl := strings.IndexByte(c.src[d:], '\n')
-		if nl < 0 {
-			nl = len(c.src) - d
-		}
-		if ph, ok := c.phIn(d, d+nl); ok {
+		line, _, body := strings.Cut(c.src[d:], "\n")
+		if ph, ok := c.phIn(d, d+len(line)); ok {
 			return c.errAt(ph, msgDelim)
 		}
-		if d+nl >= len(c.src) {
+		if !body {
 			return c.errAt(d, "here-document has no body: it needs a newline and a closing %q line", delim)
 		}
-		if ph, ok := c.phIn(d+nl, len(c.src)); ok {
+		if ph, ok := c.phIn(d+len(line), len(c.src)); ok {
 			return c.errAt(ph, msgHere)
 		}
 		return c.errAt(d, "here-document is not closed by a %q line", delim)
