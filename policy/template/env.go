@@ -2,6 +2,7 @@ package template
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -71,16 +72,10 @@ func codeEnv(name string) bool {
 	if codeEnvNames[name] || shellsyntax.EnvRuns(name) {
 		return true
 	}
-	for _, p := range codeEnvPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
 	upper := strings.ToUpper(name)
-	for _, s := range codeEnvSuffixes {
-		if strings.HasSuffix(upper, s) {
-			return true
-		}
+	if slices.ContainsFunc(codeEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) ||
+		slices.ContainsFunc(codeEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) }) {
+		return true
 	}
 	// Bash imports older name() forms as functions too (BASH_FUNC_name%%
 	// is EnvRuns').

@@ -137,17 +137,12 @@ func (ck *checker) scriptTainted(w *word) bool {
 	return w.hasPH || w.fromData || ck.hasArgs && (w.procSubst || ok && isStdin(lit))
 }
 
+// stdinPaths start the paths of standard input or a pipe.
+var stdinPaths = []string{"/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"}
+
 // isStdin reports whether a path names standard input or a pipe.
 func isStdin(path string) bool {
-	if path == "-" {
-		return true
-	}
-	for _, p := range []string{"/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
-		if strings.HasPrefix(path, p) {
-			return true
-		}
-	}
-	return false
+	return path == "-" || slices.ContainsFunc(stdinPaths, func(p string) bool { return strings.HasPrefix(path, p) })
 }
 
 // checkAssign refuses a placeholder in the value of an environment variable
@@ -413,14 +408,9 @@ func (ck *checker) markData(ws []*word, repl string) {
 // markDD marks the words after the first literal "--": the program reads
 // them as operands, so a value starting with "-" is safe there.
 func markDD(args []*word) {
-	seen := false
-	for _, w := range args {
-		if seen {
+	if i := slices.IndexFunc(args, func(w *word) bool { lit, ok := literal(w); return ok && lit == "--" }); i >= 0 {
+		for _, w := range args[i+1:] {
 			w.afterDD = true
-			continue
-		}
-		if lit, ok := literal(w); ok && lit == "--" {
-			seen = true
 		}
 	}
 }
