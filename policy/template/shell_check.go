@@ -76,6 +76,9 @@ type command struct {
 	words []*word
 }
 
+// markers holds the marker of a short placeholder, as its first bytes.
+var markers = "\uE000" + strings.Repeat("_", 61)
+
 // maxNesting bounds how deeply expansions may nest.
 const maxNesting = 32
 
@@ -150,6 +153,9 @@ func check(t *Template) (*checker, error) {
 	// A carriage return is a word character to sh and bash, a blank to the
 	// parser: it is read as another word character.
 	c.src, _ = t.render(nil, func(_ int, ph Placeholder, _ any, _ bool) (string, error) {
+		if n := ph.End - ph.Offset; n <= len(markers) {
+			return markers[:n], nil
+		}
 		return "\uE000" + strings.Repeat("_", ph.End-ph.Offset-len("\uE000")), nil
 	})
 	c.src = strings.ReplaceAll(c.src, "\r", "\x01")
