@@ -308,9 +308,8 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	case *syntax.TimeClause:
 		if x.Stmt == nil {
 			cmd = &command{words: []*word{keyword(x.Time, "time")}}
-		} else {
-			c.stmt(x.Stmt, cx)
 		}
+		c.compound(x, cx) // the timed statement
 	case nil:
 	default:
 		c.compound(x, cx)
@@ -385,7 +384,7 @@ func (c *checker) compound(n syntax.Command, cx place) {
 				return true
 			})
 			return false
-		case *syntax.Block, *syntax.Subshell, *syntax.BinaryCmd, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause:
+		case *syntax.Block, *syntax.Subshell, *syntax.BinaryCmd, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.TimeClause:
 		case syntax.Command:
 			c.fail(off(x.Pos()), "this shell construct is not supported in templates")
 			return false
