@@ -46,10 +46,17 @@ type piece struct {
 	ph  int
 }
 
-// word is one shell word.
+// word is one shell word. (The strings come first and the flags last, so
+// that the flags pack into one machine word.)
 type word struct {
 	pieces []piece
 	pos    int // byte offset of its first character
+	// assign is NAME for a NAME=value (or NAME+=value) assignment word.
+	assign string
+	// curlOpt is the curl option it is the value of, "--url" for a URL
+	// operand: a value starting with @ or < would name a file to read (set
+	// by the rules pass).
+	curlOpt string
 
 	hasPH   bool // holds a placeholder
 	expand  bool // holds a $… or `…` expansion
@@ -58,17 +65,11 @@ type word struct {
 	bracket bool // holds an unquoted [
 	redir   bool // the target of a redirection
 	heredoc bool // a here-document delimiter
-	// assign is NAME for a NAME=value (or NAME+=value) assignment word.
-	assign string
 
 	procSubst bool // holds a <(…) or >(…) process substitution (bash)
 	fromData  bool // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
 	afterDD   bool // follows the "--" that ends its program's options (set by the rules pass)
-	// curlOpt is the curl option it is the value of, "--url" for a URL
-	// operand: a value starting with @ or < would name a file to read (set
-	// by the rules pass).
-	curlOpt  string
-	plusRule bool // a value starting with "+" would be a command (less +!cmd, vi +cmd)
+	plusRule  bool // a value starting with "+" would be a command (less +!cmd, vi +cmd)
 }
 
 // command is one simple command.
