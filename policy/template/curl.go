@@ -15,20 +15,6 @@ import (
 // the tool is made; one that shares a word with literal text is checked
 // when the tool is called.
 
-// curlRule says what a rendered curl word must not do.
-type curlRule uint8
-
-const (
-	// curlAtFile: an "@" before any "=" names a file (--data-urlencode).
-	curlAtFile curlRule = 1 << iota
-	// curlCookieFile: without "=" the value is a cookie file (-b).
-	curlCookieFile
-	// curlWriteOut: %output{FILE} writes a file (-w).
-	curlWriteOut
-	// curlURL: a URL operand; only http and https may come from a value.
-	curlURL
-)
-
 // curlFileOpts take a local file (or socket) whose content curl sends or
 // obeys: a placeholder may not be the value.
 var curlFileOpts = map[string]bool{
@@ -44,8 +30,7 @@ func (ck *checker) checkCurl(args []*word) error {
 	prev := ""
 	for _, w := range args {
 		if w.afterDD {
-			w.curlRule |= curlURL
-			continue
+			continue // an operand, never checked at render time
 		}
 		lit := litOf(w)
 		opt := prev
@@ -77,14 +62,10 @@ func (ck *checker) checkCurl(args []*word) error {
 			return ck.errAt(w.pos, "curl %s NAME=@FILE reads a local file: an argument may be the field's value (after a literal \"NAME=\"), not the whole field", opt)
 		case opt == "--data-urlencode" && startsPH:
 			return ck.errAt(w.pos, "curl --data-urlencode NAME@FILE reads a local file: an argument may be the content (after a literal \"NAME=\"), not the whole value")
-		case opt == "--data-urlencode":
-			w.curlRule |= curlAtFile
-		case opt == "-b" || opt == "--cookie":
-			w.curlRule |= curlCookieFile
-		case opt == "-w" || opt == "--write-out":
-			w.curlRule |= curlWriteOut
-		case opt == "--url" || opt == "":
-			w.curlRule |= curlURL
+		case opt == "":
+			w.curlOpt = "--url" // a URL operand
+		default:
+			w.curlOpt = opt
 		}
 	}
 	return nil
@@ -93,43 +74,41 @@ func (ck *checker) checkCurl(args []*word) error {
 // urlScheme is a URL's scheme.
 var urlScheme = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*):`)
 
-// checkCurlWord checks a rendered curl word against its curlRule.
-func checkCurlWord(w wordCheck, vals []string, phs []Placeholder) error {
-	var b strings.Builder
+// checkCurlWord checks a rendered curl word against what the value of its
+// option (curlOpt) may not make curl do with a file.
+func checkCurlWord(w *word, vals []string, phs []Placeholder) error {
 	first := -1
 	for _, p := range w.pieces {
-		if p.ph < 0 {
-			b.WriteString(p.lit)
-			continue
-		}
-		if phs[p.ph].Secret {
+		if p.ph >= 0 && phs[p.ph].Secret {
 			return nil // the operator's own value
 		}
-		if first < 0 {
+		if p.ph >= 0 && first < 0 {
 			first = p.ph
 		}
-		b.WriteString(vals[p.ph])
 	}
 	if first < 0 {
 		return nil
 	}
-	s, name := b.String(), phs[first].Name
-	r := w.curlRule
-	switch {
-	case r&curlAtFile != 0:
+	s, name := text(w.pieces, vals), phs[first].Name
+	switch w.curlOpt {
+	case "--data-urlencode":
+		// An "@" before any "=" names a file.
 		at, eq := strings.IndexByte(s, '@'), strings.IndexByte(s, '=')
 		if at >= 0 && (eq < 0 || at < eq) {
 			return &ArgumentError{Name: name, Msg: "makes \"NAME@FILE\", which makes curl read a local file"}
 		}
-	case r&curlCookieFile != 0:
+	case "-b", "--cookie":
+		// Without "=" the value is a cookie file.
 		if !strings.Contains(s, "=") {
 			return &ArgumentError{Name: name, Msg: "makes curl -b read cookies from a local file (a cookie value holds \"=\")"}
 		}
-	case r&curlWriteOut != 0:
+	case "-w", "--write-out":
+		// %output{FILE} writes a file.
 		if strings.Contains(strings.ToLower(s), "%output{") {
 			return &ArgumentError{Name: name, Msg: "holds %output{…}, which makes curl write a local file"}
 		}
-	case r&curlURL != 0:
+	case "--url":
+		// Only http and https may come from a value.
 		if m := urlScheme.FindStringSubmatch(s); m != nil && w.pieces[0].ph >= 0 {
 			if sc := strings.ToLower(m[1]); sc != "http" && sc != "https" {
 				return &ArgumentError{Name: name, Msg: "is a " + sc + ": URL; curl may only be given http or https URLs by an argument"}

@@ -2,7 +2,10 @@ package template
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // The environment of a shell tool (its env: block, or NAME=value words in
@@ -14,18 +17,16 @@ import (
 // like a command (shellsyntax.EnvCommand). An approval shows the environment with the
 // argv, so a person sees what such a variable would run.
 
-// codeEnvNames are variables that programs run, read as code or options,
-// or load code from, by group.
+// codeEnvNames are variables that programs read as code or options, or
+// load code from, by group (those they run are shellsyntax.EnvRuns').
 var codeEnvNames = map[string]bool{
 	// Shells: start-up files, prompts (expanded, so $(...) runs), option
 	// sets, word splitting, the search paths and the home directory.
-	"ENV": true, "BASH_ENV": true, "ZDOTDIR": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true,
-	"PROMPT_COMMAND": true, "SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "CDPATH": true,
+	"ENV": true, "BASH_ENV": true, "ZDOTDIR": true, "PS2": true, "PS3": true,
+	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "CDPATH": true,
 	"PATH": true, "HOME": true, "SHELL": true, "HISTFILE": true, "INPUTRC": true, "FPATH": true,
-	// Pagers, editors, browsers and password prompts: programs run them.
-	"PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true, "BROWSER": true,
-	"LESSOPEN": true, "LESSCLOSE": true, "LESS": true, "LESSKEY": true, "LESSKEYIN": true,
-	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "TERMINAL": true,
+	// Pager options and key bindings.
+	"LESS": true, "LESSKEY": true, "LESSKEYIN": true,
 	// The C library and dynamic loader load code they name.
 	"GCONV_PATH": true, "LOCPATH": true, "NLSPATH": true, "HOSTALIASES": true, "RESOLV_HOST_CONF": true,
 	// Interpreters and runtimes: options and load paths.
@@ -36,7 +37,7 @@ var codeEnvNames = map[string]bool{
 	"TMPDIR": true, "XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CONFIG_DIRS": true, "XDG_DATA_DIRS": true,
 	"http_proxy": true, "https_proxy": true, "HTTP_PROXY": true, "HTTPS_PROXY": true, "ALL_PROXY": true, "all_proxy": true,
 	"KUBECONFIG": true, "DOCKER_HOST": true, "DOCKER_CONFIG": true, "MAKEFLAGS": true, "MFLAGS": true, "GNUPGHOME": true,
-	"CURL_HOME": true, "WGETRC": true, "SSH_AUTH_SOCK": true, "RSYNC_RSH": true, "CVS_RSH": true,
+	"CURL_HOME": true, "WGETRC": true, "SSH_AUTH_SOCK": true,
 	"GOFLAGS": true, "GOPATH": true, "GOROOT": true, "GOPROXY": true, "GOTOOLCHAIN": true, "GOENV": true,
 	"CC": true, "CXX": true, "CPP": true, "LD": true, "AR": true, "CFLAGS": true, "CXXFLAGS": true,
 	"CPPFLAGS": true, "LDFLAGS": true, "PKG_CONFIG_PATH": true, "SQLITE_HISTORY": true,
@@ -52,12 +53,12 @@ var codeEnvPrefixes = []string{
 	"LESS", "SYSTEMD_", "DOCKER_", "KUBE", "HELM_", "TF_CLI_", "AWS_CONFIG", "AWS_SHARED",
 }
 
-// codeEnvSuffixes are the class of variables a program runs or reads
-// options from, whatever the program: FOO_COMMAND, FOO_CMD, FOO_PAGER...
+// codeEnvSuffixes are the class of variables a program reads options or
+// code from, whatever the program: FOO_OPTS, FOO_FLAGS, FOO_PRELOAD... (the
+// class it runs, FOO_COMMAND, FOO_PAGER..., is shellsyntax.EnvRuns').
 var codeEnvSuffixes = []string{
-	"_COMMAND", "_CMD", "_OPTS", "_OPTIONS", "_FLAGS", "_PAGER", "_EDITOR", "_ASKPASS", "_RSH", "_SHELL",
-	"_PROGRAM", "_PROG", "_HOOK", "_WRAPPER", "_EXEC", "_PS1", "_PROMPT", "_HISTORY", "_HISTFILE",
-	"_PRELOAD", "_LAUNCHER", "_INTERPRETER", "_HELPER", "_VIEWER", "_BROWSER", "_DIFF", "_MERGE",
+	"_OPTS", "_OPTIONS", "_FLAGS", "_PROG", "_WRAPPER", "_EXEC", "_PS1", "_PROMPT", "_HISTORY", "_HISTFILE",
+	"_PRELOAD", "_LAUNCHER", "_INTERPRETER", "_HELPER", "_DIFF", "_MERGE",
 }
 
 // CodeEnv reports whether programs run name's value, read it as code or
@@ -68,22 +69,17 @@ func CodeEnv(name string) bool { return codeEnv(name) }
 // codeEnv reports whether programs run name's value, read it as code or
 // options, or load code from where it points.
 func codeEnv(name string) bool {
-	if codeEnvNames[name] {
+	if codeEnvNames[name] || shellsyntax.EnvRuns(name) {
 		return true
 	}
-	for _, p := range codeEnvPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
 	upper := strings.ToUpper(name)
-	for _, s := range codeEnvSuffixes {
-		if strings.HasSuffix(upper, s) {
-			return true
-		}
+	if slices.ContainsFunc(codeEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) ||
+		slices.ContainsFunc(codeEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) }) {
+		return true
 	}
-	// Bash imports BASH_FUNC_name%% (and older name() forms) as functions.
-	return strings.HasSuffix(name, "%%") || strings.HasSuffix(name, "()")
+	// Bash imports older name() forms as functions too (BASH_FUNC_name%%
+	// is EnvRuns').
+	return strings.HasSuffix(name, "()")
 }
 
 // ValidateShellEnv checks one entry of a shell tool's env: block when the

@@ -72,21 +72,9 @@ type CompiledShell struct {
 	mode string
 	// argv holds the words of the command in argv mode.
 	argv [][]piece
-	// checks holds the words whose values are checked at render time.
-	checks []wordCheck
-}
-
-// wordCheck is a word whose rendered value must not start with "-" (where
-// it starts the word) or, for fileRule words, with "@" or "<" (where it
-// starts the word or follows a literal "=").
-type wordCheck struct {
-	pieces   []piece
-	fileRule bool
-	curlRule curlRule
-	plusRule bool
-	// anyPos: the word holds an unquoted brace or glob character; bash's
-	// brace expansion ({,x}) can make any value start a word.
-	anyPos bool
+	// checks holds the words whose values are checked at render time
+	// (checkWord), their pieces normalized.
+	checks []*word
 }
 
 // ValidateShell checks a shell tool's command at creation: it must
@@ -113,31 +101,27 @@ func CompileShell(command string) (*CompiledShell, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.checkRules(); err != nil {
-		return nil, err
-	}
 	if len(c.cmds) == 0 && len(c.nested) == 0 && len(c.loose) == 0 {
 		return nil, errorAt(command, 0, "the command has no words")
 	}
 	cs := &CompiledShell{t: t, mode: ShellModeShell}
 	for _, cmd := range c.cmds {
-		for _, w := range cmd.words {
-			cs.addCheck(w)
-		}
+		cs.addChecks(cmd.words)
 	}
-	for _, w := range c.loose {
-		cs.addCheck(w)
-	}
+	cs.addChecks(c.loose)
 	if argv, ok := c.argv(); ok {
 		cs.mode, cs.argv = ShellModeArgv, argv
 	}
 	return cs, nil
 }
 
-// addCheck keeps a word whose values are checked at render time.
-func (c *CompiledShell) addCheck(w *word) {
-	if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
-		c.checks = append(c.checks, wordCheck{pieces: normPieces(w.pieces), fileRule: w.fileRule, curlRule: w.curlRule, plusRule: w.plusRule, anyPos: w.glob})
+// addChecks keeps the words whose values are checked at render time.
+func (c *CompiledShell) addChecks(ws []*word) {
+	for _, w := range ws {
+		if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
+			w.pieces = normPieces(w.pieces)
+			c.checks = append(c.checks, w)
+		}
 	}
 }
 
@@ -190,39 +174,45 @@ func (c *CompiledShell) Render(args map[string]any, opts ShellOptions) (*ShellRe
 	if c.mode == ShellModeArgv {
 		argv := make([]string, len(c.argv))
 		for i, w := range c.argv {
-			if len(w) == 1 && w[0].ph >= 0 {
-				argv[i] = vals[w[0].ph]
-				continue
-			}
-			var b strings.Builder
-			for _, p := range w {
-				if p.ph >= 0 {
-					b.WriteString(vals[p.ph])
-				} else {
-					b.WriteString(p.lit)
-				}
-			}
-			argv[i] = b.String()
+			argv[i] = text(w, vals)
 		}
 		return &ShellRendering{Mode: ShellModeArgv, Argv: argv}, nil
 	}
-	cmd, err := c.t.render(nil, func(i int, _ Placeholder, _ any, _ bool) (string, error) {
+	// With no values source, render fails only if the escaper does.
+	cmd, _ := c.t.render(nil, func(i int, _ Placeholder, _ any, _ bool) (string, error) {
 		return ShellQuote(vals[i]), nil
 	})
-	if err != nil {
-		return nil, err
-	}
 	return &ShellRendering{Mode: ShellModeShell, Command: cmd}, nil
 }
 
-// checkWord applies the option rule, and for curl the file rule, to one
-// word.
-func (c *CompiledShell) checkWord(w wordCheck, vals []string, opts ShellOptions) error {
+// text is the word ps with vals in place of its placeholders.
+func text(ps []piece, vals []string) string {
+	if len(ps) == 1 && ps[0].ph >= 0 {
+		return vals[ps[0].ph]
+	}
+	var b strings.Builder
+	for _, p := range ps {
+		if p.ph >= 0 {
+			b.WriteString(vals[p.ph])
+		} else {
+			b.WriteString(p.lit)
+		}
+	}
+	return b.String()
+}
+
+// checkWord applies the option rule, and for curl the file rules, to one
+// word: its rendered value must not start with "-" (where it starts the
+// word) or, for curl's words (curlOpt), with "@" or "<" (where it starts
+// the word or follows a literal "="). In a word with an unquoted brace or
+// glob character (glob), bash's brace expansion ({,x}) can make any value
+// start a word.
+func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) error {
 	atStart := true
 	prevEq := false
 	for _, p := range w.pieces {
 		if p.ph < 0 {
-			atStart = w.anyPos
+			atStart = w.glob
 			prevEq = strings.HasSuffix(p.lit, "=")
 			continue
 		}
@@ -237,12 +227,12 @@ func (c *CompiledShell) checkWord(w wordCheck, vals []string, opts ShellOptions)
 		if atStart && v[0] == '+' && w.plusRule && !ph.Secret && !opts.AllowDash[ph.Name] {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"+\", which this program reads as a command to run (less +!cmd, vi +cmd); the template must put \"--\" before it"}
 		}
-		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.fileRule && !ph.Secret {
+		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.curlOpt != "" && !ph.Secret {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"" + v[:1] + "\", which makes curl read a local file"}
 		}
-		atStart, prevEq = w.anyPos, false
+		atStart, prevEq = w.glob, false
 	}
-	if w.curlRule != 0 {
+	if w.curlOpt != "" {
 		return checkCurlWord(w, vals, c.t.phs)
 	}
 	return nil

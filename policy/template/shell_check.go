@@ -46,10 +46,17 @@ type piece struct {
 	ph  int
 }
 
-// word is one shell word.
+// word is one shell word. (The strings come first and the flags last, so
+// that the flags pack into one machine word.)
 type word struct {
 	pieces []piece
 	pos    int // byte offset of its first character
+	// assign is NAME for a NAME=value (or NAME+=value) assignment word.
+	assign string
+	// curlOpt is the curl option it is the value of, "--url" for a URL
+	// operand: a value starting with @ or < would name a file to read (set
+	// by the rules pass).
+	curlOpt string
 
 	hasPH   bool // holds a placeholder
 	expand  bool // holds a $… or `…` expansion
@@ -58,21 +65,20 @@ type word struct {
 	bracket bool // holds an unquoted [
 	redir   bool // the target of a redirection
 	heredoc bool // a here-document delimiter
-	// assign is NAME for a NAME=value (or NAME+=value) assignment word.
-	assign string
 
-	procSubst bool     // holds a <(…) or >(…) process substitution (bash)
-	fromData  bool     // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
-	afterDD   bool     // follows the "--" that ends its program's options (set by the rules pass)
-	fileRule  bool     // a value starting with @ or < would name a file to read (curl)
-	curlRule  curlRule // what else a value must not make curl do with a file (set by the rules pass)
-	plusRule  bool     // a value starting with "+" would be a command (less +!cmd, vi +cmd)
+	procSubst bool // holds a <(…) or >(…) process substitution (bash)
+	fromData  bool // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
+	afterDD   bool // follows the "--" that ends its program's options (set by the rules pass)
+	plusRule  bool // a value starting with "+" would be a command (less +!cmd, vi +cmd)
 }
 
 // command is one simple command.
 type command struct {
 	words []*word
 }
+
+// markers holds the marker of a short placeholder, as its first bytes.
+var markers = "\uE000" + strings.Repeat("_", 61)
 
 // maxNesting bounds how deeply expansions may nest.
 const maxNesting = 32
@@ -124,41 +130,36 @@ const (
 	msgCond  = "placeholder inside [[ ... ]]"
 	msgHere  = "placeholder inside a here-document"
 	msgDelim = "placeholder in a here-document delimiter"
+	msgName  = "placeholder as a variable name: bash evaluates a name's subscript as code"
 )
 
-// check parses and walks t. The error is a *Error.
+// check parses and walks t and applies the command rules. The error is a
+// *Error.
 func check(t *Template) (*checker, error) {
 	c := &checker{t: t, arithPos: -1, definePos: -1, hasArgs: t.HasArgs(), hasPH: len(t.phs) > 0}
-	var b strings.Builder
-	b.Grow(len(t.src))
-	off := 0
-	for _, p := range t.parts {
-		if p.ph >= 0 {
-			ph := t.phs[p.ph]
-			// A marker: a character no shell syntax uses, padded to the
-			// placeholder's length so offsets stay the template's.
-			b.WriteString("\uE000")
-			b.WriteString(strings.Repeat("_", ph.End-ph.Offset-len("\uE000")))
-			off = ph.End
-			continue
+	// Placeholders are ASCII: only the literal text can hold these.
+	for i, r := range t.src {
+		if r == utf8.RuneError && !strings.HasPrefix(t.src[i:], "\uFFFD") {
+			return nil, errorAt(t.src, i, "the command is not valid UTF-8")
 		}
-		for i, r := range p.lit {
-			if r == utf8.RuneError && !strings.HasPrefix(p.lit[i:], "\uFFFD") {
-				return nil, errorAt(t.src, off+i, "the command is not valid UTF-8")
-			}
-			if r == 0 {
-				return nil, errorAt(t.src, off+i, "the command contains a NUL byte")
-			}
+		if r == 0 {
+			return nil, errorAt(t.src, i, "the command contains a NUL byte")
 		}
-		if strings.ContainsAny(p.lit, "\uE000\uE001") {
-			c.shell = true // kept out of argv mode, as before markers
-		}
-		// A carriage return is a word character to sh and bash, a blank
-		// to the parser: it is read as another word character.
-		b.WriteString(strings.ReplaceAll(p.lit, "\r", "\x01"))
-		off += len(p.lit)
 	}
-	c.src = b.String()
+	if strings.ContainsAny(t.src, "\uE000\uE001") {
+		c.shell = true // kept out of argv mode, as before markers
+	}
+	// Each placeholder becomes a marker: a character no shell syntax uses,
+	// padded to the placeholder's length so offsets stay the template's.
+	// A carriage return is a word character to sh and bash, a blank to the
+	// parser: it is read as another word character.
+	c.src, _ = t.render(nil, func(_ int, ph Placeholder, _ any, _ bool) (string, error) {
+		if n := ph.End - ph.Offset; n <= len(markers) {
+			return markers[:n], nil
+		}
+		return "\uE000" + strings.Repeat("_", ph.End-ph.Offset-len("\uE000")), nil
+	})
+	c.src = strings.ReplaceAll(c.src, "\r", "\x01")
 	if strings.IndexByte(t.src, '\r') >= 0 || strings.Contains(c.src, "\\\n") {
 		c.shell = true // a carriage return or a line continuation: left to the shell
 	}
@@ -172,24 +173,20 @@ func check(t *Template) (*checker, error) {
 		// Text bash refuses is refused. Read as POSIX it may still show a
 		// placeholder in a refused place (export {{x}}, which bash's
 		// parser rejects as a name): that refusal is the clearer one.
-		pf, perr := syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(c.src), "")
-		if perr != nil {
+		var perr error
+		if f, perr = syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true)).Parse(strings.NewReader(c.src), ""); perr != nil {
 			return nil, c.parseErr(err)
 		}
-		c.walk(pf)
-		if c.err == nil {
-			if rerr := c.checkRules(); rerr != nil {
-				return nil, rerr
-			}
-		}
-		if c.err != nil {
-			return nil, c.err
-		}
-		return nil, c.parseErr(err)
 	}
 	c.walk(f)
 	if c.err != nil {
 		return nil, c.err
+	}
+	if rerr := c.checkRules(); rerr != nil {
+		return nil, rerr
+	}
+	if err != nil {
+		return nil, c.parseErr(err)
 	}
 	return c, nil
 }
@@ -203,10 +200,7 @@ func (c *checker) walk(f *syntax.File) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if cm, ok := n.(*syntax.Comment); ok {
 			c.shell = true
-			from := int(cm.Hash.Offset())
-			if at, ok := c.phIn(from, from+1+len(cm.Text)); ok {
-				c.fail(at, "placeholder inside a comment (a newline in the value would end the comment)")
-			}
+			c.failIn(cm, "placeholder inside a comment (a newline in the value would end the comment)")
 		}
 		return true
 	})
@@ -233,22 +227,27 @@ func (c *checker) phIn(from, to int) (int, bool) {
 	return 0, false
 }
 
-// phAt returns the index of the placeholder at offset off.
-func (c *checker) phAt(off int) (int, bool) {
+// phAt returns the index of the placeholder at offset off, or -1.
+func (c *checker) phAt(off int) int {
 	for i, p := range c.t.phs {
 		if p.Offset == off {
-			return i, true
+			return i
 		}
 	}
-	return -1, false
+	return -1
+}
+
+// failIn refuses any placeholder within n as msg.
+func (c *checker) failIn(n syntax.Node, msg string) {
+	if at, ok := c.phIn(off(n.Pos()), off(n.End())); ok {
+		c.fail(at, "%s", msg)
+	}
 }
 
 // refuse refuses any placeholder within n as msg (unless the place is
 // locked to its own message).
 func (c *checker) refuse(n syntax.Node, cx place, msg string) {
-	if at, ok := c.phIn(int(n.Pos().Offset()), int(n.End().Offset())); ok {
-		c.fail(at, "%s", cx.in(msg).msg)
-	}
+	c.failIn(n, cx.in(msg).msg)
 }
 
 // arith notes a bash construct that evaluates text as an arithmetic
@@ -282,7 +281,9 @@ func (c *checker) stmts(ss []*syntax.Stmt, cx place) {
 }
 
 func (c *checker) stmt(s *syntax.Stmt, cx place) {
-	if s.Negated || s.Background || s.Coprocess || len(s.Redirs) > 0 || s.Semicolon.IsValid() {
+	// Only a simple command without assignments can run as an argv.
+	if call, ok := s.Cmd.(*syntax.CallExpr); !ok && s.Cmd != nil || ok && len(call.Assigns) > 0 ||
+		s.Negated || s.Background || s.Coprocess || len(s.Redirs) > 0 || s.Semicolon.IsValid() {
 		c.shell = true
 	}
 	var cmd *command
@@ -290,38 +291,32 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	case *syntax.CallExpr:
 		cmd = &command{}
 		for _, a := range x.Assigns {
-			c.shell = true
 			cmd.words = append(cmd.words, c.assignWord(a, cx))
 		}
 		for _, w := range x.Args {
 			cmd.words = append(cmd.words, c.argWord(w, cx))
 		}
 	case *syntax.DeclClause:
-		c.shell = true
-		cmd = &command{words: []*word{c.litWord(x.Variant, cx)}}
+		cmd = &command{words: []*word{keyword(x.Variant.ValuePos, x.Variant.Value)}}
 		for _, a := range x.Args {
 			cmd.words = append(cmd.words, c.assignWord(a, cx))
 		}
 	case *syntax.LetClause:
-		c.shell = true
-		cmd = &command{words: []*word{{pos: off(x.Let), pieces: []piece{{lit: "let", ph: -1}}}}}
+		cmd = &command{words: []*word{keyword(x.Let, "let")}}
 		for _, e := range x.Exprs {
 			cmd.words = append(cmd.words, c.letWord(e, cx))
 		}
 	case *syntax.TimeClause:
-		c.shell = true
 		if x.Stmt == nil {
-			cmd = &command{words: []*word{{pos: off(x.Time), pieces: []piece{{lit: "time", ph: -1}}}}}
-		} else {
-			c.stmt(x.Stmt, cx)
+			cmd = &command{words: []*word{keyword(x.Time, "time")}}
 		}
+		c.compound(x, cx) // the timed statement
 	case nil:
 	default:
-		c.shell = true
 		c.compound(x, cx)
 	}
 	for _, r := range s.Redirs {
-		if w := c.redirect(r, cx); w != nil && cmd != nil {
+		if w := c.redirect(r, cx); cmd != nil {
 			cmd.words = append(cmd.words, w)
 		}
 	}
@@ -334,92 +329,69 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	}
 }
 
-// compound walks a command other than a simple one.
+// compound walks a command other than a simple one: its statements and
+// its words outside commands (a for list, a case word and patterns) in
+// order, with the constructs that need more caught on the way.
 func (c *checker) compound(n syntax.Command, cx place) {
-	switch x := n.(type) {
-	case *syntax.Block:
-		c.stmts(x.Stmts, cx)
-	case *syntax.Subshell:
-		c.stmts(x.Stmts, cx)
-	case *syntax.BinaryCmd:
-		c.stmt(x.X, cx)
-		c.stmt(x.Y, cx)
-	case *syntax.IfClause:
-		for ; x != nil; x = x.Else {
-			c.stmts(x.Cond, cx)
-			c.stmts(x.Then, cx)
-		}
-	case *syntax.WhileClause:
-		c.stmts(x.Cond, cx)
-		c.stmts(x.Do, cx)
-	case *syntax.ForClause:
-		switch l := x.Loop.(type) {
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch x := m.(type) {
+		case *syntax.Stmt:
+			c.stmt(x, cx)
+			return false
+		case *syntax.Word:
+			c.looseWord(x, cx)
+			return false
 		case *syntax.WordIter:
-			if at, ok := c.phIn(off(l.Name.Pos()), off(l.Name.End())); ok {
-				c.fail(at, "placeholder as a variable name: bash evaluates a name's subscript as code")
+			c.failIn(x.Name, msgName)
+		case *syntax.CoprocClause:
+			if x.Name != nil {
+				c.failIn(x.Name, msgName)
 			}
-			for _, w := range l.Items {
-				c.looseWord(w, cx)
+			c.stmt(x.Stmt, cx)
+			return false
+		case *syntax.CaseClause:
+			if cx.subst > 0 {
+				// Kept from the hand-written lexer, which could not read a
+				// case pattern's ")" inside $(…).
+				c.fail(off(x.Case), "case inside $(...) is not supported in templates")
 			}
-		case *syntax.CStyleLoop:
-			c.arith(off(l.Lparen), "((...))")
-			c.arithm(l, cx)
-		}
-		c.stmts(x.Do, cx)
-	case *syntax.CaseClause:
-		if cx.subst > 0 {
-			// Kept from the hand-written lexer, which could not read a
-			// case pattern's ")" inside $(…).
-			c.fail(off(x.Case), "case inside $(...) is not supported in templates")
-		}
-		c.looseWord(x.Word, cx)
-		for _, it := range x.Items {
-			for _, p := range it.Patterns {
-				c.looseWord(p, cx)
-			}
-			c.stmts(it.Stmts, cx)
-		}
-	case *syntax.FuncDecl:
-		pos := off(x.Position)
-		if !x.RsrvWord && x.Name != nil {
-			// NAME() or NAME (): the definition shows at its "(".
-			pos = off(x.Name.End())
-			if i := strings.IndexByte(c.src[pos:], '('); i >= 0 {
-				pos += i
-			}
-		}
-		c.define(pos, "a function definition")
-		c.stmt(x.Body, cx)
-	case *syntax.ArithmCmd:
-		c.arith(off(x.Left), "((...))")
-		c.arithm(x, cx)
-	case *syntax.TestClause:
-		cond := cx.in(msgCond)
-		syntax.Walk(x.X, func(n syntax.Node) bool {
-			switch t := n.(type) {
-			case *syntax.Word:
-				c.word(&word{}, t, cond)
-				return false
-			case *syntax.BinaryTest:
-				switch t.Op {
-				case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsLeq, syntax.TsGtr, syntax.TsGeq:
-					c.arith(off(t.OpPos), "an arithmetic comparison inside [[ ... ]]")
+		case *syntax.FuncDecl:
+			pos := off(x.Position)
+			if !x.RsrvWord && x.Name != nil {
+				// NAME() or NAME (): the definition shows at its "(".
+				pos = off(x.Name.End())
+				if i := strings.IndexByte(c.src[pos:], '('); i >= 0 {
+					pos += i
 				}
 			}
-			return true
-		})
-	case *syntax.CoprocClause:
-		if x.Name != nil {
-			if at, ok := c.phIn(off(x.Name.Pos()), off(x.Name.End())); ok {
-				c.fail(at, "placeholder as a variable name: bash evaluates a name's subscript as code")
-			}
+			c.define(pos, "a function definition")
+		case *syntax.ArithmCmd, *syntax.CStyleLoop:
+			c.arith(off(x.Pos()), "((...))")
+			c.arithm(x, cx)
+			return false
+		case *syntax.TestClause:
+			cond := cx.in(msgCond)
+			syntax.Walk(x.X, func(n syntax.Node) bool {
+				switch t := n.(type) {
+				case *syntax.Word:
+					c.word(&word{}, t, cond)
+					return false
+				case *syntax.BinaryTest:
+					switch t.Op {
+					case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsLeq, syntax.TsGtr, syntax.TsGeq:
+						c.arith(off(t.OpPos), "an arithmetic comparison inside [[ ... ]]")
+					}
+				}
+				return true
+			})
+			return false
+		case *syntax.Block, *syntax.Subshell, *syntax.BinaryCmd, *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.TimeClause:
+		case syntax.Command:
+			c.fail(off(x.Pos()), "this shell construct is not supported in templates")
+			return false
 		}
-		c.stmt(x.Stmt, cx)
-	case *syntax.TestDecl:
-		c.stmt(x.Body, cx)
-	default:
-		c.fail(off(n.Pos()), "this shell construct is not supported in templates")
-	}
+		return true
+	})
 }
 
 // arithm checks an arithmetic construct: no placeholder and no quotes
@@ -437,7 +409,7 @@ func (c *checker) arithm(n syntax.Node, cx place) {
 			c.fail(off(x.Pos()), "quotes inside an arithmetic expression are not supported in templates")
 			return false
 		case *syntax.CmdSubst:
-			c.cmdSubst(&word{}, x, cx)
+			c.subst(&word{}, x, x.Stmts, cx)
 			return false
 		case *syntax.ParamExp:
 			c.param(&word{}, x, cx)
@@ -451,9 +423,6 @@ func (c *checker) arithm(n syntax.Node, cx place) {
 // command (a target or a here-document delimiter).
 func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
-		if r.Word == nil {
-			return nil
-		}
 		w := c.word(&word{}, r.Word, cx)
 		w.redir = true
 		return w
@@ -461,7 +430,7 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if cx.subst > 0 {
 		c.fail(off(r.OpPos), "here-documents inside $(...) are not supported in templates")
 	}
-	c.refuse(r.Word, place{}, msgDelim)
+	c.failIn(r.Word, msgDelim)
 	d := c.word(&word{}, r.Word, place{locked: true, msg: msgDelim})
 	d.heredoc = true
 	delim := litOf(d)
@@ -471,7 +440,7 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if r.Hdoc == nil {
 		return d
 	}
-	c.refuse(r.Hdoc, place{}, msgHere)
+	c.failIn(r.Hdoc, msgHere)
 	if d.quoted {
 		return d
 	}
@@ -487,12 +456,8 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 // commands. Every expansion must therefore close on its own line, and no
 // line may end in a continuation.
 func (c *checker) heredocLines(from, to int) {
-	for from < to {
-		end := strings.IndexByte(c.src[from:to], '\n')
-		if end < 0 {
-			end = to - from
-		}
-		line := c.src[from : from+end]
+	for l := range strings.Lines(c.src[from:to]) {
+		line := strings.TrimSuffix(l, "\n")
 		if strings.HasSuffix(line, `\`) {
 			c.fail(from, "a line continuation inside a here-document is not supported in templates")
 		}
@@ -502,7 +467,7 @@ func (c *checker) heredocLines(from, to int) {
 				c.fail(at, "an expansion in a here-document must close on its own line in a template (%s)", parseText(err))
 			}
 		}
-		from += end + 1
+		from += len(l)
 	}
 }
 
@@ -570,17 +535,14 @@ func (c *checker) parseErr(err error) error {
 			delim = delim[i+1 : j]
 		}
 		d := at + len(rest) - len(strings.TrimLeft(strings.TrimLeft(rest, "<-"), " \t"))
-		nl := strings.IndexByte(c.src[d:], '\n')
-		if nl < 0 {
-			nl = len(c.src) - d
-		}
-		if ph, ok := c.phIn(d, d+nl); ok {
+		line, _, body := strings.Cut(c.src[d:], "\n")
+		if ph, ok := c.phIn(d, d+len(line)); ok {
 			return c.errAt(ph, msgDelim)
 		}
-		if d+nl >= len(c.src) {
+		if !body {
 			return c.errAt(d, "here-document has no body: it needs a newline and a closing %q line", delim)
 		}
-		if ph, ok := c.phIn(d+nl, len(c.src)); ok {
+		if ph, ok := c.phIn(d+len(line), len(c.src)); ok {
 			return c.errAt(ph, msgHere)
 		}
 		return c.errAt(d, "here-document is not closed by a %q line", delim)
@@ -625,16 +587,15 @@ func (c *checker) argWord(w *syntax.Word, cx place) *word {
 // looseWord is a word outside a simple command (a for list, a case word);
 // its placeholders still get the option rule.
 func (c *checker) looseWord(w *syntax.Word, cx place) {
-	if cx.subst == 0 {
-		c.loose = append(c.loose, c.word(&word{}, w, cx))
-	} else {
-		c.word(&word{}, w, cx)
+	if wd := c.word(&word{}, w, cx); cx.subst == 0 {
+		c.loose = append(c.loose, wd)
 	}
 }
 
-// litWord is a word of one literal (declare's name).
-func (c *checker) litWord(l *syntax.Lit, cx place) *word {
-	return c.word(&word{}, &syntax.Word{Parts: []syntax.WordPart{l}}, cx)
+// keyword is the word of a keyword that stands as a command's name
+// (declare, let, time).
+func keyword(pos syntax.Pos, name string) *word {
+	return &word{pos: off(pos), pieces: []piece{{lit: name, ph: -1}}}
 }
 
 // assignWord builds the word of an assignment, NAME=value.
@@ -644,14 +605,11 @@ func (c *checker) assignWord(a *syntax.Assign, cx place) *word {
 		c.arith(wd.pos, "an array assignment NAME[subscript]=")
 		c.walkArith(a.Index, cx)
 	}
-	if a.Naked {
-		switch {
-		case a.Value != nil:
-			return c.word(wd, a.Value, cx)
-		case a.Name != nil:
-			return c.word(wd, &syntax.Word{Parts: []syntax.WordPart{a.Name}}, cx)
-		}
-		return wd
+	switch {
+	case a.Naked && a.Value != nil:
+		return c.word(wd, a.Value, cx)
+	case a.Naked:
+		return c.word(wd, &syntax.Word{Parts: []syntax.WordPart{a.Name}}, cx)
 	}
 	wd.assign = a.Name.Value
 	op := "="
@@ -677,35 +635,28 @@ func (c *checker) assignWord(a *syntax.Assign, cx place) *word {
 }
 
 // walkArith walks the substitutions of an arithmetic expression whose
-// placeholders the bash arithmetic rule refuses (a subscript).
-func (c *checker) walkArith(x syntax.ArithmExpr, cx place) {
+// placeholders the bash arithmetic rule refuses (a subscript, let's
+// expressions); it reports whether the expression holds an expansion.
+func (c *checker) walkArith(x syntax.ArithmExpr, cx place) (expand bool) {
 	syntax.Walk(x, func(m syntax.Node) bool {
-		if cs, ok := m.(*syntax.CmdSubst); ok {
-			c.cmdSubst(&word{}, cs, cx)
+		switch y := m.(type) {
+		case *syntax.ParamExp, *syntax.ArithmExp:
+			expand = true
+		case *syntax.CmdSubst:
+			expand = true
+			c.subst(&word{}, y, y.Stmts, cx)
 			return false
 		}
 		return true
 	})
+	return expand
 }
 
 // letWord is one expression of let, as the word the rules read.
 func (c *checker) letWord(e syntax.ArithmExpr, cx place) *word {
 	from, to := off(e.Pos()), off(e.End())
-	wd := &word{pos: from}
-	if _, ok := c.phIn(from, to); ok {
-		wd.hasPH = true
-	}
-	syntax.Walk(e, func(m syntax.Node) bool {
-		switch x := m.(type) {
-		case *syntax.ParamExp, *syntax.ArithmExp:
-			wd.expand = true
-		case *syntax.CmdSubst:
-			wd.expand = true
-			c.cmdSubst(&word{}, x, cx)
-			return false
-		}
-		return true
-	})
+	wd := &word{pos: from, expand: c.walkArith(e, cx)}
+	_, wd.hasPH = c.phIn(from, to)
 	if !wd.hasPH && !wd.expand {
 		wd.pieces = []piece{{lit: c.src[from:to], ph: -1}}
 	}
@@ -756,7 +707,7 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 		case *syntax.ParamExp:
 			c.param(wd, x, cx)
 		case *syntax.CmdSubst:
-			c.cmdSubst(wd, x, cx)
+			c.subst(wd, x, x.Stmts, cx)
 		case *syntax.ArithmExp:
 			c.shell, wd.expand = true, true
 			what := "$((...))"
@@ -766,8 +717,8 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 			c.arith(off(x.Left), what)
 			c.arithm(x, cx)
 		case *syntax.ProcSubst:
-			c.shell, wd.expand, wd.procSubst = true, true, true
-			c.subst(x.Stmts, x, cx, msgSubst)
+			wd.procSubst = true
+			c.subst(wd, x, x.Stmts, cx)
 		case *syntax.ExtGlob:
 			c.shell, wd.glob = true, true
 			c.refuse(x, cx, msgParam)
@@ -792,7 +743,7 @@ func (c *checker) lit(wd *word, l *syntax.Lit, cx place, inDQ, dollar bool) {
 		}
 	}
 	for i := 0; i < len(raw); {
-		if ph, ok := c.phAt(from + i); ok {
+		if ph := c.phAt(from + i); ph >= 0 {
 			at := from + i
 			switch {
 			case i > 0 && raw[i-1] == '\\' && backslashes(raw[:i])%2 == 1:
@@ -810,36 +761,26 @@ func (c *checker) lit(wd *word, l *syntax.Lit, cx place, inDQ, dollar bool) {
 		}
 		ch := raw[i]
 		switch {
+		case ch == '\\' && (i+1 >= len(raw) || c.phAt(from+i+1) >= 0):
+			// Kept as written (before a placeholder, refused there).
+			if i+1 >= len(raw) && to == len(c.src) {
+				c.fail(from+i, "backslash at the end of the command")
+			}
+		case ch == '\\' && raw[i+1] == '\n':
+			c.shell = true // a line continuation
+			i += 2
+			continue
+		case ch == '\\' && (!inDQ || strings.IndexByte("$`\"\\", raw[i+1]) >= 0):
+			_, size := utf8.DecodeRuneInString(raw[i+1:])
+			b.WriteString(raw[i+1 : i+1+size])
+			wd.quoted = true
+			i += 1 + size
+			continue
 		case ch == '\\':
-			if i+1 >= len(raw) {
-				if to == len(c.src) {
-					c.fail(from+i, "backslash at the end of the command")
-				}
-				b.WriteByte('\\')
-				i++
-				continue
-			}
-			n := raw[i+1]
-			if _, ok := c.phAt(from + i + 1); ok {
-				b.WriteByte('\\') // refused at the placeholder
-				i++
-				continue
-			}
-			switch {
-			case n == '\n':
-				c.shell = true // a line continuation
-			case !inDQ || n == '$' || n == '`' || n == '"' || n == '\\':
-				_, size := utf8.DecodeRuneInString(raw[i+1:])
-				b.WriteString(raw[i+1 : i+1+size])
-				wd.quoted = true
-				i += 1 + size
-				continue
-			default:
-				// The shell keeps the backslash here; an argv would need
-				// it written differently.
-				c.shell = true
-				b.WriteString(raw[i : i+2])
-			}
+			// The shell keeps the backslash here; an argv would need it
+			// written differently.
+			c.shell = true
+			b.WriteString(raw[i : i+2])
 			i += 2
 			continue
 		case ch == '$':
@@ -904,21 +845,19 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 			continue
 		}
 		for _, p := range w.Parts {
-			switch y := p.(type) {
-			case *syntax.SglQuoted:
-				c.fail(off(y.Pos()), "%q inside ${...} is not supported in templates", '\'')
-			case *syntax.DblQuoted:
-				c.fail(off(y.Pos()), "%q inside ${...} is not supported in templates", '"')
-			case *syntax.CmdSubst:
-				if y.Backquotes {
-					c.fail(off(y.Pos()), "%q inside ${...} is not supported in templates", '`')
+			at := off(p.Pos())
+			switch p.(type) {
+			case *syntax.SglQuoted, *syntax.DblQuoted, *syntax.CmdSubst:
+				// Named by its quote (after the "$" of $'…' and $"…"):
+				// ', ", ` or the "(" of $(…).
+				if q := strings.TrimPrefix(c.src[at:], "$")[0]; q == '(' {
+					c.fail(at, "$(...) inside ${...} is not supported in templates")
 				} else {
-					c.fail(off(y.Pos()), "$(...) inside ${...} is not supported in templates")
+					c.fail(at, "%q inside ${...} is not supported in templates", rune(q))
 				}
 			case *syntax.Lit:
-				raw := c.src[off(y.Pos()):off(y.End())]
-				if i := strings.IndexAny(raw, "{\n'\"`"); i >= 0 {
-					c.fail(off(y.Pos())+i, "%q inside ${...} is not supported in templates", rune(raw[i]))
+				if i := strings.IndexAny(c.src[at:off(p.End())], "{\n'\"`"); i >= 0 {
+					c.fail(at+i, "%q inside ${...} is not supported in templates", rune(c.src[at+i]))
 				}
 			}
 		}
@@ -926,31 +865,22 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 	}
 }
 
-// cmdSubst walks $(…) or `…`.
-func (c *checker) cmdSubst(wd *word, x *syntax.CmdSubst, cx place) {
+// subst walks the commands of n, $(…), `…`, <(…) or >(…).
+func (c *checker) subst(wd *word, n syntax.Node, ss []*syntax.Stmt, cx place) {
 	c.shell, wd.expand = true, true
-	if x.Backquotes {
+	in := cx.in(msgSubst)
+	in.nest++
+	if cs, ok := n.(*syntax.CmdSubst); ok && cs.Backquotes {
 		// The hand-written lexer read `…` as opaque text; a placeholder
 		// anywhere inside is refused as being in it.
-		c.refuse(x, cx, msgTick)
-		in := cx.in(msgTick)
+		c.refuse(n, cx, msgTick)
+		in = cx.in(msgTick)
 		in.locked = true
-		in.subst++
-		c.stmts(x.Stmts, in)
-		return
-	}
-	c.subst(x.Stmts, x, cx, msgSubst)
-}
-
-// subst walks the commands of $(…), <(…) or >(…).
-func (c *checker) subst(ss []*syntax.Stmt, n syntax.Node, cx place, msg string) {
-	if cx.nest >= maxNesting {
+	} else if cx.nest >= maxNesting {
 		c.fail(off(n.Pos()), "expansions nest more than %d deep", maxNesting)
 		return
 	}
-	in := cx.in(msg)
 	in.subst++
-	in.nest++
 	c.stmts(ss, in)
 }
 

@@ -37,6 +37,7 @@ package template
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -78,19 +79,31 @@ func (ws cmdWords) Text(i int) (string, bool) {
 	return b.String(), false
 }
 
+// msgNames refuses a variable name (a program's %s) from an argument.
+const msgNames = "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument"
+
+// refuseAny refuses the first of ws that bad picks out.
+func (ck *checker) refuseAny(ws []*word, bad func(*word) bool, format string, args ...any) error {
+	for _, w := range ws {
+		if bad(w) {
+			return ck.errAt(w.pos, format, args...)
+		}
+	}
+	return nil
+}
+
+func hasPH(w *word) bool { return w.hasPH }
+
 // checkRules applies the command rules to every command of the template.
 func (ck *checker) checkRules() error {
 	if err := ck.checkBash(); err != nil {
 		return err
 	}
-	for _, c := range ck.cmds {
-		if err := ck.checkCommand(c); err != nil {
-			return err
-		}
-	}
-	for _, c := range ck.nested {
-		if err := ck.checkCommand(c); err != nil {
-			return err
+	for _, cs := range [][]*command{ck.cmds, ck.nested} {
+		for _, c := range cs {
+			if err := ck.checkCommand(c); err != nil {
+				return err
+			}
 		}
 	}
 	return ck.checkBash()
@@ -120,30 +133,16 @@ func (ck *checker) tainted(w *word) bool {
 // template with arguments, standard input or a process substitution (which
 // can carry a value).
 func (ck *checker) scriptTainted(w *word) bool {
-	if w.hasPH || w.fromData {
-		return true
-	}
-	if !ck.hasArgs {
-		return false
-	}
-	if w.procSubst {
-		return true
-	}
 	lit, ok := literal(w)
-	return ok && isStdin(lit)
+	return w.hasPH || w.fromData || ck.hasArgs && (w.procSubst || ok && isStdin(lit))
 }
+
+// stdinPaths start the paths of standard input or a pipe.
+var stdinPaths = []string{"/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"}
 
 // isStdin reports whether a path names standard input or a pipe.
 func isStdin(path string) bool {
-	if path == "-" {
-		return true
-	}
-	for _, p := range []string{"/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
-		if strings.HasPrefix(path, p) {
-			return true
-		}
-	}
-	return false
+	return path == "-" || slices.ContainsFunc(stdinPaths, func(p string) bool { return strings.HasPrefix(path, p) })
 }
 
 // checkAssign refuses a placeholder in the value of an environment variable
@@ -156,20 +155,10 @@ func (ck *checker) checkAssign(w *word) error {
 	return nil
 }
 
-// operands drops redirection targets and here-document delimiters.
-func operands(c *command) []*word {
-	ws := make([]*word, 0, len(c.words))
-	for _, w := range c.words {
-		if !w.redir && !w.heredoc {
-			ws = append(ws, w)
-		}
-	}
-	return ws
-}
-
 // checkCommand finds the command word of a simple command and checks it.
 func (ck *checker) checkCommand(c *command) error {
-	ws := operands(c)
+	// Redirection targets and here-document delimiters are not operands.
+	ws := slices.DeleteFunc(slices.Clone(c.words), func(w *word) bool { return w.redir || w.heredoc })
 	i := 0
 	for i < len(ws) {
 		lit, ok := literal(ws[i])
@@ -212,13 +201,8 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 	if !ok || cmd.glob || cmd.bracket && strings.Contains(name, "]") {
 		// The program is only known when the command runs ($PROG, a glob),
 		// so what its arguments mean cannot be checked.
-		for _, w := range args {
-			if w.hasPH {
-				return ck.errAt(w.pos, "the program here is chosen when the command runs (an expansion or a glob), so its arguments cannot be checked; name the program literally")
-			}
-		}
 		markDD(args)
-		return nil
+		return ck.refuseAny(args, hasPH, "the program here is chosen when the command runs (an expansion or a glob), so its arguments cannot be checked; name the program literally")
 	}
 	if err := ck.checkSQLOperands(path.Base(name), args); err != nil {
 		return err
@@ -245,12 +229,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		case "alias":
 			ck.define(cmd.pos, "an alias")
 		}
-		for _, w := range args {
-			if ck.tainted(w) {
-				return ck.errAt(w.pos, "%s evaluates its arguments as shell code; no argument or expansion may be one", name)
-			}
-		}
-		return nil
+		return ck.refuseAny(args, ck.tainted, "%s evaluates its arguments as shell code; no argument or expansion may be one", name)
 	case shellsyntax.RoleSource:
 		markDD(args)
 		if r.Script >= 0 && ck.scriptTainted(ws[r.Script]) {
@@ -258,12 +237,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		}
 		return nil
 	case shellsyntax.RoleNames:
-		for _, w := range ws[r.Operand:] {
-			if ck.tainted(w) {
-				return ck.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
-			}
-		}
-		return nil
+		return ck.refuseAny(ws[r.Operand:], ck.tainted, msgNames, name)
 	case shellsyntax.RoleDeclare, shellsyntax.RoleExport:
 		if g.Role == shellsyntax.RoleDeclare {
 			ck.arith(cmd.pos, name)
@@ -280,50 +254,36 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 				return err
 			}
 			if w.assign == "" && ck.tainted(w) {
-				return ck.errAt(w.pos, "%s takes variable names, and bash evaluates a name's subscript as code; a name may not come from an argument", name)
+				return ck.errAt(w.pos, msgNames, name)
 			}
 		}
 		return nil
-	case shellsyntax.RolePrintf:
+	case shellsyntax.RolePrintf, shellsyntax.RoleTest:
+		// printf -v NAME among its leading options; test -v NAME or -R
+		// NAME anywhere.
 		markDD(args)
+		prog := "test"
+		if g.Role == shellsyntax.RolePrintf {
+			prog = "printf"
+		}
 		for k := 0; k+1 < len(args); k++ {
-			if lit, ok := literal(args[k]); ok && lit == "-v" {
-				if ck.tainted(args[k+1]) {
-					return ck.errAt(args[k+1].pos, "printf -v takes a variable name, and bash evaluates its subscript as code; it may not come from an argument")
-				}
+			lit, ok := literal(args[k])
+			if ok && (lit == "-v" || lit == "-R" && prog == "test") && ck.tainted(args[k+1]) {
+				return ck.errAt(args[k+1].pos, "%s %s takes a variable name, and bash evaluates its subscript as code; it may not come from an argument", prog, lit)
 			}
-			if lit, ok := literal(args[k]); !ok || !strings.HasPrefix(lit, "-") {
+			if prog == "printf" && (!ok || !strings.HasPrefix(lit, "-")) {
 				break
-			}
-		}
-		return nil
-	case shellsyntax.RoleTest:
-		markDD(args)
-		for k := 0; k+1 < len(args); k++ {
-			if lit, ok := literal(args[k]); ok && (lit == "-v" || lit == "-R") {
-				if ck.tainted(args[k+1]) {
-					return ck.errAt(args[k+1].pos, "test %s takes a variable name, and bash evaluates its subscript as code; it may not come from an argument", lit)
-				}
 			}
 		}
 		return nil
 	case shellsyntax.RoleCurl:
 		markDD(args)
-		for _, w := range args {
-			if !w.afterDD {
-				w.fileRule = true
-			}
-		}
 		return ck.checkCurl(args)
 	case shellsyntax.RoleFind:
 		markDD(args)
 		for _, ex := range r.Exec {
 			inner := ws[ex[0]:ex[1]]
-			for _, w := range inner {
-				if ck.hasArgs && strings.Contains(litOf(w), "{}") {
-					w.fromData = true
-				}
-			}
+			ck.markData(inner, "{}")
 			if err := ck.checkProgram(inner, depth+1); err != nil {
 				return err
 			}
@@ -342,12 +302,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		if r.Cmd >= 0 {
 			from = min(from, r.Cmd)
 		}
-		for _, w := range ws[from:] {
-			if w.hasPH {
-				return ck.errAt(w.pos, "%s passes these words to a shell as a command line, so no argument may be one", name)
-			}
-		}
-		return nil
+		return ck.refuseAny(ws[from:], hasPH, "%s passes these words to a shell as a command line, so no argument may be one", name)
 	case r.Cmd >= 0:
 		markDD(ws[1:r.Rest])
 		inner := ws[r.Cmd:]
@@ -434,27 +389,28 @@ func (ck *checker) xargsData(repl string, inner []*word, at *word) []*word {
 		return inner
 	}
 	if repl != "" {
-		for _, w := range inner {
-			if strings.Contains(litOf(w), repl) {
-				w.fromData = true
-			}
-		}
+		ck.markData(inner, repl)
 		return inner
 	}
 	return append(append([]*word(nil), inner...), &word{pos: at.pos, fromData: true})
 }
 
+// markData marks, in a template with arguments, the words holding repl,
+// which xargs or find -exec replaces with data an argument can reach.
+func (ck *checker) markData(ws []*word, repl string) {
+	for _, w := range ws {
+		if ck.hasArgs && strings.Contains(litOf(w), repl) {
+			w.fromData = true
+		}
+	}
+}
+
 // markDD marks the words after the first literal "--": the program reads
 // them as operands, so a value starting with "-" is safe there.
 func markDD(args []*word) {
-	seen := false
-	for _, w := range args {
-		if seen {
+	if i := slices.IndexFunc(args, func(w *word) bool { lit, ok := literal(w); return ok && lit == "--" }); i >= 0 {
+		for _, w := range args[i+1:] {
 			w.afterDD = true
-			continue
-		}
-		if lit, ok := literal(w); ok && lit == "--" {
-			seen = true
 		}
 	}
 }

@@ -80,20 +80,14 @@ func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []
 	if code == "" || !runsArgs[lang].MatchString(code) {
 		return nil
 	}
-	for _, w := range vars {
-		if w.hasPH {
-			return ck.errAt(w.pos, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
-		}
+	runs := strings.TrimSpace(runsArgs[lang].FindString(code))
+	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil {
+		return err
 	}
 	if !readsArgs[lang].MatchString(code) {
 		return nil
 	}
-	for _, w := range ws[r.Args:] {
-		if w.hasPH {
-			return ck.errAt(w.pos, "%s's program runs its arguments as code (%s); no argument may be one", name, strings.TrimSpace(runsArgs[lang].FindString(code)))
-		}
-	}
-	return nil
+	return ck.refuseAny(ws[r.Args:], hasPH, "%s's program runs its arguments as code (%s); no argument may be one", name, runs)
 }
 
 // plusCommands read an operand starting with "+" as a command to run at
