@@ -30,7 +30,10 @@ func (ck *checker) checkCurl(args []*word) error {
 	prev := ""
 	for _, w := range args {
 		if w.afterDD {
-			continue // an operand, never checked at render time
+			if w.hasPH {
+				w.curlOpt = "--url" // after "--" every word is a URL
+			}
+			continue
 		}
 		lit := litOf(w)
 		opt := prev

@@ -118,7 +118,9 @@ func CompileShell(command string) (*CompiledShell, error) {
 // addChecks keeps the words whose values are checked at render time.
 func (c *CompiledShell) addChecks(ws []*word) {
 	for _, w := range ws {
-		if w.hasPH && !w.redir && !w.heredoc && !w.afterDD {
+		// After "--" only what a program does with an operand is left to
+		// check (curl's URLs), not where an option may start.
+		if w.hasPH && !w.redir && !w.heredoc && (!w.afterDD || w.curlOpt != "") {
 			w.pieces = normPieces(w.pieces)
 			c.checks = append(c.checks, w)
 		}
@@ -221,10 +223,10 @@ func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) err
 		if v == "" {
 			continue // the next piece starts where this one would have
 		}
-		if atStart && v[0] == '-' && !ph.Secret && !opts.AllowDash[ph.Name] {
+		if atStart && v[0] == '-' && !w.afterDD && !ph.Secret && !opts.AllowDash[ph.Name] {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"-\" where the command would read it as an option; the parameter must allow a leading \"-\" (or the template must put \"--\" before it)"}
 		}
-		if atStart && v[0] == '+' && w.plusRule && !ph.Secret && !opts.AllowDash[ph.Name] {
+		if atStart && v[0] == '+' && w.plusRule && !w.afterDD && !ph.Secret && !opts.AllowDash[ph.Name] {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"+\", which this program reads as a command to run (less +!cmd, vi +cmd); the template must put \"--\" before it"}
 		}
 		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.curlOpt != "" && !ph.Secret {
