@@ -281,7 +281,7 @@ func (s *Store) runWriter() {
 // asks, on its own connection: a PASSIVE checkpoint waits for no one and
 // blocks no one, and the writer's commits go on meanwhile. The WAL then
 // starts over at the next write, so the checkpoint SQLite runs itself in
-// the committing connection once the WAL reaches 1000 pages is only the
+// the committing connection (autoCheckpointFrames) is only the
 // fallback (for a checkpoint that could not catch up, or writes other than
 // records). Nothing of durability changes: a record is durable once its
 // transaction is committed to the WAL, checkpointed or not. Each
@@ -290,18 +290,27 @@ func (s *Store) runWriter() {
 // writer has ended.
 func (s *Store) runCheckpointer() {
 	defer close(s.ckptDone)
-	var busy, logFrames, done int
+	var busy, logFrames, done, lastFrames int
 	last := s.batches.Load()
 	for range s.checkpoint {
 		// A failure (another checkpoint under way) leaves the work to
 		// the next request or to SQLite's own checkpoint.
 		err := s.ckdb.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &done)
 		n := s.batches.Load()
-		if err == nil && logFrames > 0 && n > last {
-			perBatch := max(int64(logFrames)/(n-last), 1)
+		if err != nil {
+			continue
+		}
+		// The pages written since the last checkpoint: all the WAL holds
+		// when it started over meanwhile, else what it gained.
+		added := logFrames
+		if logFrames >= lastFrames {
+			added -= lastFrames
+		}
+		if added > 0 && n > last {
+			perBatch := max(int64(added)/(n-last), 1)
 			s.ckptEvery.Store(min(max(checkpointFrames/perBatch, 1), 1024))
 		}
-		last = n
+		last, lastFrames = n, logFrames
 	}
 }
 

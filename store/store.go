@@ -41,9 +41,12 @@ const (
 	// maxBatch is how many execution records one transaction writes at most.
 	maxBatch = 256
 	// checkpointFrames is how many pages the background checkpointer lets
-	// the WAL gather before it copies them: half of where SQLite's own
-	// checkpoint in the committing connection starts (1000 pages).
-	checkpointFrames = 500
+	// the WAL gather before it copies them (SQLite's own default).
+	checkpointFrames = 1000
+	// autoCheckpointFrames is where SQLite's own checkpoint, in the
+	// committing connection, starts: the fallback, should the background
+	// one fall behind.
+	autoCheckpointFrames = 4 * checkpointFrames
 )
 
 // Store is a handle on the toolcage database. It is safe for concurrent use.
@@ -133,6 +136,10 @@ func (s *Store) open(ctx context.Context) error {
 		return fmt.Errorf("journal mode is %q, want wal (is the file on a network file system?)", mode)
 	}
 	if err := migrate(ctx, s.wdb, migrations, s.now()); err != nil {
+		return err
+	}
+	// Per connection; a connection opened anew keeps SQLite's default.
+	if _, err := s.wdb.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", autoCheckpointFrames)); err != nil {
 		return err
 	}
 
