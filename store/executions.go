@@ -241,7 +241,9 @@ func (s *Store) pending(e *Execution) (*pendingExec, error) {
 // queue is drained.
 func (s *Store) runWriter() {
 	defer close(s.writerDone)
+	defer close(s.checkpoint)
 	batch := make([]*pendingExec, 0, maxBatch)
+	sinceCheckpoint := 0
 	usage := make(map[string]*toolUse)
 	for p := range s.queue {
 		batch = append(batch[:0], p)
@@ -265,6 +267,50 @@ func (s *Store) runWriter() {
 		s.batches.Add(1)
 		s.batched.Add(int64(len(batch)))
 		clear(batch)
+		if sinceCheckpoint++; sinceCheckpoint >= int(s.ckptEvery.Load()) {
+			sinceCheckpoint = 0
+			select { // one request waiting is enough
+			case s.checkpoint <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// runCheckpointer copies the WAL into the database file when the writer
+// asks, on its own connection: a PASSIVE checkpoint waits for no one and
+// blocks no one, and the writer's commits go on meanwhile. The WAL then
+// starts over at the next write, so the checkpoint SQLite runs itself in
+// the committing connection (autoCheckpointFrames) is only the
+// fallback (for a checkpoint that could not catch up, or writes other than
+// records). Nothing of durability changes: a record is durable once its
+// transaction is committed to the WAL, checkpointed or not. Each
+// checkpoint sets how many transactions the writer lets pass before the
+// next from the pages per transaction it found. It returns once the
+// writer has ended.
+func (s *Store) runCheckpointer() {
+	defer close(s.ckptDone)
+	var busy, logFrames, done, lastFrames int
+	last := s.batches.Load()
+	for range s.checkpoint {
+		// A failure (another checkpoint under way) leaves the work to
+		// the next request or to SQLite's own checkpoint.
+		err := s.ckdb.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &done)
+		n := s.batches.Load()
+		if err != nil {
+			continue
+		}
+		// The pages written since the last checkpoint: all the WAL holds
+		// when it started over meanwhile, else what it gained.
+		added := logFrames
+		if logFrames >= lastFrames {
+			added -= lastFrames
+		}
+		if added > 0 && n > last {
+			perBatch := max(int64(added)/(n-last), 1)
+			s.ckptEvery.Store(min(max(checkpointFrames/perBatch, 1), 1024))
+		}
+		last, lastFrames = n, logFrames
 	}
 }
 

@@ -7,7 +7,9 @@
 // reads use a separate pool of read-only connections, which WAL lets run
 // beside the writer. Execution records, the hot path, are written by a single
 // goroutine that commits everything waiting in one transaction (group commit;
-// see RecordExecution).
+// see RecordExecution). A third connection checkpoints the WAL into the
+// database file in the background (runCheckpointer), so that a call's record
+// seldom waits for a checkpoint.
 //
 // Times are stored as Unix nanoseconds and come back in UTC; a zero time is
 // stored as NULL and comes back zero. JSON fields are stored compacted.
@@ -38,6 +40,13 @@ const (
 	queueSize = 1024
 	// maxBatch is how many execution records one transaction writes at most.
 	maxBatch = 256
+	// checkpointFrames is how many pages the background checkpointer lets
+	// the WAL gather before it copies them (SQLite's own default).
+	checkpointFrames = 1000
+	// autoCheckpointFrames is where SQLite's own checkpoint, in the
+	// committing connection, starts: the fallback, should the background
+	// one fall behind.
+	autoCheckpointFrames = 4 * checkpointFrames
 )
 
 // Store is a handle on the toolcage database. It is safe for concurrent use.
@@ -46,6 +55,7 @@ type Store struct {
 	path string
 	wdb  *sql.DB // one connection: every write goes through it
 	rdb  *sql.DB // read-only connections
+	ckdb *sql.DB // one connection: background checkpoints
 	now  func() time.Time
 
 	getTool    *sql.Stmt // on rdb
@@ -56,8 +66,11 @@ type Store struct {
 	closed     bool         // guarded by mu
 	queue      chan *pendingExec
 	writerDone chan struct{}
-	batches    atomic.Int64 // transactions the writer committed or tried
-	batched    atomic.Int64 // records in them
+	checkpoint chan struct{} // the writer's requests; closed when it ends
+	ckptEvery  atomic.Int64  // record transactions between requests
+	ckptDone   chan struct{} // closed when runCheckpointer has returned
+	batches    atomic.Int64  // transactions the writer committed or tried
+	batched    atomic.Int64  // records in them
 }
 
 // Open opens the database at path, creating it (mode 0600, parent directories
@@ -84,12 +97,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		now:        func() time.Time { return time.Now().UTC() },
 		queue:      make(chan *pendingExec, queueSize),
 		writerDone: make(chan struct{}),
+		checkpoint: make(chan struct{}, 1),
+		ckptDone:   make(chan struct{}),
 	}
 	if err := s.open(ctx); err != nil {
 		_ = s.closeDBs() // the error that stopped Open is the one to report
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
+	s.ckptEvery.Store(checkpointFrames / 10) // about ten pages a record
 	go s.runWriter()
+	go s.runCheckpointer()
 	return s, nil
 }
 
@@ -121,6 +138,10 @@ func (s *Store) open(ctx context.Context) error {
 	if err := migrate(ctx, s.wdb, migrations, s.now()); err != nil {
 		return err
 	}
+	// Per connection; a connection opened anew keeps SQLite's default.
+	if _, err := s.wdb.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", autoCheckpointFrames)); err != nil {
+		return err
+	}
 
 	s.rdb, err = sql.Open("sqlite3", dsn(s.path, map[string]string{
 		"_foreign_keys": "on",
@@ -134,6 +155,18 @@ func (s *Store) open(ctx context.Context) error {
 	s.rdb.SetMaxOpenConns(readers)
 	s.rdb.SetMaxIdleConns(readers)
 	if err := s.rdb.PingContext(ctx); err != nil {
+		return err
+	}
+
+	s.ckdb, err = sql.Open("sqlite3", dsn(s.path, map[string]string{
+		"_busy_timeout": fmt.Sprint(busyTimeoutMS),
+	}))
+	if err != nil {
+		return err
+	}
+	s.ckdb.SetMaxOpenConns(1)
+	s.ckdb.SetMaxIdleConns(1)
+	if err := s.ckdb.PingContext(ctx); err != nil {
 		return err
 	}
 
@@ -162,6 +195,7 @@ func (s *Store) Close() error {
 	close(s.queue) // no sender holds mu, so none is left to send
 	s.mu.Unlock()
 	<-s.writerDone
+	<-s.ckptDone
 
 	err := s.closeDBs()
 	if err != nil {
@@ -181,6 +215,9 @@ func (s *Store) closeDBs() error {
 	}
 	if s.rdb != nil {
 		errs = append(errs, s.rdb.Close())
+	}
+	if s.ckdb != nil {
+		errs = append(errs, s.ckdb.Close())
 	}
 	if s.wdb != nil {
 		// busy, log frames, checkpointed frames; busy is 1 only if another
