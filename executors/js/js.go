@@ -61,9 +61,6 @@ type Executor struct {
 	// guards keeps a network guard and connection pool per fetch
 	// allowlist, shared by the calls this executor runs one after another.
 	guards *netguard.Cache
-	// spare is a fresh realm no call has used, built after the last call
-	// (prepareRealm); only the VM goroutine touches it.
-	spare *realm
 
 	// skipCodeCheck turns off the static check so that tests can prove
 	// the runtime guards on their own. Never set outside tests.
@@ -118,7 +115,7 @@ func (e *Executor) Execute(ctx context.Context, req *executors.Request) (*execut
 	c := newCall(req, lim)
 	c.guards = e.guards
 	running = make(chan struct{})
-	res, err := c.supervise(ctx, e, running)
+	res, err := c.supervise(ctx, e.cache, running)
 	c.mem.done(c.stopReason() != nil)
 	if err != nil {
 		return nil, err
@@ -211,7 +208,7 @@ type outcome struct {
 // supervise returns anyway and leaves the goroutine to finish on its own;
 // running is closed when it does. The host replaces an executor that broke
 // a limit, so in production the leftover work dies with the process.
-func (c *call) supervise(ctx context.Context, e *Executor, running chan struct{}) (*executors.Result, error) {
+func (c *call) supervise(ctx context.Context, cache *programCache, running chan struct{}) (*executors.Result, error) {
 	// fetchCtx bounds the call's fetches. It is cancelled only after the
 	// call is stopped (or when supervise returns), so that a fetch never
 	// fails on the stop before the stop is recorded.
@@ -225,8 +222,7 @@ func (c *call) supervise(ctx context.Context, e *Executor, running chan struct{}
 				done <- outcome{err: errdefs.Errorf(errdefs.Internal, "js: engine panic: %v", x)}
 			}
 		}()
-		done <- c.run(fetchCtx, e)
-		e.prepareRealm()
+		done <- c.run(fetchCtx, cache)
 	})
 
 	timer := time.NewTimer(c.lim.Timeout)
@@ -274,38 +270,6 @@ func (c *call) supervise(ctx context.Context, e *Executor, running chan struct{}
 	}
 }
 
-// takeRealm gives c the realm built after the last call, or a new one. It
-// runs on the VM goroutine.
-func (e *Executor) takeRealm(c *call) (*realm, error) {
-	r := e.spare
-	e.spare = nil
-	if r == nil {
-		var err error
-		if r, err = buildRealm(); err != nil {
-			return nil, err
-		}
-	}
-	r.bind(c)
-	return r, nil
-}
-
-// prepareRealm builds the next call's realm once a call has answered, so
-// that its ~150 µs (most of it the allocation guards, which make goja build
-// the constructors it would otherwise build lazily) are spent between calls
-// rather than inside one. It runs on the VM goroutine, before the next call
-// may start there; a realm that fails to build is left to the next call,
-// which reports the error.
-func (e *Executor) prepareRealm() {
-	defer func() {
-		if recover() != nil { // the next call builds its own and reports it
-			e.spare = nil
-		}
-	}()
-	if e.spare == nil {
-		e.spare, _ = buildRealm()
-	}
-}
-
 // stopError maps a ctx error to the error a stopped call returns.
 func stopError(err error) *errdefs.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -317,15 +281,15 @@ func stopError(err error) *errdefs.Error {
 // run compiles and runs the call in a fresh realm. It runs on the VM
 // goroutine; everything that touches the runtime happens here. ctx bounds
 // the call's fetches.
-func (c *call) run(ctx context.Context, e *Executor) outcome {
-	prog := e.cache.get(c.req.JS.Code)
+func (c *call) run(ctx context.Context, cache *programCache) outcome {
+	prog := cache.get(c.req.JS.Code)
 	if prog.limitErr != nil {
 		return outcome{err: prog.limitErr}
 	}
 	if prog.syntaxErr != "" {
 		return outcome{res: &executors.Result{IsError: true, Error: prog.syntaxErr}}
 	}
-	r, err := e.takeRealm(c)
+	r, err := newRealm(c)
 	if err != nil {
 		return outcome{err: errdefs.Errorf(errdefs.Internal, "js: set up realm: %w", err)}
 	}

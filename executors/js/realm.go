@@ -72,27 +72,10 @@ type realm struct {
 //   - JSON.stringify is the executor's own encoder and JSON.parse refuses
 //     nesting deeper than maxJSONDepth first (jsonenc.go).
 func newRealm(c *call) (*realm, error) {
-	r, err := buildRealm()
-	if err != nil {
-		return nil, err
-	}
-	r.bind(c)
-	return r, nil
-}
-
-// bind gives a realm no call has used to c: its guards charge c's limits
-// and c's stop interrupts it.
-func (r *realm) bind(c *call) {
-	r.c = c
-	c.attach(r.rt)
-}
-
-// buildRealm is newRealm before a call is bound: nothing in it runs tool
-// code, so it can be built ahead of the call (Executor.spare).
-func buildRealm() (*realm, error) {
 	rt := goja.New()
+	c.attach(rt)
 	rt.SetMaxCallStackSize(maxCallStackSize)
-	r := &realm{rt: rt}
+	r := &realm{c: c, rt: rt}
 
 	if err := rt.GlobalObject().Delete("eval"); err != nil {
 		return nil, fmt.Errorf("delete eval: %w", err)
