@@ -653,27 +653,10 @@ func (x *expansion) arithText(e syntax.ArithmExpr) (string, bool) {
 	if e == nil {
 		return "", true
 	}
-	w := x.w
-	src := w.text(e)
-	if !strings.ContainsAny(src, "$`") {
+	if src := x.w.text(e); !strings.ContainsAny(src, "$`") {
 		return src, true
 	}
-	var b strings.Builder
-	last, ok := int(e.Pos().Offset()), true
-	syntax.Walk(e, func(n syntax.Node) bool {
-		switch n.(type) {
-		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
-			v, known := x.static(&syntax.Word{Parts: []syntax.WordPart{n.(syntax.WordPart)}})
-			ok = ok && known
-			b.WriteString(w.src[last:n.Pos().Offset()])
-			b.WriteString(v)
-			last = int(n.End().Offset())
-			return false
-		}
-		return true
-	})
-	b.WriteString(w.src[last:e.End().Offset()])
-	return b.String(), ok
+	return x.static(x.w.arithWord(e))
 }
 
 // arithSubs walks the substitutions of an arithmetic command and what

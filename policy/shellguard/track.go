@@ -1,8 +1,10 @@
 package shellguard
 
 import (
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -526,9 +528,10 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 }
 
 // forkBombs reports functions that call themselves, directly or through
-// other functions, from a pipeline or in the background.
+// other functions, from a pipeline or in the background. The functions are
+// tried in name order, so the message names the same one on every run.
 func (w *walker) forkBombs() {
-	for f := range w.calls {
+	for _, f := range slices.Sorted(maps.Keys(w.calls)) {
 		// Depth-first search for a path back to f with a spawning edge.
 		type state struct {
 			node    string
