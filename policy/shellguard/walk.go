@@ -437,6 +437,9 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 	if len(redirs) > 0 {
 		w.addSeg(w.assignSeg(nil, redirs))
 	}
+	if w.spawnLoop(s, sc) {
+		w.detected("spawn_loop", 0, "loop { ... & }")
+	}
 	var res stageResult
 	switch x := s.Cmd.(type) {
 	case *syntax.IfClause:
@@ -449,14 +452,8 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		}
 		res = w.walkLists(lists, sc, in, pc)
 	case *syntax.WhileClause:
-		if startsBackground(x.Do, 0) && w.unbounded(s, sc) {
-			w.detected("spawn_loop", 0, "loop { ... & }")
-		}
 		res = w.walkLists([][]*syntax.Stmt{x.Cond, x.Do}, sc, in, pc)
 	case *syntax.ForClause:
-		if startsBackground(x.Do, 0) && w.unbounded(s, sc) {
-			w.detected("spawn_loop", 0, "loop { ... & }")
-		}
 		switch lp := x.Loop.(type) {
 		case *syntax.WordIter:
 			// A pattern (for d in /dev/sd*) stays a pattern: the variable
