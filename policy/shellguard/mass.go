@@ -118,16 +118,9 @@ func findShape(args []arg) (starts []arg, narrowed bool, minDepth, maxDepth int)
 	return starts, narrowed, minDepth, maxDepth
 }
 
-// listers are the commands listingOf reads.
-var listers = map[string]bool{
-	"ls": true, "exa": true, "eza": true, "lsd": true, "dir": true, "vdir": true,
-	"find": true, "gfind": true, "bfs": true, "du": true, "tree": true,
-	"docker": true, "podman": true, "nerdctl": true, "crictl": true, "ctr": true, "kubectl": true,
-	"oc": true, "helm": true, "ps": true, "pgrep": true,
-}
-
-// listingOf is what a listing command (ls, find, du -a, tree) lists, or
-// nil when its output is not a plain list of paths.
+// listingOf is what a listing command (ls, find, du -a, tree, a container
+// engine's or ps' list of everything) lists, or nil when its output is not
+// a plain list of paths or it is no listing command.
 func listingOf(name string, args []arg) *listing {
 	var l listing
 	switch name {
@@ -200,7 +193,7 @@ func listingOf(name string, args []arg) *listing {
 	if len(l.items) == 0 || len(l.items) > 8 {
 		return nil
 	}
-	return &l
+	return &listing{items: l.items, recursive: l.recursive} // (l itself stays on the stack)
 }
 
 // absOrHome reports whether p names a place by itself (/x, ~x), not
@@ -296,11 +289,8 @@ func (w *walker) trackLink(args []arg) {
 	if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, "~") {
 		return
 	}
-	if w.links == nil {
-		w.links = map[string]string{}
-	}
 	if len(w.links) < 16 {
-		w.links[w.fileKey(ops[1].e)] = target
+		put(&w.links, w.fileKey(ops[1].e), target)
 	}
 }
 

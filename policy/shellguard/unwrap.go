@@ -175,11 +175,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	}
 	res.out = w.outputOf(seg, stdin)
 	if res.out != nil && !res.out.known() {
-		var l *listing
-		if listers[name] {
-			l = listingOf(name, args)
-		}
-		if l != nil {
+		if l := listingOf(name, args); l != nil {
 			res.out = &data{origins: res.out.origins, list: l}
 		} else if stdin != nil && stdin.list != nil && listFilters[name] {
 			res.out = &data{origins: res.out.origins, list: stdin.list}
