@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // This file judges deletions whose targets the command line does not
@@ -43,21 +45,13 @@ var deleters = map[string]bool{
 var targetCommands = map[string]bool{"chmod": true, "chown": true, "chgrp": true, "mv": false, "gmv": false, "truncate": false}
 
 // listFilters pass (a part of) a listing on: their output is still paths.
-var listFilters = map[string]bool{
-	"grep": true, "egrep": true, "fgrep": true, "rg": true, "sort": true, "uniq": true, "head": true,
-	"tail": true, "awk": true, "gawk": true, "mawk": true, "cut": true, "sed": true, "tr": true,
-	"tee": true, "cat": true, "shuf": true, "tac": true,
-}
+var listFilters = shellsyntax.WordSet(`grep egrep fgrep rg sort uniq head tail awk gawk mawk cut sed tr
+	tee cat shuf tac`)
 
 // findNarrowing are find tests that select some files, not all.
-var findNarrowing = map[string]bool{
-	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
-	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-newer": true, "-anewer": true,
-	"-cnewer": true, "-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true,
-	"-cmin": true, "-size": true, "-user": true, "-group": true, "-uid": true, "-gid": true,
-	"-perm": true, "-inum": true, "-samefile": true, "-links": true, "-empty": true, "-used": true,
-	"-nouser": true, "-nogroup": true, "-newermt": true, "-newerct": true, "-newerat": true,
-}
+var findNarrowing = shellsyntax.WordSet(`-name -iname -path -ipath -wholename -iwholename -regex -iregex
+	-lname -ilname -newer -anewer -cnewer -mtime -mmin -atime -amin -ctime -cmin -size -user -group
+	-uid -gid -perm -inum -samefile -links -empty -used -nouser -nogroup -newermt -newerct -newerat`)
 
 // matchAll are -name patterns that select every file.
 var matchAll = regexp.MustCompile(`^(\*|\.\*|\*\.?\*?|\?\*|\*\*)$`)

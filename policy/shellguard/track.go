@@ -475,14 +475,11 @@ func (w *walker) linkCommand(src, dst string, hashEntry bool) {
 	if !hashEntry && !(strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin")) {
 		return // copying a local file, not a command
 	}
-	if w.pathCmds == nil {
-		w.pathCmds = map[string]string{}
-	}
 	if hashEntry {
-		w.pathCmds[strings.ToLower(dst)] = base
+		put(&w.pathCmds, strings.ToLower(dst), base)
 		return
 	}
-	w.pathCmds[w.fileKey(dst)] = base
+	put(&w.pathCmds, w.fileKey(dst), base)
 	w.pathCmds[baseName(dst)] = base
 }
 
@@ -519,10 +516,7 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 		}
 		if base := path.Base(u); base != "" && base != "/" && base != "." && !strings.Contains(base, ":") {
 			w.setFile(w.fileKey(base), fetched())
-			if w.fetchedBase == nil {
-				w.fetchedBase = map[string]bool{}
-			}
-			w.fetchedBase[base] = true
+			put(&w.fetchedBase, base, true)
 		}
 	}
 }
