@@ -132,10 +132,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	case "alias":
 		for _, a := range args[1:] {
 			if name, val, ok := strings.Cut(a.p, "="); ok {
-				if w.aliases == nil {
-					w.aliases = map[string]string{}
-				}
-				w.aliases[strings.ToLower(name)] = val
+				put(&w.aliases, strings.ToLower(name), val)
 			}
 		}
 	case "hash":

@@ -368,12 +368,13 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 	if !w.spend(2) {
 		return stageResult{}
 	}
+	// A simple command's words (and assignments): declare, let and time
+	// are read as the commands they also are.
+	var words []*syntax.Word
+	var assigns []*syntax.Assign
 	switch x := s.Cmd.(type) {
 	case nil:
-		return w.walkSimple(nil, nil, s.Redirs, sc, stdin, pc)
 	case *syntax.CallExpr:
-		var words []*syntax.Word
-		var assigns []*syntax.Assign
 		for _, a := range x.Assigns {
 			if a.Index != nil && strings.ContainsAny(w.text(a.Index), "$`") {
 				// a[$(cmd)]=v: the subscript runs; read it as a word.
@@ -387,22 +388,19 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 		} else {
 			words = append(words, x.Args...)
 		}
-		return w.walkSimple(assigns, words, s.Redirs, sc, stdin, pc)
 	case *syntax.DeclClause:
-		words := []*syntax.Word{{Parts: []syntax.WordPart{x.Variant}}}
+		words = []*syntax.Word{{Parts: []syntax.WordPart{x.Variant}}}
 		for _, a := range x.Args {
 			words = append(words, w.assignWord(a, sc))
 		}
-		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
 	case *syntax.LetClause:
-		words := []*syntax.Word{litWord("let")}
+		words = []*syntax.Word{litWord("let")}
 		for _, e := range x.Exprs {
 			words = append(words, w.arithWord(e))
 		}
-		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
 	case *syntax.TimeClause:
 		// time is read as the wrapper it also is as a program.
-		words := []*syntax.Word{litWord("time")}
+		words = []*syntax.Word{litWord("time")}
 		if x.PosixFormat {
 			words = append(words, litWord("-p"))
 		}
@@ -413,7 +411,6 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 			}
 			words = append(words, call.Args...)
 		}
-		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
 	case *syntax.CoprocClause:
 		return w.walkCompound(s, []*syntax.Stmt{x.Stmt}, sc, stdin, pc)
 	case *syntax.FuncDecl:
@@ -426,8 +423,10 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 	case *syntax.BinaryCmd:
 		// && or | under redirections: {a && b; } > f reads the same.
 		return w.walkCompound(s, []*syntax.Stmt{{Cmd: x, Position: x.Pos()}}, sc, stdin, pc)
+	default:
+		return w.walkCompound(s, nil, sc, stdin, pc)
 	}
-	return w.walkCompound(s, nil, sc, stdin, pc)
+	return w.walkSimple(assigns, words, s.Redirs, sc, stdin, pc)
 }
 
 // walkCompound walks a compound command; body is the list a subshell or
