@@ -816,32 +816,23 @@ var writers = map[string]string{
 	"cat": "", "echo": "", "printf": "", "find": "-fprint", "gfind": "-fprint", "bfs": "-fprint",
 }
 
-// targetMatches reports whether one of the segment's paths is protected.
+// targetMatches reports whether one of the segment's paths is protected:
+// a form of it a target covers (or, with ancestors, lies above) and no
+// excepted target does.
 func (r *rule) targetMatches(seg *segment) bool {
-	ops := seg.operands()
-	for _, op := range ops {
+	for _, op := range seg.operands() {
 		if r.write && !op.write && !(op.redir == 0 && seg.writes(op)) {
 			continue
 		}
-		if r.checkForms(op.forms, op.glob) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *rule) checkForms(forms []string, glob bool) bool {
-	for _, form := range forms {
-		if slices.ContainsFunc(r.targetsExcpt, func(t target) bool { return t.matches(form, false) }) {
-			continue
-		}
-		for i := range r.targets {
-			t := &r.targets[i]
-			if t.matches(form, glob) {
-				return true
+		for _, form := range op.forms {
+			if slices.ContainsFunc(r.targetsExcpt, func(t target) bool { return t.matches(form, false) }) {
+				continue
 			}
-			if r.src.Ancestors && !glob && ancestorOf(form, t.pat) {
-				return true
+			for i := range r.targets {
+				t := &r.targets[i]
+				if t.matches(form, op.glob) || r.src.Ancestors && !op.glob && ancestorOf(form, t.pat) {
+					return true
+				}
 			}
 		}
 	}
