@@ -41,12 +41,9 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	case "popd":
 		w.cwd = "?"
 	case "export", "declare", "typeset", "local", "readonly":
-		nameref := false
-		for _, a := range args[1:] {
-			if len(a.e) > 1 && a.e[0] == '-' && strings.IndexByte(a.e, 'n') > 0 {
-				nameref = true
-			}
-		}
+		nameref := slices.ContainsFunc(args[1:], func(a arg) bool {
+			return len(a.e) > 1 && a.e[0] == '-' && strings.IndexByte(a.e, 'n') > 0
+		})
 		for _, a := range args[1:] {
 			if strings.HasPrefix(a.e, "-") || strings.HasPrefix(a.e, "+") {
 				continue
