@@ -162,7 +162,6 @@ type rule struct {
 	cmdSet       map[string]bool
 	cmdGlobs     []string
 	except       map[string]bool
-	flags        []string
 	argRe        *ruleRegexp
 	argExcept    *ruleRegexp
 	argsRe       *ruleRegexp
@@ -406,7 +405,6 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		if !(len(fl) == 2 && fl[0] == '-' && fl[1] != '-') && !(len(fl) > 2 && strings.HasPrefix(fl, "--")) {
 			return nil, fail("flag %q must be -x or --name", fl)
 		}
-		r.flags = append(r.flags, fl)
 	}
 	var err error
 	compile := func(field, expr string) *ruleRegexp {
@@ -725,7 +723,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	if len(seg.argv) > 1 {
 		args = seg.argv[1:]
 	}
-	if len(r.flags) > 0 && !hasFlag(args, r.flags) {
+	if len(r.src.Flags) > 0 && !hasFlag(args, r.src.Flags) {
 		return false
 	}
 	if r.argRe != nil && !slices.ContainsFunc(args, func(a string) bool {
