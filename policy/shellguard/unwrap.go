@@ -78,7 +78,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
 	}
 	if fn, ok := w.funcs[name]; ok {
-		return w.callFunction(name, fn, args[1:], sc, stdin, pc)
+		inner := &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
+		return w.callFunction(name, fn, inner, stdin, pc)
 	}
 	if val, ok := w.aliases[name]; ok {
 		text := val

@@ -547,38 +547,26 @@ func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeC
 // checked and its calls feed the fork-bomb detector.
 func (w *walker) defineFunction(fd *syntax.FuncDecl, sc *scope) {
 	name := strings.ToLower(fd.Name.Value)
-	put(&w.funcs, name, funcDef{body: fd.Body, src: w.src})
-	if w.inCall[name] {
-		return
-	}
-	saved := w.curFunc
-	w.curFunc = name
-	put(&w.inCall, name, true)
+	fn := funcDef{body: fd.Body, src: w.src}
+	put(&w.funcs, name, fn)
 	// The arguments are unknown here; every call walks the body again
 	// with its own, so what is only known at a call is judged there.
-	inner := &scope{depth: sc.depth + 1, pos0: sc.pos0}
-	if inner.depth > maxDepth {
-		w.tooDeep()
-	} else {
-		w.defWalk++
-		w.walkStmt(fd.Body, inner, nil, pipeCtx{})
-		w.defWalk--
-	}
-	w.inCall[name] = false
-	w.curFunc = saved
+	w.defWalk++
+	w.callFunction(name, fn, &scope{depth: sc.depth + 1, pos0: sc.pos0}, nil, pipeCtx{})
+	w.defWalk--
 }
 
-// callFunction walks a function's body again with the call's arguments.
-func (w *walker) callFunction(name string, fn funcDef, args []arg, sc *scope, stdin *data, pc pipeCtx) stageResult {
+// callFunction walks a function's body in scope inner (the call's
+// arguments), unless the function is running already.
+func (w *walker) callFunction(name string, fn funcDef, inner *scope, stdin *data, pc pipeCtx) stageResult {
 	if w.inCall[name] {
 		return stageResult{out: &data{origins: originOther}}
 	}
-	inner := &scope{pos: args, posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
 	if inner.depth > maxDepth {
 		w.tooDeep()
 		return stageResult{}
 	}
-	w.inCall[name] = true
+	put(&w.inCall, name, true)
 	saved, savedSrc := w.curFunc, w.src
 	w.curFunc, w.src = name, fn.src
 	res := w.walkStmt(fn.body, inner, stdin, pc)
