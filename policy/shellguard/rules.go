@@ -784,18 +784,11 @@ func hasFlag(args, flags []string) bool {
 		if len(a) < 2 || a[0] != '-' {
 			continue
 		}
+		long, _, _ := strings.Cut(a[2:], "=") // of --name[=value], the name
 		for _, f := range flags {
-			if f[1] != '-' {
-				if a[1] != '-' && strings.IndexByte(a[1:], f[1]) >= 0 {
-					return true
-				}
-				continue
-			}
-			if !strings.HasPrefix(a, "--") || len(a) < 3 {
-				continue
-			}
-			name, _, _ := strings.Cut(a[2:], "=")
-			if name != "" && strings.HasPrefix(f[2:], name) {
+			// A short flag in a cluster, or a long one by a prefix of its name.
+			if f[1] != '-' && a[1] != '-' && strings.IndexByte(a[1:], f[1]) >= 0 ||
+				f[1] == '-' && a[1] == '-' && long != "" && strings.HasPrefix(f[2:], long) {
 				return true
 			}
 		}
