@@ -87,10 +87,7 @@ func (w *walker) transform(name string, args []arg, stdin *data) *data {
 		return &data{origins: origins | originDecode}
 	}
 	out := &data{origins: origins}
-	for k, t := range stdin.texts {
-		if k >= 4 {
-			break
-		}
+	for _, t := range stdin.texts[:min(len(stdin.texts), 4)] {
 		r, ok := fn(t)
 		if !ok {
 			return &data{origins: origins | originDecode}

@@ -3,6 +3,7 @@ package shellguard
 import (
 	"io/fs"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -341,11 +342,8 @@ func (x *expansion) assign() {
 		if vals == nil {
 			continue
 		}
-		for _, v := range vals {
-			if strings.IndexByte(v, markByte) >= 0 {
-				vals = nil
-				break
-			}
+		if slices.ContainsFunc(vals, func(v string) bool { return strings.IndexByte(v, markByte) >= 0 }) {
+			vals = nil // an unknown value
 		}
 		x.w.setVar(x.slots[i].assign, vals, 0)
 	}
