@@ -1034,12 +1034,10 @@ func mayRunCode(s string) bool {
 // hasExtGlob reports whether a word holds an unquoted extended pattern
 // (!(x), @(a|b)...), which the expander does not glob without a directory.
 func hasExtGlob(word *syntax.Word) bool {
-	for _, p := range word.Parts {
-		if _, ok := p.(*syntax.ExtGlob); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(word.Parts, func(p syntax.WordPart) bool {
+		_, ok := p.(*syntax.ExtGlob)
+		return ok
+	})
 }
 
 // hasGlob reports whether s has a pathname pattern character: * or ?, or

@@ -2,6 +2,7 @@ package shellguard
 
 import (
 	"regexp"
+	"slices"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -43,10 +44,8 @@ func startsBackground(ss []*syntax.Stmt, depth int) bool {
 				lists = append(lists, it.Stmts)
 			}
 		}
-		for _, l := range lists {
-			if startsBackground(l, d) {
-				return true
-			}
+		if slices.ContainsFunc(lists, func(l []*syntax.Stmt) bool { return startsBackground(l, d) }) {
+			return true
 		}
 	}
 	return false

@@ -3,6 +3,7 @@ package shellguard
 import (
 	"encoding/hex"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,10 +59,8 @@ func metadataIn(text string) bool {
 				return true
 			}
 		}
-		for _, part := range strings.Split(tok, ":") {
-			if hostMetadata(part) {
-				return true
-			}
+		if slices.ContainsFunc(strings.Split(tok, ":"), hostMetadata) {
+			return true
 		}
 	}
 	return false
