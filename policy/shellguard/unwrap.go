@@ -194,13 +194,7 @@ func opensslNet(args []arg) bool {
 }
 
 // firstP is the arguments as written, joined with spaces.
-func firstP(args []arg) string {
-	var parts []string
-	for _, a := range args {
-		parts = append(parts, a.p)
-	}
-	return strings.Join(parts, " ")
-}
+func firstP(args []arg) string { return joinData(args, " ").texts[0] }
 
 func nonDropped(args []arg) []arg {
 	for _, a := range args {
