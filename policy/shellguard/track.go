@@ -519,6 +519,9 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 // other functions, from a pipeline or in the background. The functions are
 // tried in name order, so the message names the same one on every run.
 func (w *walker) forkBombs() {
+	if len(w.calls) == 0 {
+		return // (most checks call no function: sorting nothing allocates)
+	}
 	for _, f := range slices.Sorted(maps.Keys(w.calls)) {
 		// Depth-first search for a path back to f with a spawning edge.
 		type state struct {
