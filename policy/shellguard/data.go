@@ -102,10 +102,9 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 	has := func(opts ...string) bool {
 		for _, a := range args[1:] {
 			for _, o := range opts {
-				if a.e == o {
-					return true
-				}
-				if len(o) == 2 && o[0] == '-' && len(a.e) > 1 && a.e[0] == '-' && a.e[1] != '-' && strings.IndexByte(a.e[1:], o[1]) >= 0 {
+				// The option itself, or a short one in a cluster.
+				if a.e == o ||
+					len(o) == 2 && o[0] == '-' && len(a.e) > 1 && a.e[0] == '-' && a.e[1] != '-' && strings.IndexByte(a.e[1:], o[1]) >= 0 {
 					return true
 				}
 			}

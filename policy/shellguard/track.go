@@ -445,10 +445,10 @@ var (
 // cronCommand returns the command part of a crontab line.
 func cronCommand(line string) string {
 	line = strings.TrimSpace(line)
-	if line == "" || line[0] == '#' || isAssignText(strings.Fields(line)[0]) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 || line[0] == '#' || isAssignText(fields[0]) {
 		return ""
 	}
-	fields := strings.Fields(line)
 	n := 5
 	if strings.HasPrefix(line, "@") {
 		n = 1
