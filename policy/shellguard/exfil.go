@@ -60,10 +60,7 @@ func (w *walker) socketInput(seg *segment, stdin *data) {
 	if !sockets[seg.name] || stdin == nil || stdin.known() || stdin.shell || stdin.origins&(originOther|originDecode) == 0 {
 		return
 	}
-	if seg.name == "openssl" && !opensslNet(nonDropped(seg.args)) {
-		return
-	}
-	if onlyLoopback(seg) {
+	if seg.name == "openssl" && !opensslNet(nonDropped(seg.args)) || onlyLoopback(seg) {
 		return
 	}
 	w.detected("output_to_network", stdin.origins, seg.text)

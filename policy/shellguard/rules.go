@@ -700,23 +700,14 @@ func (r *rule) nameMatches(name string) bool {
 func (r *rule) match(seg *segment, w *walker) bool {
 	switch seg.kind {
 	case segDetect:
-		if r.src.Detect != seg.detect {
-			return false
-		}
-		if r.sources != 0 && r.sources&seg.origins == 0 {
-			return false
-		}
-		return r.withOK(w)
+		return r.src.Detect == seg.detect && (r.sources == 0 || r.sources&seg.origins != 0) && r.withOK(w)
 	case segCode:
 		if (r.cmdSet != nil || r.cmdGlobs != nil) && !r.nameMatches(seg.name) {
 			return false
 		}
 		return r.codeRe.MatchString(seg.code) && r.withOK(w)
 	}
-	if r.except != nil && r.except[seg.name] {
-		return false
-	}
-	if r.src.ExceptLoopback && onlyLoopback(seg) {
+	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) {
 		return false
 	}
 	var args []string
@@ -733,10 +724,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	}
 	if r.argsRe != nil || r.argsExcept != nil {
 		joined := strings.Join(args, " ")
-		if r.argsRe != nil && !r.argsRe.MatchString(joined) {
-			return false
-		}
-		if r.argsExcept != nil && r.argsExcept.MatchString(joined) {
+		if r.argsRe != nil && !r.argsRe.MatchString(joined) || r.argsExcept != nil && r.argsExcept.MatchString(joined) {
 			return false
 		}
 	}
