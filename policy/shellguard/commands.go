@@ -1,6 +1,10 @@
 package shellguard
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
+)
 
 // Commands exposes what the deny rules see of a command line, for rules
 // of another kind that must see the same (the exec toolset's per-worker
@@ -32,13 +36,10 @@ type Command struct {
 // benignWrappers run their command with nothing added that changes what
 // it may do; Commands lists what they run instead of them. Every other
 // wrapper (sudo, chroot, nsenter, strace...) stays a command of its own
-// beside the one it runs, so a rule must speak for it too.
-var benignWrappers = map[string]bool{
-	"env": true, "nice": true, "nohup": true, "timeout": true, "stdbuf": true, "ionice": true,
-	"time": true, "command": true, "builtin": true, "exec": true, "setsid": true,
-	// Shells: only with -c TEXT whose text is known (see runShell).
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
-}
+// beside the one it runs, so a rule must speak for it too. The shells
+// among them count only with -c TEXT whose text is known (see runShell).
+var benignWrappers = shellsyntax.WordSet(`env nice nohup timeout stdbuf ionice time command builtin exec
+	setsid sh bash dash zsh ksh mksh ash`)
 
 // Commands parses cmd as CheckCommand does and lists every simple command
 // it may run, in the order found: pipeline stages, list members,

@@ -87,10 +87,7 @@ func (w *walker) transform(name string, args []arg, stdin *data) *data {
 		return &data{origins: origins | originDecode}
 	}
 	out := &data{origins: origins}
-	for k, t := range stdin.texts {
-		if k >= 4 {
-			break
-		}
+	for _, t := range stdin.texts[:min(len(stdin.texts), 4)] {
 		r, ok := fn(t)
 		if !ok {
 			return &data{origins: origins | originDecode}
@@ -105,10 +102,9 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 	has := func(opts ...string) bool {
 		for _, a := range args[1:] {
 			for _, o := range opts {
-				if a.e == o {
-					return true
-				}
-				if len(o) == 2 && o[0] == '-' && len(a.e) > 1 && a.e[0] == '-' && a.e[1] != '-' && strings.IndexByte(a.e[1:], o[1]) >= 0 {
+				// The option itself, or a short one in a cluster.
+				if a.e == o ||
+					len(o) == 2 && o[0] == '-' && len(a.e) > 1 && a.e[0] == '-' && a.e[1] != '-' && strings.IndexByte(a.e[1:], o[1]) >= 0 {
 					return true
 				}
 			}

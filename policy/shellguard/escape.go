@@ -154,10 +154,7 @@ var (
 func escapeCommands(lang, text string) []string {
 	var out []string
 	lines := strings.Split(text, "\n")
-	if len(lines) > 256 {
-		lines = lines[:256]
-	}
-	for _, line := range lines {
+	for _, line := range lines[:min(len(lines), 256)] {
 		if len(out) >= 32 {
 			break
 		}

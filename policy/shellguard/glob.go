@@ -2,6 +2,7 @@ package shellguard
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -126,15 +127,12 @@ func tokMeet(a, b globTok) bool {
 		return true // both exclude only '/', and classes hold more than '/'
 	}
 	// Two classes: try their bounds and a probe of ordinary characters.
-	for _, t := range [2]globTok{a, b} {
-		for _, c := range t.class {
-			if tokAccepts(a, c) && tokAccepts(b, c) {
-				return true
-			}
-		}
+	both := func(c rune) bool { return tokAccepts(a, c) && tokAccepts(b, c) }
+	if slices.ContainsFunc(a.class, both) || slices.ContainsFunc(b.class, both) {
+		return true
 	}
 	for c := rune(' '); c < 0x7f; c++ {
-		if tokAccepts(a, c) && tokAccepts(b, c) {
+		if both(c) {
 			return true
 		}
 	}

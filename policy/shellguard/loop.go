@@ -2,7 +2,7 @@ package shellguard
 
 import (
 	"regexp"
-	"strings"
+	"slices"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -44,10 +44,8 @@ func startsBackground(ss []*syntax.Stmt, depth int) bool {
 				lists = append(lists, it.Stmts)
 			}
 		}
-		for _, l := range lists {
-			if startsBackground(l, d) {
-				return true
-			}
+		if slices.ContainsFunc(lists, func(l []*syntax.Stmt) bool { return startsBackground(l, d) }) {
+			return true
 		}
 	}
 	return false
@@ -56,10 +54,14 @@ func startsBackground(ss []*syntax.Stmt, depth int) bool {
 // counterTest is a condition comparing a counter: the loop ends.
 var counterTest = regexp.MustCompile(`(^|\s)(-lt|-le|-gt|-ge|<|<=|>|>=)(\s|$)`)
 
-// unbounded reports whether loop s may run without end.
-func (w *walker) unbounded(s *syntax.Stmt, sc *scope) bool {
+// spawnLoop reports whether s is a loop that starts a background job on
+// every round and may run without end.
+func (w *walker) spawnLoop(s *syntax.Stmt, sc *scope) bool {
 	switch x := s.Cmd.(type) {
 	case *syntax.WhileClause:
+		if !startsBackground(x.Do, 0) {
+			return false
+		}
 		if len(x.Cond) == 0 {
 			return true
 		}
@@ -76,15 +78,14 @@ func (w *walker) unbounded(s *syntax.Stmt, sc *scope) bool {
 			case "read", "mapfile", "readarray":
 				return false // bounded by its input
 			case "test", "[":
-				texts := make([]string, len(c.Args))
-				for i, a := range c.Args {
-					texts[i] = w.text(a)
-				}
-				return !counterTest.MatchString(strings.Join(texts, " "))
+				return !counterTest.MatchString(w.cmdText(stages[len(stages)-1]))
 			}
 		}
 		return true
 	case *syntax.ForClause:
+		if !startsBackground(x.Do, 0) {
+			return false
+		}
 		lp, ok := x.Loop.(*syntax.WordIter)
 		if !ok {
 			// for ((init; cond; step)): no condition runs forever.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
 
 // This file judges deletions whose targets the command line does not
@@ -43,21 +45,13 @@ var deleters = map[string]bool{
 var targetCommands = map[string]bool{"chmod": true, "chown": true, "chgrp": true, "mv": false, "gmv": false, "truncate": false}
 
 // listFilters pass (a part of) a listing on: their output is still paths.
-var listFilters = map[string]bool{
-	"grep": true, "egrep": true, "fgrep": true, "rg": true, "sort": true, "uniq": true, "head": true,
-	"tail": true, "awk": true, "gawk": true, "mawk": true, "cut": true, "sed": true, "tr": true,
-	"tee": true, "cat": true, "shuf": true, "tac": true,
-}
+var listFilters = shellsyntax.WordSet(`grep egrep fgrep rg sort uniq head tail awk gawk mawk cut sed tr
+	tee cat shuf tac`)
 
 // findNarrowing are find tests that select some files, not all.
-var findNarrowing = map[string]bool{
-	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
-	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-newer": true, "-anewer": true,
-	"-cnewer": true, "-mtime": true, "-mmin": true, "-atime": true, "-amin": true, "-ctime": true,
-	"-cmin": true, "-size": true, "-user": true, "-group": true, "-uid": true, "-gid": true,
-	"-perm": true, "-inum": true, "-samefile": true, "-links": true, "-empty": true, "-used": true,
-	"-nouser": true, "-nogroup": true, "-newermt": true, "-newerct": true, "-newerat": true,
-}
+var findNarrowing = shellsyntax.WordSet(`-name -iname -path -ipath -wholename -iwholename -regex -iregex
+	-lname -ilname -newer -anewer -cnewer -mtime -mmin -atime -amin -ctime -cmin -size -user -group
+	-uid -gid -perm -inum -samefile -links -empty -used -nouser -nogroup -newermt -newerct -newerat`)
 
 // matchAll are -name patterns that select every file.
 var matchAll = regexp.MustCompile(`^(\*|\.\*|\*\.?\*?|\?\*|\*\*)$`)
@@ -118,16 +112,9 @@ func findShape(args []arg) (starts []arg, narrowed bool, minDepth, maxDepth int)
 	return starts, narrowed, minDepth, maxDepth
 }
 
-// listers are the commands listingOf reads.
-var listers = map[string]bool{
-	"ls": true, "exa": true, "eza": true, "lsd": true, "dir": true, "vdir": true,
-	"find": true, "gfind": true, "bfs": true, "du": true, "tree": true,
-	"docker": true, "podman": true, "nerdctl": true, "crictl": true, "ctr": true, "kubectl": true,
-	"oc": true, "helm": true, "ps": true, "pgrep": true,
-}
-
-// listingOf is what a listing command (ls, find, du -a, tree) lists, or
-// nil when its output is not a plain list of paths.
+// listingOf is what a listing command (ls, find, du -a, tree, a container
+// engine's or ps' list of everything) lists, or nil when its output is not
+// a plain list of paths or it is no listing command.
 func listingOf(name string, args []arg) *listing {
 	var l listing
 	switch name {
@@ -200,7 +187,7 @@ func listingOf(name string, args []arg) *listing {
 	if len(l.items) == 0 || len(l.items) > 8 {
 		return nil
 	}
-	return &l
+	return &listing{items: l.items, recursive: l.recursive} // (l itself stays on the stack)
 }
 
 // absOrHome reports whether p names a place by itself (/x, ~x), not
@@ -296,11 +283,8 @@ func (w *walker) trackLink(args []arg) {
 	if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, "~") {
 		return
 	}
-	if w.links == nil {
-		w.links = map[string]string{}
-	}
 	if len(w.links) < 16 {
-		w.links[w.fileKey(ops[1].e)] = target
+		put(&w.links, w.fileKey(ops[1].e), target)
 	}
 }
 

@@ -3,6 +3,7 @@ package shellguard
 import (
 	"encoding/hex"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,22 +36,16 @@ func metadataRef(text string) bool {
 func metadataIn(text string) bool {
 	// Bracketed IPv6 first: inside brackets a colon is not a port.
 	for rest := text; ; {
-		i := strings.IndexByte(rest, '[')
-		if i < 0 {
+		_, after, open := strings.Cut(rest, "[")
+		inner, next, closed := strings.Cut(after, "]")
+		if !open || !closed {
 			break
 		}
-		j := strings.IndexByte(rest[i:], ']')
-		if j < 0 {
-			break
-		}
-		inner := rest[i+1 : i+j]
-		if k := strings.IndexByte(inner, '%'); k >= 0 {
-			inner = inner[:k]
-		}
+		inner, _, _ = strings.Cut(inner, "%") // without a zone
 		if ip, err := netip.ParseAddr(inner); err == nil && isMetadata(ip) {
 			return true
 		}
-		rest = rest[i+j+1:]
+		rest = next
 	}
 	for _, tok := range strings.FieldsFunc(text, notAddrByte) {
 		if strings.Count(tok, ":") >= 2 {
@@ -58,10 +53,8 @@ func metadataIn(text string) bool {
 				return true
 			}
 		}
-		for _, part := range strings.Split(tok, ":") {
-			if hostMetadata(part) {
-				return true
-			}
+		if slices.ContainsFunc(strings.Split(tok, ":"), hostMetadata) {
+			return true
 		}
 	}
 	return false

@@ -162,7 +162,6 @@ type rule struct {
 	cmdSet       map[string]bool
 	cmdGlobs     []string
 	except       map[string]bool
-	flags        []string
 	argRe        *ruleRegexp
 	argExcept    *ruleRegexp
 	argsRe       *ruleRegexp
@@ -406,7 +405,6 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		if !(len(fl) == 2 && fl[0] == '-' && fl[1] != '-') && !(len(fl) > 2 && strings.HasPrefix(fl, "--")) {
 			return nil, fail("flag %q must be -x or --name", fl)
 		}
-		r.flags = append(r.flags, fl)
 	}
 	var err error
 	compile := func(field, expr string) *ruleRegexp {
@@ -702,30 +700,21 @@ func (r *rule) nameMatches(name string) bool {
 func (r *rule) match(seg *segment, w *walker) bool {
 	switch seg.kind {
 	case segDetect:
-		if r.src.Detect != seg.detect {
-			return false
-		}
-		if r.sources != 0 && r.sources&seg.origins == 0 {
-			return false
-		}
-		return r.withOK(w)
+		return r.src.Detect == seg.detect && (r.sources == 0 || r.sources&seg.origins != 0) && r.withOK(w)
 	case segCode:
 		if (r.cmdSet != nil || r.cmdGlobs != nil) && !r.nameMatches(seg.name) {
 			return false
 		}
 		return r.codeRe.MatchString(seg.code) && r.withOK(w)
 	}
-	if r.except != nil && r.except[seg.name] {
-		return false
-	}
-	if r.src.ExceptLoopback && onlyLoopback(seg) {
+	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) {
 		return false
 	}
 	var args []string
 	if len(seg.argv) > 1 {
 		args = seg.argv[1:]
 	}
-	if len(r.flags) > 0 && !hasFlag(args, r.flags) {
+	if len(r.src.Flags) > 0 && !hasFlag(args, r.src.Flags) {
 		return false
 	}
 	if r.argRe != nil && !slices.ContainsFunc(args, func(a string) bool {
@@ -735,10 +724,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	}
 	if r.argsRe != nil || r.argsExcept != nil {
 		joined := strings.Join(args, " ")
-		if r.argsRe != nil && !r.argsRe.MatchString(joined) {
-			return false
-		}
-		if r.argsExcept != nil && r.argsExcept.MatchString(joined) {
+		if r.argsRe != nil && !r.argsRe.MatchString(joined) || r.argsExcept != nil && r.argsExcept.MatchString(joined) {
 			return false
 		}
 	}
@@ -786,18 +772,11 @@ func hasFlag(args, flags []string) bool {
 		if len(a) < 2 || a[0] != '-' {
 			continue
 		}
+		long, _, _ := strings.Cut(a[2:], "=") // of --name[=value], the name
 		for _, f := range flags {
-			if f[1] != '-' {
-				if a[1] != '-' && strings.IndexByte(a[1:], f[1]) >= 0 {
-					return true
-				}
-				continue
-			}
-			if !strings.HasPrefix(a, "--") || len(a) < 3 {
-				continue
-			}
-			name, _, _ := strings.Cut(a[2:], "=")
-			if name != "" && strings.HasPrefix(f[2:], name) {
+			// A short flag in a cluster, or a long one by a prefix of its name.
+			if f[1] != '-' && a[1] != '-' && strings.IndexByte(a[1:], f[1]) >= 0 ||
+				f[1] == '-' && a[1] == '-' && long != "" && strings.HasPrefix(f[2:], long) {
 				return true
 			}
 		}
@@ -816,32 +795,23 @@ var writers = map[string]string{
 	"cat": "", "echo": "", "printf": "", "find": "-fprint", "gfind": "-fprint", "bfs": "-fprint",
 }
 
-// targetMatches reports whether one of the segment's paths is protected.
+// targetMatches reports whether one of the segment's paths is protected:
+// a form of it a target covers (or, with ancestors, lies above) and no
+// excepted target does.
 func (r *rule) targetMatches(seg *segment) bool {
-	ops := seg.operands()
-	for _, op := range ops {
+	for _, op := range seg.operands() {
 		if r.write && !op.write && !(op.redir == 0 && seg.writes(op)) {
 			continue
 		}
-		if r.checkForms(op.forms, op.glob) {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *rule) checkForms(forms []string, glob bool) bool {
-	for _, form := range forms {
-		if slices.ContainsFunc(r.targetsExcpt, func(t target) bool { return t.matches(form, false) }) {
-			continue
-		}
-		for i := range r.targets {
-			t := &r.targets[i]
-			if t.matches(form, glob) {
-				return true
+		for _, form := range op.forms {
+			if slices.ContainsFunc(r.targetsExcpt, func(t target) bool { return t.matches(form, false) }) {
+				continue
 			}
-			if r.src.Ancestors && !glob && ancestorOf(form, t.pat) {
-				return true
+			for i := range r.targets {
+				t := &r.targets[i]
+				if t.matches(form, op.glob) || r.src.Ancestors && !op.glob && ancestorOf(form, t.pat) {
+					return true
+				}
 			}
 		}
 	}

@@ -1083,3 +1083,21 @@ func TestShellRulesConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestForkBombMessageStable pins which function a fork bomb of several
+// mutually recursive functions is reported under: the first by name, on
+// every run.
+func TestForkBombMessageStable(t *testing.T) {
+	rs := loadDefaultShellRules(t)
+	for _, cmd := range []string{`b(){ a|a& }; a(){ b|b& }; b`, `a(){ b|b& }; b(){ a|a& }; a`} {
+		for i := 0; i < 20; i++ {
+			var de *DeniedError
+			if err := rs.CheckCommand(cmd); !errors.As(err, &de) {
+				t.Fatalf("CheckCommand(%q) = %v, want denied", cmd, err)
+			}
+			if want := "a() { ... a | a & ... }"; de.Segment != want {
+				t.Fatalf("CheckCommand(%q) segment %q, want %q", cmd, de.Segment, want)
+			}
+		}
+	}
+}

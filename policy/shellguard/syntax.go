@@ -2,6 +2,7 @@ package shellguard
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -79,8 +80,12 @@ func (b bounds) deep(n syntax.Node, d int) string {
 		switch x := m.(type) {
 		case *syntax.IfClause:
 			// elif and else are one level with their if.
-			for cl := x; cl != nil && bad == ""; cl = cl.Else {
-				bad = b.deepList(append(cl.Cond[:len(cl.Cond):len(cl.Cond)], cl.Then...), d+1)
+			for cl := x; cl != nil; cl = cl.Else {
+				for _, s := range slices.Concat(cl.Cond, cl.Then) {
+					if bad = b.deep(s, d+1); bad != "" {
+						return false
+					}
+				}
 			}
 			return false
 		case *syntax.Redirect:
@@ -120,15 +125,6 @@ func (b bounds) deep(n syntax.Node, d int) string {
 		return false
 	})
 	return bad
-}
-
-func (b bounds) deepList(ss []*syntax.Stmt, d int) string {
-	for _, s := range ss {
-		if bad := b.deep(s, d); bad != "" {
-			return bad
-		}
-	}
-	return ""
 }
 
 // parseLenient parses text that may or may not be commands; it returns

@@ -1,8 +1,10 @@
 package shellguard
 
 import (
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -39,12 +41,9 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	case "popd":
 		w.cwd = "?"
 	case "export", "declare", "typeset", "local", "readonly":
-		nameref := false
-		for _, a := range args[1:] {
-			if len(a.e) > 1 && a.e[0] == '-' && strings.IndexByte(a.e, 'n') > 0 {
-				nameref = true
-			}
-		}
+		nameref := slices.ContainsFunc(args[1:], func(a arg) bool {
+			return len(a.e) > 1 && a.e[0] == '-' && strings.IndexByte(a.e, 'n') > 0
+		})
 		for _, a := range args[1:] {
 			if strings.HasPrefix(a.e, "-") || strings.HasPrefix(a.e, "+") {
 				continue
@@ -130,10 +129,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	case "alias":
 		for _, a := range args[1:] {
 			if name, val, ok := strings.Cut(a.p, "="); ok {
-				if w.aliases == nil {
-					w.aliases = map[string]string{}
-				}
-				w.aliases[strings.ToLower(name)] = val
+				put(&w.aliases, strings.ToLower(name), val)
 			}
 		}
 	case "hash":
@@ -449,10 +445,10 @@ var (
 // cronCommand returns the command part of a crontab line.
 func cronCommand(line string) string {
 	line = strings.TrimSpace(line)
-	if line == "" || line[0] == '#' || isAssignText(strings.Fields(line)[0]) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 || line[0] == '#' || isAssignText(fields[0]) {
 		return ""
 	}
-	fields := strings.Fields(line)
 	n := 5
 	if strings.HasPrefix(line, "@") {
 		n = 1
@@ -473,14 +469,11 @@ func (w *walker) linkCommand(src, dst string, hashEntry bool) {
 	if !hashEntry && !(strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin")) {
 		return // copying a local file, not a command
 	}
-	if w.pathCmds == nil {
-		w.pathCmds = map[string]string{}
-	}
 	if hashEntry {
-		w.pathCmds[strings.ToLower(dst)] = base
+		put(&w.pathCmds, strings.ToLower(dst), base)
 		return
 	}
-	w.pathCmds[w.fileKey(dst)] = base
+	put(&w.pathCmds, w.fileKey(dst), base)
 	w.pathCmds[baseName(dst)] = base
 }
 
@@ -517,18 +510,19 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 		}
 		if base := path.Base(u); base != "" && base != "/" && base != "." && !strings.Contains(base, ":") {
 			w.setFile(w.fileKey(base), fetched())
-			if w.fetchedBase == nil {
-				w.fetchedBase = map[string]bool{}
-			}
-			w.fetchedBase[base] = true
+			put(&w.fetchedBase, base, true)
 		}
 	}
 }
 
 // forkBombs reports functions that call themselves, directly or through
-// other functions, from a pipeline or in the background.
+// other functions, from a pipeline or in the background. The functions are
+// tried in name order, so the message names the same one on every run.
 func (w *walker) forkBombs() {
-	for f := range w.calls {
+	if len(w.calls) == 0 {
+		return // (most checks call no function: sorting nothing allocates)
+	}
+	for _, f := range slices.Sorted(maps.Keys(w.calls)) {
 		// Depth-first search for a path back to f with a spawning edge.
 		type state struct {
 			node    string

@@ -78,7 +78,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
 	}
 	if fn, ok := w.funcs[name]; ok {
-		return w.callFunction(name, fn, args[1:], sc, stdin, pc)
+		inner := &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
+		return w.callFunction(name, fn, inner, stdin, pc)
 	}
 	if val, ok := w.aliases[name]; ok {
 		text := val
@@ -175,11 +176,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	}
 	res.out = w.outputOf(seg, stdin)
 	if res.out != nil && !res.out.known() {
-		var l *listing
-		if listers[name] {
-			l = listingOf(name, args)
-		}
-		if l != nil {
+		if l := listingOf(name, args); l != nil {
 			res.out = &data{origins: res.out.origins, list: l}
 		} else if stdin != nil && stdin.list != nil && listFilters[name] {
 			res.out = &data{origins: res.out.origins, list: stdin.list}
@@ -197,13 +194,7 @@ func opensslNet(args []arg) bool {
 }
 
 // firstP is the arguments as written, joined with spaces.
-func firstP(args []arg) string {
-	var parts []string
-	for _, a := range args {
-		parts = append(parts, a.p)
-	}
-	return strings.Join(parts, " ")
-}
+func firstP(args []arg) string { return joinData(args, " ").texts[0] }
 
 func nonDropped(args []arg) []arg {
 	for _, a := range args {

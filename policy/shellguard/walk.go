@@ -368,12 +368,13 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 	if !w.spend(2) {
 		return stageResult{}
 	}
+	// A simple command's words (and assignments): declare, let and time
+	// are read as the commands they also are.
+	var words []*syntax.Word
+	var assigns []*syntax.Assign
 	switch x := s.Cmd.(type) {
 	case nil:
-		return w.walkSimple(nil, nil, s.Redirs, sc, stdin, pc)
 	case *syntax.CallExpr:
-		var words []*syntax.Word
-		var assigns []*syntax.Assign
 		for _, a := range x.Assigns {
 			if a.Index != nil && strings.ContainsAny(w.text(a.Index), "$`") {
 				// a[$(cmd)]=v: the subscript runs; read it as a word.
@@ -387,22 +388,19 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 		} else {
 			words = append(words, x.Args...)
 		}
-		return w.walkSimple(assigns, words, s.Redirs, sc, stdin, pc)
 	case *syntax.DeclClause:
-		words := []*syntax.Word{{Parts: []syntax.WordPart{x.Variant}}}
+		words = []*syntax.Word{{Parts: []syntax.WordPart{x.Variant}}}
 		for _, a := range x.Args {
 			words = append(words, w.assignWord(a, sc))
 		}
-		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
 	case *syntax.LetClause:
-		words := []*syntax.Word{litWord("let")}
+		words = []*syntax.Word{litWord("let")}
 		for _, e := range x.Exprs {
 			words = append(words, w.arithWord(e))
 		}
-		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
 	case *syntax.TimeClause:
 		// time is read as the wrapper it also is as a program.
-		words := []*syntax.Word{litWord("time")}
+		words = []*syntax.Word{litWord("time")}
 		if x.PosixFormat {
 			words = append(words, litWord("-p"))
 		}
@@ -413,7 +411,6 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 			}
 			words = append(words, call.Args...)
 		}
-		return w.walkSimple(nil, words, s.Redirs, sc, stdin, pc)
 	case *syntax.CoprocClause:
 		return w.walkCompound(s, []*syntax.Stmt{x.Stmt}, sc, stdin, pc)
 	case *syntax.FuncDecl:
@@ -426,8 +423,10 @@ func (w *walker) walkStmt(s *syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) st
 	case *syntax.BinaryCmd:
 		// && or | under redirections: {a && b; } > f reads the same.
 		return w.walkCompound(s, []*syntax.Stmt{{Cmd: x, Position: x.Pos()}}, sc, stdin, pc)
+	default:
+		return w.walkCompound(s, nil, sc, stdin, pc)
 	}
-	return w.walkCompound(s, nil, sc, stdin, pc)
+	return w.walkSimple(assigns, words, s.Redirs, sc, stdin, pc)
 }
 
 // walkCompound walks a compound command; body is the list a subshell or
@@ -436,6 +435,9 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 	redirs, in, procOuts := w.expandRedirs(s.Redirs, sc, stdin)
 	if len(redirs) > 0 {
 		w.addSeg(w.assignSeg(nil, redirs))
+	}
+	if w.spawnLoop(s, sc) {
+		w.detected("spawn_loop", 0, "loop { ... & }")
 	}
 	var res stageResult
 	switch x := s.Cmd.(type) {
@@ -449,14 +451,8 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		}
 		res = w.walkLists(lists, sc, in, pc)
 	case *syntax.WhileClause:
-		if startsBackground(x.Do, 0) && w.unbounded(s, sc) {
-			w.detected("spawn_loop", 0, "loop { ... & }")
-		}
 		res = w.walkLists([][]*syntax.Stmt{x.Cond, x.Do}, sc, in, pc)
 	case *syntax.ForClause:
-		if startsBackground(x.Do, 0) && w.unbounded(s, sc) {
-			w.detected("spawn_loop", 0, "loop { ... & }")
-		}
 		switch lp := x.Loop.(type) {
 		case *syntax.WordIter:
 			// A pattern (for d in /dev/sd*) stays a pattern: the variable
@@ -551,38 +547,26 @@ func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeC
 // checked and its calls feed the fork-bomb detector.
 func (w *walker) defineFunction(fd *syntax.FuncDecl, sc *scope) {
 	name := strings.ToLower(fd.Name.Value)
-	put(&w.funcs, name, funcDef{body: fd.Body, src: w.src})
-	if w.inCall[name] {
-		return
-	}
-	saved := w.curFunc
-	w.curFunc = name
-	put(&w.inCall, name, true)
+	fn := funcDef{body: fd.Body, src: w.src}
+	put(&w.funcs, name, fn)
 	// The arguments are unknown here; every call walks the body again
 	// with its own, so what is only known at a call is judged there.
-	inner := &scope{depth: sc.depth + 1, pos0: sc.pos0}
-	if inner.depth > maxDepth {
-		w.tooDeep()
-	} else {
-		w.defWalk++
-		w.walkStmt(fd.Body, inner, nil, pipeCtx{})
-		w.defWalk--
-	}
-	w.inCall[name] = false
-	w.curFunc = saved
+	w.defWalk++
+	w.callFunction(name, fn, &scope{depth: sc.depth + 1, pos0: sc.pos0}, nil, pipeCtx{})
+	w.defWalk--
 }
 
-// callFunction walks a function's body again with the call's arguments.
-func (w *walker) callFunction(name string, fn funcDef, args []arg, sc *scope, stdin *data, pc pipeCtx) stageResult {
+// callFunction walks a function's body in scope inner (the call's
+// arguments), unless the function is running already.
+func (w *walker) callFunction(name string, fn funcDef, inner *scope, stdin *data, pc pipeCtx) stageResult {
 	if w.inCall[name] {
 		return stageResult{out: &data{origins: originOther}}
 	}
-	inner := &scope{pos: args, posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
 	if inner.depth > maxDepth {
 		w.tooDeep()
 		return stageResult{}
 	}
-	w.inCall[name] = true
+	put(&w.inCall, name, true)
 	saved, savedSrc := w.curFunc, w.src
 	w.curFunc, w.src = name, fn.src
 	res := w.walkStmt(fn.body, inner, stdin, pc)

@@ -154,10 +154,8 @@ func (r *Reading) has(k OptKind) bool {
 func (r *Reading) readProgram(g *Grammar, w Words, codeVerb bool) {
 	n := w.Len()
 	op := r.Operand
-	if g.Role == RoleShell && op < n {
-		if lit(w, op) == "-" {
-			op++ // a shell ignores a lone "-" (interpreters read standard input)
-		}
+	if g.Role == RoleShell && op < n && lit(w, op) == "-" {
+		op++ // a shell ignores a lone "-" (interpreters read standard input)
 	}
 	// awk reads options only before its program text: a program option
 	// after it is an argument.
@@ -198,10 +196,8 @@ func (r *Reading) readCommand(g *Grammar, w Words, base string) {
 		// the template check keeps, refusing more).
 		cmd = n
 		k := r.Rest
-		if g.Role == RoleSu && r.Operand < n {
-			if lit(w, r.Operand) == "-" {
-				k++
-			}
+		if g.Role == RoleSu && r.Operand < n && lit(w, r.Operand) == "-" {
+			k++
 		}
 		for k < n {
 			first := r.walk(g, w, k, base)
