@@ -322,7 +322,7 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		for off := 0; off < 2; off++ {
 			r := run[off:]
 			r = r[:len(r)/2*2]
-			if f := s.inflatedHex(r, off, len(run), budget); f != nil {
+			if f := s.inflated(r, 6, hex.DecodeString, off, len(run), budget); f != nil {
 				out = append(out, f...)
 				continue
 			}
@@ -358,7 +358,7 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		if len(r) < minEncodedRun || *budget <= 0 {
 			break
 		}
-		if f := s.inflatedBase64(r, enc, off, len(run), budget); f != nil {
+		if f := s.inflated(r, 4, enc.DecodeString, off, len(run), budget); f != nil {
 			out = append(out, f...)
 			break
 		}
@@ -400,24 +400,13 @@ func compressedHead(b []byte) bool {
 	return b[0]&0x0f == 8 && b[0]>>4 <= 7 && (uint(b[0])<<8|uint(b[1]))%31 == 0
 }
 
-// inflatedBase64 is inflatedFinds for a base64 run aligned at its start.
-func (s *Scrubber) inflatedBase64(r string, enc *base64.Encoding, off, n int, budget *int) []found {
-	if head, err := enc.DecodeString(r[:min(len(r), 4)]); err != nil || !compressedHead(head) {
+// inflated is inflatedFinds for a run aligned at its start, read with
+// decode; its first head characters tell a compressed stream.
+func (s *Scrubber) inflated(r string, head int, decode func(string) ([]byte, error), off, n int, budget *int) []found {
+	if h, err := decode(r[:min(len(r), head)]); err != nil || !compressedHead(h) {
 		return nil
 	}
-	dec, err := enc.DecodeString(r)
-	if err != nil {
-		return nil
-	}
-	return s.inflatedFinds(dec, off, n, budget)
-}
-
-// inflatedHex is inflatedFinds for a hex run aligned at its start.
-func (s *Scrubber) inflatedHex(r string, off, n int, budget *int) []found {
-	if head, err := hex.DecodeString(r[:min(len(r), 6)]); err != nil || !compressedHead(head) {
-		return nil
-	}
-	dec, err := hex.DecodeString(r)
+	dec, err := decode(r)
 	if err != nil {
 		return nil
 	}

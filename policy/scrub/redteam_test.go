@@ -97,16 +97,16 @@ func wrap(s string, n int) string {
 
 // gzipped and zlibbed compress a document as gzip and zlib write it.
 func gzipped(d string) []byte {
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	io.WriteString(w, d)
-	w.Close()
-	return b.Bytes()
+	return compressWith(d, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
 }
 
 func zlibbed(d string) []byte {
+	return compressWith(d, func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) })
+}
+
+func compressWith(d string, open func(io.Writer) io.WriteCloser) []byte {
 	var b bytes.Buffer
-	w := zlib.NewWriter(&b)
+	w := open(&b)
 	io.WriteString(w, d)
 	w.Close()
 	return b.Bytes()
