@@ -322,7 +322,7 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		for off := 0; off < 2; off++ {
 			r := run[off:]
 			r = r[:len(r)/2*2]
-			if f := s.inflated(r, 6, hex.DecodeString, off, len(run), budget); f != nil {
+			if f := s.inflated(r, nil, off, len(run), budget); f != nil {
 				out = append(out, f...)
 				continue
 			}
@@ -358,7 +358,7 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		if len(r) < minEncodedRun || *budget <= 0 {
 			break
 		}
-		if f := s.inflated(r, 4, enc.DecodeString, off, len(run), budget); f != nil {
+		if f := s.inflated(r, enc, off, len(run), budget); f != nil {
 			out = append(out, f...)
 			break
 		}
@@ -400,13 +400,32 @@ func compressedHead(b []byte) bool {
 	return b[0]&0x0f == 8 && b[0]>>4 <= 7 && (uint(b[0])<<8|uint(b[1]))%31 == 0
 }
 
-// inflated is inflatedFinds for a run aligned at its start, read with
-// decode; its first head characters tell a compressed stream.
-func (s *Scrubber) inflated(r string, head int, decode func(string) ([]byte, error), off, n int, budget *int) []found {
-	if h, err := decode(r[:min(len(r), head)]); err != nil || !compressedHead(h) {
+// inflated is inflatedFinds for a run aligned at its start: base64 in enc,
+// or hex when enc is nil. Its first characters, decoded into a buffer on
+// the stack (this runs for every run), tell a compressed stream.
+func (s *Scrubber) inflated(r string, enc *base64.Encoding, off, n int, budget *int) []found {
+	// The first byte of a gzip member (1f) or a zlib header (x8, x <= 7)
+	// starts base64 with one of these.
+	if enc != nil && strings.IndexByte("CGHKOSWae", r[0]) < 0 {
 		return nil
 	}
-	dec, err := decode(r)
+	var head [4]byte
+	var k int
+	var err error
+	if enc == nil {
+		k, err = hex.Decode(head[:], []byte(r[:min(len(r), 6)]))
+	} else {
+		k, err = enc.Decode(head[:], []byte(r[:min(len(r), 4)]))
+	}
+	if err != nil || !compressedHead(head[:k]) {
+		return nil
+	}
+	var dec []byte
+	if enc == nil {
+		dec, err = hex.DecodeString(r)
+	} else {
+		dec, err = enc.DecodeString(r)
+	}
 	if err != nil {
 		return nil
 	}

@@ -299,3 +299,21 @@ func TestInflateWithinBudget(t *testing.T) {
 		t.Errorf("scrubbing a %d-byte bomb allocated %d MiB", len(bomb), n>>20)
 	}
 }
+
+// inflated's first-character filter passes every compressed stream's base64:
+// each header compressedHead accepts starts its base64 with one of them.
+func TestCompressedHeadBase64Letters(t *testing.T) {
+	for b0 := range 256 {
+		for b1 := range 256 {
+			h := []byte{byte(b0), byte(b1), 8}
+			if !compressedHead(h) {
+				continue
+			}
+			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+				if c := enc.EncodeToString(h)[0]; !strings.ContainsRune("CGHKOSWae", rune(c)) {
+					t.Fatalf("% x starts base64 with %q, which the filter drops", h, c)
+				}
+			}
+		}
+	}
+}
