@@ -55,10 +55,16 @@ func executionFilter(r *http.Request, c principal.Caller, now time.Time) (store.
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		return f, badRequest("since (%s) must be before until (%s)", f.Since.Format(time.RFC3339Nano), f.Until.Format(time.RFC3339Nano))
 	}
+	return ownRecords(c, f), nil
+}
+
+// ownRecords narrows f to the records c may read: an agent, its worker's
+// calls only.
+func ownRecords(c principal.Caller, f store.ExecutionFilter) store.ExecutionFilter {
 	if c.TokenID != "" {
 		f.Worker = c.Worker
 	}
-	return f, nil
+	return f
 }
 
 func executionView(e *store.Execution) api.Execution {

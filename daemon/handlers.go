@@ -279,11 +279,7 @@ func (d *Daemon) stats(w http.ResponseWriter, r *http.Request) error {
 	} else if s, err = d.catalog.Stats(r.Context()); err != nil {
 		return err
 	}
-	var f store.ExecutionFilter
-	if caller.TokenID != "" {
-		f.Worker = caller.Worker
-	}
-	n, err := d.store.CountMatching(r.Context(), f)
+	n, err := d.store.CountMatching(r.Context(), ownRecords(caller, store.ExecutionFilter{}))
 	if err != nil {
 		return err
 	}

@@ -233,12 +233,19 @@ func retireGrants(ctx context.Context, tx *sql.Tx, name string, now time.Time) e
 	if _, err := tx.ExecContext(ctx, `DELETE FROM always_approvals WHERE tool = ?`, name); err != nil {
 		return fmt.Errorf("retiring approvals for good: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET used_at = ? WHERE tool = ? AND status = 'allowed' AND used_at IS NULL`,
-		now.UnixNano(), name); err != nil {
+	return retireApprovals(ctx, tx, "tool", name, now, DecidedByToolGone)
+}
+
+// retireApprovals ends the approvals whose column ("tool" or "worker", a
+// constant) is value: unused allowed ones count as used, and pending ones
+// expire, decided by decidedBy.
+func retireApprovals(ctx context.Context, tx *sql.Tx, column, value string, now time.Time, decidedBy string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET used_at = ? WHERE `+column+` = ? AND status = 'allowed' AND used_at IS NULL`,
+		now.UnixNano(), value); err != nil {
 		return fmt.Errorf("retiring allowed approvals: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE tool = ? AND status = ?`,
-		ApprovalExpired, now.UnixNano(), DecidedByToolGone, name, ApprovalPending); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE `+column+` = ? AND status = ?`,
+		ApprovalExpired, now.UnixNano(), decidedBy, value, ApprovalPending); err != nil {
 		return fmt.Errorf("retiring pending approvals: %w", err)
 	}
 	return nil

@@ -157,13 +157,8 @@ func (s *Store) DeleteWorker(ctx context.Context, name string) error {
 	if err := affectedOne(res, err); err != nil {
 		return fmt.Errorf("store: delete worker %q: %w", name, err)
 	}
-	now := s.now().UnixNano()
-	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET used_at = ? WHERE worker = ? AND status = 'allowed' AND used_at IS NULL`, now, name); err != nil {
-		return fmt.Errorf("store: delete worker %q: retiring its approvals: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE worker = ? AND status = ?`,
-		ApprovalExpired, now, DecidedByWorkerGone, name, ApprovalPending); err != nil {
-		return fmt.Errorf("store: delete worker %q: retiring its approvals: %w", name, err)
+	if err := retireApprovals(ctx, tx, "worker", name, s.now(), DecidedByWorkerGone); err != nil {
+		return fmt.Errorf("store: delete worker %q: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: delete worker %q: %w", name, err)

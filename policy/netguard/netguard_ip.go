@@ -148,25 +148,13 @@ func classify6(ip netip.Addr) (ipClass, string) {
 			return r.class, r.name
 		}
 	}
-	b := ip.As16()
-	switch {
-	case ip == v6Unspecified || ip == v6Loopback:
-		// Inside ::/96 but not IPv4-compatible addresses.
-	case prefixV4Compat.Contains(ip):
-		return embedded4(v4At(b, 12), "IPv4-compatible")
-	case prefixNAT64.Contains(ip):
-		return embedded4(v4At(b, 12), "NAT64")
-	case prefix6to4.Contains(ip):
-		return embedded4(v4At(b, 2), "6to4")
-	case prefixTeredo.Contains(ip):
-		if c, why := embedded4(v4At(b, 4), "Teredo server"); c != ipPublic {
-			return c, why
+	if es := embeddedV4(ip); es != nil {
+		for _, e := range es {
+			if c, why := embedded4(e.v4, e.how); c != ipPublic {
+				return c, why
+			}
 		}
-		client := v4At(b, 12).As4()
-		for i := range client {
-			client[i] ^= 0xff
-		}
-		return embedded4(netip.AddrFrom4(client), "Teredo client")
+		return ipPublic, ""
 	}
 	for _, r := range v6Ranges {
 		if r.prefix.Contains(ip) {
@@ -219,26 +207,50 @@ func MetadataEndpoint(ip netip.Addr) (string, bool) {
 }
 
 // candidates4 is ip itself when IPv4, or the IPv4 addresses an IPv6 address
-// may carry.
+// may carry (IPv4-translated too, which CheckIP refuses as reserved).
 func candidates4(ip netip.Addr) []netip.Addr {
-	if ip.Is4() {
+	switch {
+	case ip.Is4():
 		return []netip.Addr{ip}
-	}
-	if ip.Is4In6() {
+	case ip.Is4In6():
 		return []netip.Addr{ip.Unmap()}
+	case prefixTranslated.Contains(ip):
+		return []netip.Addr{v4At(ip.As16(), 12)}
 	}
+	var out []netip.Addr
+	for _, e := range embeddedV4(ip) {
+		out = append(out, e.v4)
+	}
+	return out
+}
+
+// embedded is an IPv4 address an IPv6 transition address carries, and
+// which transition it is.
+type embedded struct {
+	v4  netip.Addr
+	how string
+}
+
+// embeddedV4 is what an IPv6 address of a transition prefix carries: the
+// IPv4 address of IPv4-compatible, NAT64 and 6to4 addresses, a Teredo
+// address's server and client (stored inverted); nil for any other.
+func embeddedV4(ip netip.Addr) []embedded {
 	b := ip.As16()
 	switch {
-	case prefixV4Compat.Contains(ip), prefixNAT64.Contains(ip), prefixTranslated.Contains(ip):
-		return []netip.Addr{v4At(b, 12)}
+	case ip == v6Unspecified || ip == v6Loopback:
+		// Inside ::/96 but not IPv4-compatible addresses.
+	case prefixV4Compat.Contains(ip):
+		return []embedded{{v4At(b, 12), "IPv4-compatible"}}
+	case prefixNAT64.Contains(ip):
+		return []embedded{{v4At(b, 12), "NAT64"}}
 	case prefix6to4.Contains(ip):
-		return []netip.Addr{v4At(b, 2)}
+		return []embedded{{v4At(b, 2), "6to4"}}
 	case prefixTeredo.Contains(ip):
 		client := v4At(b, 12).As4()
 		for i := range client {
 			client[i] ^= 0xff
 		}
-		return []netip.Addr{v4At(b, 4), netip.AddrFrom4(client)}
+		return []embedded{{v4At(b, 4), "Teredo server"}, {netip.AddrFrom4(client), "Teredo client"}}
 	}
 	return nil
 }
