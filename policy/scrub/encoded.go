@@ -1,12 +1,8 @@
 package scrub
 
 import (
-	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/hex"
-	"io"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -87,8 +83,8 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 	if s.knownAC != nil {
 		spans = s.foldedKnown(text, spans)
 	}
-	budget := maxDecodedPerText
-	for i := 0; i < len(text) && budget > 0; {
+	budget := decodeBudget{bytes: maxDecodedPerText, state: maxStatePerText}
+	for i := 0; i < len(text) && budget.bytes > 0; {
 		if !isEncodedByte(text[i]) || text[i] == '=' {
 			i++
 			continue
@@ -316,7 +312,7 @@ func asciiHex(r string) bool {
 // alignments: text glued from other lines may precede it) and returns, in run offsets, the encoded characters
 // that carry what the rules or the known values find in the decoded text;
 // kind holds the marker.
-func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
+func (s *Scrubber) decodedFinds(run string, aligns int, budget *decodeBudget) []found {
 	var out []found
 	if isHexRun(run) {
 		for off := 0; off < 2; off++ {
@@ -326,14 +322,14 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 				out = append(out, f...)
 				continue
 			}
-			if !asciiHex(r) || !textLike(r[:min(len(r), 2*textSample)], hexDecode) || *budget <= 0 {
+			if !asciiHex(r) || !textLike(r[:min(len(r), 2*textSample)], hexDecode) || budget.bytes <= 0 {
 				continue
 			}
 			dec, err := hex.DecodeString(r)
 			if err != nil {
 				continue
 			}
-			*budget -= len(dec)
+			budget.bytes -= len(dec)
 			for _, sp := range s.decodedSpans(string(dec)) {
 				out = append(out, found{a: off + 2*sp.start, b: off + 2*sp.end, kind: sp.marker})
 			}
@@ -355,7 +351,7 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		if len(r)%4 == 1 { // not a whole byte
 			r = r[:len(r)-1]
 		}
-		if len(r) < minEncodedRun || *budget <= 0 {
+		if len(r) < minEncodedRun || budget.bytes <= 0 {
 			break
 		}
 		if f := s.inflated(r, enc, off, len(run), budget); f != nil {
@@ -369,7 +365,7 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		if err != nil {
 			continue
 		}
-		*budget -= len(dec)
+		budget.bytes -= len(dec)
 		for _, sp := range s.decodedSpans(string(dec)) {
 			a := off + sp.start/3*4
 			b := min(off+(sp.end+2)/3*4, len(run))
@@ -378,81 +374,6 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *int) []found {
 		break
 	}
 	return out
-}
-
-// Compressed, then encoded: `tar czf - .env | base64`, `gzip -c | xxd -p`,
-// a zlib blob in a JSON field. The decoded bytes are a gzip or zlib stream,
-// not text; the stream is inflated (within the decoding budget) and
-// searched like decoded text. What is found there redacts the whole run: an
-// offset inside a compressed stream maps to no particular characters.
-
-// compressedHead reports whether b starts a gzip member (1f 8b, deflate)
-// or a zlib stream (deflate, a window of at most 32 KiB, a valid check).
-// About one text in 300 starts like a zlib header too: a stream that does
-// not inflate to a finding leaves the run to be read as text.
-func compressedHead(b []byte) bool {
-	switch {
-	case len(b) < 3:
-		return false
-	case b[0] == 0x1f && b[1] == 0x8b && b[2] == 8:
-		return true
-	}
-	return b[0]&0x0f == 8 && b[0]>>4 <= 7 && (uint(b[0])<<8|uint(b[1]))%31 == 0
-}
-
-// inflated is inflatedFinds for a run aligned at its start: base64 in enc,
-// or hex when enc is nil. Its first characters, decoded into a buffer on
-// the stack (this runs for every run), tell a compressed stream.
-func (s *Scrubber) inflated(r string, enc *base64.Encoding, off, n int, budget *int) []found {
-	// The first byte of a gzip member (1f) or a zlib header (x8, x <= 7)
-	// starts base64 with one of these.
-	if enc != nil && strings.IndexByte("CGHKOSWae", r[0]) < 0 {
-		return nil
-	}
-	var head [4]byte
-	var k int
-	var err error
-	if enc == nil {
-		k, err = hex.Decode(head[:], []byte(r[:min(len(r), 6)]))
-	} else {
-		k, err = enc.Decode(head[:], []byte(r[:min(len(r), 4)]))
-	}
-	if err != nil || !compressedHead(head[:k]) {
-		return nil
-	}
-	var dec []byte
-	if enc == nil {
-		dec, err = hex.DecodeString(r)
-	} else {
-		dec, err = enc.DecodeString(r)
-	}
-	if err != nil {
-		return nil
-	}
-	return s.inflatedFinds(dec, off, n, budget)
-}
-
-// inflatedFinds inflates a gzip or zlib stream (what inflates before a
-// corrupt or truncated end is kept, as a reader would see it) and returns
-// the whole run, from off to n, when the rules or the known values find
-// anything in it.
-func (s *Scrubber) inflatedFinds(dec []byte, off, n int, budget *int) []found {
-	var zr io.Reader
-	var err error
-	if dec[0] == 0x1f {
-		zr, err = gzip.NewReader(bytes.NewReader(dec))
-	} else {
-		zr, err = zlib.NewReader(bytes.NewReader(dec))
-	}
-	if err != nil || *budget <= 0 {
-		return nil
-	}
-	text, _ := io.ReadAll(io.LimitReader(zr, int64(*budget)))
-	*budget -= max(len(text), len(dec))
-	if spans := s.decodedSpans(string(text)); len(spans) > 0 {
-		return []found{{a: off, b: n, kind: spans[0].marker}}
-	}
-	return nil
 }
 
 // decodedSpans runs the rules and the known values over decoded text.

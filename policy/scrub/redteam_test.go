@@ -13,6 +13,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	dsbzip2 "github.com/dsnet/compress/bzip2"
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 )
 
 // Red-team encodings (branch redteam): a secret the call used (known) and
@@ -95,13 +99,70 @@ func wrap(s string, n int) string {
 	return b.String()
 }
 
-// gzipped and zlibbed compress a document as gzip and zlib write it.
+// gzipped, zlibbed, bzipped, xzed and zstded compress a document as each
+// format's writer does (xz and zstd at their default settings: an 8 MiB
+// dictionary, level 3).
 func gzipped(d string) []byte {
 	return compressWith(d, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
 }
 
 func zlibbed(d string) []byte {
 	return compressWith(d, func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) })
+}
+
+func bzipped(d string) []byte {
+	return compressWith(d, func(w io.Writer) io.WriteCloser {
+		zw, err := dsbzip2.NewWriter(w, nil)
+		if err != nil {
+			panic(err)
+		}
+		return zw
+	})
+}
+
+func xzed(d string) []byte {
+	return compressWith(d, func(w io.Writer) io.WriteCloser {
+		zw, err := xz.NewWriter(w)
+		if err != nil {
+			panic(err)
+		}
+		return zw
+	})
+}
+
+func zstded(d string) []byte {
+	return compressWith(d, func(w io.Writer) io.WriteCloser {
+		zw, err := zstd.NewWriter(w)
+		if err != nil {
+			panic(err)
+		}
+		return zw
+	})
+}
+
+// compressors are the writers above, by name.
+var compressors = []struct {
+	name     string
+	compress func(string) []byte
+}{{"gzip", gzipped}, {"zlib", zlibbed}, {"bzip2", bzipped}, {"xz", xzed}, {"zstd", zstded}}
+
+// uncompressed reads back what a reader makes of dec in any of the five
+// formats.
+func uncompressed(dec []byte) []byte {
+	var out []byte
+	for _, open := range []func(io.Reader) (io.Reader, error){
+		func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
+		func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) },
+		func(r io.Reader) (io.Reader, error) { return dsbzip2.NewReader(r, nil) },
+		func(r io.Reader) (io.Reader, error) { return xz.NewReader(r) },
+		func(r io.Reader) (io.Reader, error) { return zstd.NewReader(r) },
+	} {
+		if zr, err := open(bytes.NewReader(dec)); err == nil {
+			b, _ := io.ReadAll(zr)
+			out = append(out, b...)
+		}
+	}
+	return out
 }
 
 func compressWith(d string, open func(io.Writer) io.WriteCloser) []byte {
@@ -120,7 +181,7 @@ func tarLike(d string) string {
 }
 
 // inflating reads back what a reader could inflate from the output: every
-// base64 or hex run (lines joined), decoded, gunzipped or un-zlibbed.
+// base64 or hex run (lines joined), decoded and uncompressed.
 func inflating(hexRuns bool) func(string) string {
 	return func(o string) string {
 		o = joinLines(o)
@@ -131,20 +192,14 @@ func inflating(hexRuns bool) func(string) string {
 			}
 			return !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_", r)
 		}) {
-			var dec []byte
 			if hexRuns {
-				dec, _ = hex.DecodeString(run[:len(run)/2*2])
-			} else {
-				dec, _ = base64.RawStdEncoding.DecodeString(strings.TrimRight(run, "="))
+				dec, _ := hex.DecodeString(run[:len(run)/2*2])
+				out.Write(uncompressed(dec))
+				continue
 			}
-			for _, open := range []func(io.Reader) (io.Reader, error){
-				func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) },
-				func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) },
-			} {
-				if zr, err := open(bytes.NewReader(dec)); err == nil {
-					b, _ := io.ReadAll(zr)
-					out.Write(b)
-				}
+			for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+				dec, _ := enc.DecodeString(strings.TrimRight(run, "="))
+				out.Write(uncompressed(dec))
 			}
 		}
 		return out.String() + o
@@ -197,6 +252,18 @@ var redTeamEncodings = []redTeamEncoding{
 	}, inflating(false)},
 	{"zlib | base64", func(d string) string { return `{"blob":"` + base64.StdEncoding.EncodeToString(zlibbed("X="+d)) + `"}` }, inflating(false)},
 	{"gzip | xxd -p", func(d string) string { return wrap(hex.EncodeToString(gzipped(tarLike(d))), 60) }, inflating(true)},
+	{"bzip2 | base64", func(d string) string { return base64.StdEncoding.EncodeToString(bzipped("token: " + d + "\n")) }, inflating(false)},
+	{"tar cjf - .env | xxd -p", func(d string) string { return wrap(hex.EncodeToString(bzipped(tarLike(d))), 60) }, inflating(true)},
+	{"tar cJf - .env | base64, wrapped at 76", func(d string) string {
+		return wrap(base64.StdEncoding.EncodeToString(xzed(tarLike(d))), 76)
+	}, inflating(false)},
+	{"xz | base64url", func(d string) string { return base64.RawURLEncoding.EncodeToString(xzed("X=" + d)) }, inflating(false)},
+	{"xz | xxd -p", func(d string) string { return wrap(hex.EncodeToString(xzed("token: "+d+"\n")), 60) }, inflating(true)},
+	{"zstd | base64", func(d string) string { return base64.StdEncoding.EncodeToString(zstded("token: " + d + "\n")) }, inflating(false)},
+	{"tar --zstd -cf - .env | base64, wrapped at 76", func(d string) string {
+		return wrap(base64.StdEncoding.EncodeToString(zstded(tarLike(d))), 76)
+	}, inflating(false)},
+	{"zstd | xxd -p", func(d string) string { return wrap(hex.EncodeToString(zstded("X="+d)), 60) }, inflating(true)},
 	{"base64 of text that starts like a zlib header", func(d string) string {
 		return base64.StdEncoding.EncodeToString([]byte("x^ token: " + d))
 	}, b64Tolerant(base64.StdEncoding)},
@@ -260,6 +327,8 @@ func FuzzScrubEncoded(f *testing.F) {
 	f.Add("4142\r\n4344==\n\n=", "ABCDEFGH", 3)
 	f.Add(wrap(base64.StdEncoding.EncodeToString(gzipped("k=Zk3p_Known-Secret.7781qW\n")), 76), "Zk3p_Known-Secret.7781qW", 5)
 	f.Add(hex.EncodeToString(zlibbed("H4sI"))+"\n"+base64.StdEncoding.EncodeToString([]byte{0x1f, 0x8b, 8, 0, 1, 2}), "H4sIAAAAAAAA", 9)
+	f.Add(base64.StdEncoding.EncodeToString(bzipped("k=Zk3p_Known-Secret.7781qW\n"))+"\n"+hex.EncodeToString(xzed("QlpoOTFBWSZTWQ")), "Zk3p_Known-Secret.7781qW", 6)
+	f.Add(hex.EncodeToString(zstded("k=Zk3p_Known-Secret.7781qW\n"))+" "+base64.RawURLEncoding.EncodeToString([]byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\xc0\xff")), "Zk3p_Known-Secret.7781qW", 11)
 	f.Fuzz(func(t *testing.T, text, secret string, width int) {
 		if len(secret) < minKnownLen || len(secret) > 64 || strings.ContainsAny(secret, "\r\n \t\x00") || len(text) > 1<<14 {
 			return
@@ -282,38 +351,60 @@ func FuzzScrubEncoded(f *testing.F) {
 }
 
 // A compressed stream is inflated only as far as the decoding budget: a
-// bomb (16 MiB of zeros in 16 KiB) costs about the budget, and a secret
-// inside the budget is still found.
+// bomb (4 or 16 MiB of zeros, in 22 KiB or less) costs about the budget plus the
+// decoder's own state (xz's 8 MiB dictionary, bzip2's 3.6 MB block), and a
+// secret inside the budget is still found.
 func TestInflateWithinBudget(t *testing.T) {
 	const known = "Zk3p_Known-Secret.7781qW"
 	s := newTestScrubber(t, map[string]string{"API_KEY": known})
-	bomb := base64.StdEncoding.EncodeToString(gzipped("X=" + known + "\n" + strings.Repeat("\x00", 16<<20)))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	out := s.Scrub(bomb)
-	runtime.ReadMemStats(&after)
-	if strings.Contains(inflating(false)(out), known) {
-		t.Errorf("secret at the start of a bomb leaked")
-	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
-		t.Errorf("scrubbing a %d-byte bomb allocated %d MiB", len(bomb), n>>20)
+	limits := map[string]uint64{"gzip": 16 << 20, "zlib": 16 << 20, "bzip2": 12 << 20, "xz": 20 << 20, "zstd": 20 << 20}
+	for _, c := range compressors {
+		size := 16 << 20
+		if c.name != "gzip" && c.name != "zlib" {
+			size = 4 << 20 // four times the budget; their writers are slow under -race
+		}
+		bomb := base64.StdEncoding.EncodeToString(c.compress("X=" + known + "\n" + strings.Repeat("\x00", size)))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		out := s.Scrub(bomb)
+		runtime.ReadMemStats(&after)
+		if strings.Contains(inflating(false)(out), known) {
+			t.Errorf("%s: secret at the start of a bomb leaked", c.name)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > limits[c.name] {
+			t.Errorf("%s: scrubbing a %d-byte bomb allocated %d MiB, want at most %d", c.name, len(bomb), n>>20, limits[c.name]>>20)
+		} else {
+			t.Logf("%s: %d-byte bomb, %.1f MiB allocated", c.name, len(bomb), float64(n)/(1<<20))
+		}
 	}
 }
 
 // inflated's first-character filter passes every compressed stream's base64:
 // each header compressedHead accepts starts its base64 with one of them.
 func TestCompressedHeadBase64Letters(t *testing.T) {
+	heads := [][]byte{[]byte("\xfd7zXZ\x00"), []byte("\x28\xb5\x2f\xfd\x00\x00")}
+	for l := byte('1'); l <= '9'; l++ {
+		heads = append(heads, []byte{'B', 'Z', 'h', l, 0x31, 0x41})
+	}
 	for b0 := range 256 {
 		for b1 := range 256 {
-			h := []byte{byte(b0), byte(b1), 8}
-			if !compressedHead(h) {
-				continue
-			}
-			for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-				if c := enc.EncodeToString(h)[0]; !strings.ContainsRune("CGHKOSWae", rune(c)) {
-					t.Fatalf("% x starts base64 with %q, which the filter drops", h, c)
-				}
+			heads = append(heads, []byte{byte(b0), byte(b1), 8, 0, 0, 0})
+		}
+	}
+	seen := map[format]bool{}
+	for _, h := range heads {
+		f := compressedHead(h)
+		if f == notCompressed {
+			continue
+		}
+		seen[f] = true
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			if c := enc.EncodeToString(h)[0]; !strings.ContainsRune(compressedLetters, rune(c)) {
+				t.Fatalf("% x starts base64 with %q, which the filter drops", h, c)
 			}
 		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("formats told from these heads: %v, want all five", seen)
 	}
 }
