@@ -41,7 +41,7 @@ type joined struct {
 }
 
 func joinBreaks(text string) joined {
-	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '\r') < 0 {
+	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '\r') < 0 && strings.IndexByte(text, '\\') < 0 {
 		return joined{text: text}
 	}
 	var b strings.Builder
@@ -49,9 +49,12 @@ func joinBreaks(text string) joined {
 	var removed []int32
 	last := 0
 	for i := 0; i < len(text); i++ {
-		if c := text[i]; c == '\r' || c == '\n' {
+		if n := breakLen(text, i); n > 0 {
 			b.WriteString(text[last:i])
-			removed = append(removed, int32(i))
+			for k := i; k < i+n; k++ {
+				removed = append(removed, int32(k))
+			}
+			i += n - 1
 			last = i + 1
 		}
 	}
@@ -134,7 +137,10 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 }
 
 // breakLen is the length of the line break at text[k] (\n, \r\n or \r),
-// or 0.
+// or of one written as a JSON or C string escapes it (the two characters
+// \n, \r\n or \r): a tool's output reaches the scrubber as a JSON
+// string, in which `base64 -w 76` is one line of escaped breaks. 0 when
+// there is none.
 func breakLen(text string, k int) int {
 	switch {
 	case text[k] == '\n':
@@ -143,6 +149,14 @@ func breakLen(text string, k int) int {
 		return 2
 	case text[k] == '\r':
 		return 1
+	case text[k] != '\\' || k+1 == len(text):
+		return 0
+	case text[k+1] == 'n':
+		return 2
+	case text[k+1] == 'r' && strings.HasPrefix(text[k+2:], `\n`):
+		return 4
+	case text[k+1] == 'r':
+		return 2
 	}
 	return 0
 }
@@ -157,39 +171,43 @@ func (s *Scrubber) foldedKnown(text string, spans []scrubSpan) []scrubSpan {
 		shortest = min(shortest, l)
 	}
 	var pos []int32
-	for k := strings.IndexByte(text, '\n'); k >= 0 && k < len(text); {
-		b0 := k
-		if b0 > 0 && text[b0-1] == '\r' {
-			b0--
-		}
-		// Each break gets its own window (reach bounds it): a window
-		// stopped short of a later break must not hide it.
-		if b0 > 0 && k+1 < len(text) && !blank(text[b0-1]) && !blank(text[k+1]) {
-			lo := b0
-			for lo > 0 && b0-lo < reach && !blank(text[lo-1]) {
-				lo--
+	// Raw breaks, then escaped ones (\n in a JSON string).
+	for _, br := range [][2]string{{"\n", "\r"}, {`\n`, `\r`}} {
+		nl, cr := br[0], br[1]
+		for k := strings.Index(text, nl); k >= 0; {
+			b0, k1 := k, k+len(nl) // the break is text[b0:k1]
+			if strings.HasSuffix(text[:b0], cr) {
+				b0 -= len(cr)
 			}
-			hi := k + 1
-			for hi < len(text) && hi-k < reach {
-				if n := breakLen(text, hi); n > 0 && hi+n < len(text) && !blank(text[hi+n]) {
-					hi += n // folded again
-					continue
+			// Each break gets its own window (reach bounds it): a window
+			// stopped short of a later break must not hide it.
+			if b0 > 0 && k1 < len(text) && !blank(text[b0-1]) && !blank(text[k1]) {
+				lo := b0
+				for lo > 0 && b0-lo < reach && !blank(text[lo-1]) {
+					lo--
 				}
-				if blank(text[hi]) {
-					break
+				hi := k1
+				for hi < len(text) && hi-k1 < reach {
+					if n := breakLen(text, hi); n > 0 && hi+n < len(text) && !blank(text[hi+n]) {
+						hi += n // folded again
+						continue
+					}
+					if blank(text[hi]) {
+						break
+					}
+					hi++
 				}
-				hi++
+				// Shorter than any known value: prose words around a break.
+				if hi-lo-(k1-b0) >= shortest {
+					pos, spans = s.scanJoined(text, lo, hi, pos[:0], spans)
+				}
 			}
-			// Shorter than any known value: prose words around a break.
-			if hi-lo-(k+1-b0) >= shortest {
-				pos, spans = s.scanJoined(text, lo, hi, pos[:0], spans)
+			n := strings.Index(text[k1:], nl)
+			if n < 0 {
+				break
 			}
+			k = k1 + n
 		}
-		n := strings.IndexByte(text[k+1:], '\n')
-		if n < 0 {
-			break
-		}
-		k += n + 1
 	}
 	return spans
 }
@@ -202,7 +220,8 @@ func (s *Scrubber) scanJoined(text string, lo, hi int, pos []int32, spans []scru
 	row := int32(0)
 	for i := lo; i < hi; i++ {
 		c := text[i]
-		if c == '\r' || c == '\n' {
+		if n := breakLen(text, i); n > 0 {
+			i += n - 1
 			continue
 		}
 		pos = append(pos, int32(i))

@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -298,6 +299,38 @@ func TestRedTeamEncodedSecrets(t *testing.T) {
 	t.Logf("%d secrets × %d encodings, %d leaked", len(tokens), len(redTeamEncodings), leaks)
 }
 
+// TestRedTeamEncodedInJSON: the same encodings as a tool's output reaches
+// the scrubber, inside a JSON string, where every line break is the two
+// characters \n (or \r\n): wrapped base64 and hex, a compressed archive, a
+// known value folded over lines.
+func TestRedTeamEncodedInJSON(t *testing.T) {
+	const known = "Zk3p_Known-Secret.7781qW"
+	tokens := []string{known, "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "AKIAQ3EGRTVXZ7KLMN2P"}
+	s := newTestScrubber(t, map[string]string{"API_KEY": known})
+	leaks := 0
+	for _, tok := range tokens {
+		for _, e := range redTeamEncodings {
+			for _, crlf := range []bool{false, true} {
+				stdout := e.encode(tok)
+				if crlf {
+					stdout = strings.ReplaceAll(strings.ReplaceAll(stdout, "\r\n", "\n"), "\n", "\r\n")
+				}
+				in, _ := json.Marshal(map[string]any{"exit_code": 0, "stdout": stdout, "stderr": ""})
+				out := s.Scrub(string(in))
+				var got struct{ Stdout string }
+				if err := json.Unmarshal([]byte(out), &got); err != nil {
+					got.Stdout = out // the scrubbed text is read as it is
+				}
+				if strings.Contains(e.decode(got.Stdout), tok) {
+					leaks++
+					t.Errorf("%s of %.12s… in JSON (crlf %v): leaked\n in: %.160s\nout: %.160s", e.name, tok, crlf, in, out)
+				}
+			}
+		}
+	}
+	t.Logf("%d secrets × %d encodings × 2 line ends in JSON, %d leaked", len(tokens), len(redTeamEncodings), leaks)
+}
+
 // TestRedTeamEncodedBenign: the decoders' look-alikes stay as they are:
 // base64 and hex of ordinary text, wrapped lines, image data.
 func TestRedTeamEncodedBenign(t *testing.T) {
@@ -311,9 +344,18 @@ func TestRedTeamEncodedBenign(t *testing.T) {
 		wrap(hex.EncodeToString(zlibbed("nothing secret in here either")), 60),
 		"commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nAuthor: A <a@example.com>",
 		wrap(strings.Repeat("The quick brown fox jumps over the lazy dog. ", 5), 10),
+		base64.StdEncoding.EncodeToString(xzed(strings.Repeat("an ordinary compressed log line\n", 10))),
+		wrap(hex.EncodeToString(zstded("nothing secret in here either")), 60),
+		wrap(base64.StdEncoding.EncodeToString(bzipped(strings.Repeat("lorem ipsum dolor sit amet ", 20))), 76),
+		"printf(\"%s\\n\", name);\nfputs(\"done\\r\\n\", stderr);",
 	} {
 		if out := s.Scrub(in); out != in {
 			t.Errorf("benign text changed:\n in: %.120q\nout: %.120q", in, out)
+		}
+		// As a tool's output reaches the scrubber: in a JSON string.
+		j, _ := json.Marshal(map[string]string{"stdout": in})
+		if out := s.Scrub(string(j)); out != string(j) {
+			t.Errorf("benign JSON changed:\n in: %.120s\nout: %.120s", j, out)
 		}
 	}
 }
@@ -327,6 +369,7 @@ func FuzzScrubEncoded(f *testing.F) {
 	f.Add("4142\r\n4344==\n\n=", "ABCDEFGH", 3)
 	f.Add(wrap(base64.StdEncoding.EncodeToString(gzipped("k=Zk3p_Known-Secret.7781qW\n")), 76), "Zk3p_Known-Secret.7781qW", 5)
 	f.Add(hex.EncodeToString(zlibbed("H4sI"))+"\n"+base64.StdEncoding.EncodeToString([]byte{0x1f, 0x8b, 8, 0, 1, 2}), "H4sIAAAAAAAA", 9)
+	f.Add(`{"stdout":"`+strings.ReplaceAll(wrap(base64.StdEncoding.EncodeToString(xzed("k=Zk3p_Known-Secret.7781qW\n")), 76), "\n", `\r\n`)+`"}`, "Zk3p_Known-Secret.7781qW", 8)
 	f.Add(base64.StdEncoding.EncodeToString(bzipped("k=Zk3p_Known-Secret.7781qW\n"))+"\n"+hex.EncodeToString(xzed("QlpoOTFBWSZTWQ")), "Zk3p_Known-Secret.7781qW", 6)
 	f.Add(hex.EncodeToString(zstded("k=Zk3p_Known-Secret.7781qW\n"))+" "+base64.RawURLEncoding.EncodeToString([]byte("\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4\x46\x02\xc0\xff")), "Zk3p_Known-Secret.7781qW", 11)
 	f.Fuzz(func(t *testing.T, text, secret string, width int) {
@@ -342,7 +385,11 @@ func FuzzScrubEncoded(f *testing.F) {
 			t.Fatalf("not idempotent:\n%q\n%q", out, again)
 		}
 		width = 4 + (width%40+40)%40
-		for _, enc := range []string{wrap(text+secret, width), wrap(base64.StdEncoding.EncodeToString([]byte(text+"\n"+secret+"\n")), 76)} {
+		for _, enc := range []string{
+			wrap(text+secret, width),
+			wrap(base64.StdEncoding.EncodeToString([]byte(text+"\n"+secret+"\n")), 76),
+			strings.ReplaceAll(wrap(text+secret, width), "\n", `\n`), // folded in a JSON string
+		} {
 			if got := s.Scrub(enc); strings.Contains(joinLines(got), secret) {
 				t.Fatalf("secret left in %q", got)
 			}
