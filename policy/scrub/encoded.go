@@ -49,7 +49,7 @@ func joinBreaks(text string) joined {
 	var removed []int32
 	last := 0
 	for i := 0; i < len(text); i++ {
-		if n := breakLen(text, i); n > 0 {
+		if n := gapLen(text, i); n > 0 {
 			b.WriteString(text[last:i])
 			for k := i; k < i+n; k++ {
 				removed = append(removed, int32(k))
@@ -104,7 +104,7 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 			case isEncodedByte(c):
 				k++
 			default:
-				n := breakLen(text, k)
+				n := gapLen(text, k)
 				if n == 0 || k+n >= len(text) || !isEncodedByte(text[k+n]) || text[k+n] == '=' {
 					break run
 				}
@@ -136,12 +136,13 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 	return spans
 }
 
-// breakLen is the length of the line break at text[k] (\n, \r\n or \r),
-// or of one written as a JSON or C string escapes it (the two characters
-// \n, \r\n or \r): a tool's output reaches the scrubber as a JSON
-// string, in which `base64 -w 76` is one line of escaped breaks. 0 when
-// there is none.
-func breakLen(text string, k int) int {
+// gapLen is the length of the gap at text[k] that a reader closes when
+// joining a token, or 0: a line break (\n, \r\n or \r), one written as a
+// JSON or C string escapes it (the two characters \n, \r\n or \r), or the
+// backslash JSON may write before a slash (\/). A tool's output reaches the
+// scrubber as a JSON string, in which `base64 -w 76` is one line of escaped
+// breaks.
+func gapLen(text string, k int) int {
 	switch {
 	case text[k] == '\n':
 		return 1
@@ -153,6 +154,8 @@ func breakLen(text string, k int) int {
 		return 0
 	case text[k+1] == 'n':
 		return 2
+	case text[k+1] == '/':
+		return 1 // the slash stays
 	case text[k+1] == 'r' && strings.HasPrefix(text[k+2:], `\n`):
 		return 4
 	case text[k+1] == 'r':
@@ -188,7 +191,7 @@ func (s *Scrubber) foldedKnown(text string, spans []scrubSpan) []scrubSpan {
 				}
 				hi := k1
 				for hi < len(text) && hi-k1 < reach {
-					if n := breakLen(text, hi); n > 0 && hi+n < len(text) && !blank(text[hi+n]) {
+					if n := gapLen(text, hi); n > 0 && hi+n < len(text) && !blank(text[hi+n]) {
 						hi += n // folded again
 						continue
 					}
@@ -220,7 +223,7 @@ func (s *Scrubber) scanJoined(text string, lo, hi int, pos []int32, spans []scru
 	row := int32(0)
 	for i := lo; i < hi; i++ {
 		c := text[i]
-		if n := breakLen(text, i); n > 0 {
+		if n := gapLen(text, i); n > 0 {
 			i += n - 1
 			continue
 		}

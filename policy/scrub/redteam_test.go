@@ -301,8 +301,8 @@ func TestRedTeamEncodedSecrets(t *testing.T) {
 
 // TestRedTeamEncodedInJSON: the same encodings as a tool's output reaches
 // the scrubber, inside a JSON string, where every line break is the two
-// characters \n (or \r\n): wrapped base64 and hex, a compressed archive, a
-// known value folded over lines.
+// characters \n (or \r\n) and a slash may be \/: wrapped base64 and hex, a
+// compressed archive, a known value folded over lines.
 func TestRedTeamEncodedInJSON(t *testing.T) {
 	const known = "Zk3p_Known-Secret.7781qW"
 	tokens := []string{known, "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "AKIAQ3EGRTVXZ7KLMN2P"}
@@ -310,12 +310,15 @@ func TestRedTeamEncodedInJSON(t *testing.T) {
 	leaks := 0
 	for _, tok := range tokens {
 		for _, e := range redTeamEncodings {
-			for _, crlf := range []bool{false, true} {
+			for _, style := range []string{"lf", "crlf", `lf, \/`} {
 				stdout := e.encode(tok)
-				if crlf {
+				if style == "crlf" {
 					stdout = strings.ReplaceAll(strings.ReplaceAll(stdout, "\r\n", "\n"), "\n", "\r\n")
 				}
 				in, _ := json.Marshal(map[string]any{"exit_code": 0, "stdout": stdout, "stderr": ""})
+				if style == `lf, \/` { // as PHP's json_encode writes a slash
+					in = bytes.ReplaceAll(in, []byte("/"), []byte(`\/`))
+				}
 				out := s.Scrub(string(in))
 				var got struct{ Stdout string }
 				if err := json.Unmarshal([]byte(out), &got); err != nil {
@@ -323,12 +326,12 @@ func TestRedTeamEncodedInJSON(t *testing.T) {
 				}
 				if strings.Contains(e.decode(got.Stdout), tok) {
 					leaks++
-					t.Errorf("%s of %.12s… in JSON (crlf %v): leaked\n in: %.160s\nout: %.160s", e.name, tok, crlf, in, out)
+					t.Errorf("%s of %.12s… in JSON (%s): leaked\n in: %.160s\nout: %.160s", e.name, tok, style, in, out)
 				}
 			}
 		}
 	}
-	t.Logf("%d secrets × %d encodings × 2 line ends in JSON, %d leaked", len(tokens), len(redTeamEncodings), leaks)
+	t.Logf("%d secrets × %d encodings × 3 styles of JSON, %d leaked", len(tokens), len(redTeamEncodings), leaks)
 }
 
 // TestRedTeamKnownTransforms: a known value put through what a shell does
