@@ -334,29 +334,6 @@ func TestRedTeamEncodedInJSON(t *testing.T) {
 	t.Logf("%d secrets × %d encodings × 3 styles of JSON, %d leaked", len(tokens), len(redTeamEncodings), leaks)
 }
 
-// TestRedTeamKnownTransforms: a known value put through what a shell does
-// to text in one command (rev, tr's rot13, sed 's/./& /g') is redacted as
-// the value is, in plain text and in a tool's JSON result.
-func TestRedTeamKnownTransforms(t *testing.T) {
-	const known = "Zk3p_Known-Secret.7781qW"
-	s := newTestScrubber(t, map[string]string{"API_KEY": known})
-	for name, form := range map[string]string{
-		"rev":             reversed(known),
-		"tr rot13":        strings.Map(rot13, known),
-		"sed 's/./& /g'":  strings.Join(strings.Split(known, ""), " "),
-		"rev, upper case": strings.ToUpper(reversed(known)),
-	} {
-		for _, in := range []string{"value: " + form + "\n", `{"stdout":"x\n` + form + `\n"}`} {
-			if out := s.Scrub(in); strings.Contains(out, form) || !strings.Contains(out, "[REDACTED:secret:API_KEY]") {
-				t.Errorf("%s: %q scrubbed to %q", name, in, out)
-			}
-		}
-	}
-	if got := strings.Map(rot13, strings.Map(rot13, known)); got != known {
-		t.Errorf("rot13 twice: %q", got)
-	}
-}
-
 // TestRedTeamEncodedBenign: the decoders' look-alikes stay as they are:
 // base64 and hex of ordinary text, wrapped lines, image data.
 func TestRedTeamEncodedBenign(t *testing.T) {

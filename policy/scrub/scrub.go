@@ -207,30 +207,7 @@ func knownForms(v string) []string {
 		hex.EncodeToString(b), // upper case is matched by case folding
 		jsonString(v, true),   // inside a JSON string, as Go writes it
 		jsonString(v, false),  // ... and as most other encoders do
-		// What a shell does to a value in one command: rev, tr's rot13,
-		// sed 's/./& /g'.
-		reversed(v),
-		strings.Map(rot13, v),
-		strings.Join(strings.Split(v, ""), " "),
 	}
-}
-
-// reversed is v's characters in reverse order, as rev prints them.
-func reversed(v string) string {
-	r := []rune(v)
-	slices.Reverse(r)
-	return string(r)
-}
-
-// rot13 rotates an ASCII letter by 13 places.
-func rot13(r rune) rune {
-	switch {
-	case 'a' <= r && r <= 'z':
-		return 'a' + (r-'a'+13)%26
-	case 'A' <= r && r <= 'Z':
-		return 'A' + (r-'A'+13)%26
-	}
-	return r
 }
 
 // jsonString is v escaped for the inside of a JSON string.
