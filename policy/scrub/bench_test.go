@@ -1,6 +1,7 @@
 package scrub
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,17 @@ var benchKnown = map[string]string{
 func BenchmarkScrubClean(b *testing.B)       { benchScrub(b, benchCorpus(b, "benign"), nil) }
 func BenchmarkScrubCleanKnown(b *testing.B)  { benchScrub(b, benchCorpus(b, "benign"), benchKnown) }
 func BenchmarkScrubSecretLaden(b *testing.B) { benchScrub(b, benchCorpus(b, "secrets"), nil) }
+
+// BenchmarkScrubCleanJSON: the benign corpus as the daemon scrubs a shell
+// tool's output, inside a JSON string (every line break escaped), with a
+// call's known values.
+func BenchmarkScrubCleanJSON(b *testing.B) {
+	j, err := json.Marshal(map[string]any{"exit_code": 0, "stdout": benchCorpus(b, "benign"), "stderr": ""})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchScrub(b, string(j), benchKnown)
+}
 
 // BenchmarkWithKnown: deriving a call's scrubber from the daemon's.
 func BenchmarkWithKnown(b *testing.B) {

@@ -126,10 +126,15 @@ func cookieValue(v string) bool {
 		v != "deleted" && !strings.EqualFold(v, "invalid")
 }
 
-// lineEnd is the end of the line holding i, at most max bytes on.
+// lineEnd is the end of the line holding i, at most max bytes on. A line
+// also ends at a break JSON escapes (\n): a tool's output is a JSON
+// string, one line however many it prints.
 func lineEnd(text string, i, max int) int {
 	end := min(len(text), i+max)
 	if j := strings.IndexByte(text[i:end], '\n'); j >= 0 {
+		end = i + j
+	}
+	if j := strings.Index(text[i:end], `\n`); j >= 0 {
 		end = i + j
 	}
 	return end
