@@ -107,27 +107,21 @@ func labelAddr(l string) (netip.Addr, bool) {
 			return ip, true
 		}
 	}
-	hex := l
-	if i := strings.LastIndexByte(l, '-'); i >= 0 {
-		hex = l[i+1:]
+	// NAME-a9fea9fe: the last part, eight hex digits, is the address.
+	if hex := l[strings.LastIndexByte(l, '-')+1:]; len(hex) == 8 {
+		return inetAton([]string{"0x" + hex})
 	}
-	if len(hex) != 8 {
-		return netip.Addr{}, false
-	}
-	v, err := strconv.ParseUint(hex, 16, 32)
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+	return netip.Addr{}, false
 }
 
 // inetAton parses 1 to 4 numeric parts as inet_aton does: each decimal,
 // 0x hex or 0-led octal; the last part fills the remaining bytes.
 func inetAton(parts []string) (netip.Addr, bool) {
-	if len(parts) == 0 || len(parts) > 4 {
+	n := len(parts)
+	if n == 0 || n > 4 {
 		return netip.Addr{}, false
 	}
-	var vals [4]uint64
+	var addr uint64
 	for i, p := range parts {
 		base := 10
 		switch {
@@ -144,29 +138,18 @@ func inetAton(parts []string) (netip.Addr, bool) {
 		if p == "" {
 			p = "0"
 		}
+		// Every part but the last is one byte; the last fills the rest.
+		bits := 8
+		if i == n-1 {
+			bits = 8 * (5 - n)
+		}
 		v, err := strconv.ParseUint(p, base, 64)
-		if err != nil {
+		if err != nil || v >= 1<<bits {
 			return netip.Addr{}, false
 		}
-		vals[i] = v
+		addr = addr<<bits | v
 	}
-	n := len(parts)
-	var b [4]byte
-	for i := 0; i < n-1; i++ {
-		if vals[i] > 0xff {
-			return netip.Addr{}, false
-		}
-		b[i] = byte(vals[i])
-	}
-	last := vals[n-1]
-	if last >= 1<<(8*uint(5-n)) {
-		return netip.Addr{}, false
-	}
-	for i := 3; i >= n-1; i-- {
-		b[i] = byte(last)
-		last >>= 8
-	}
-	return netip.AddrFrom4(b), true
+	return netip.AddrFrom4([4]byte{byte(addr >> 24), byte(addr >> 16), byte(addr >> 8), byte(addr)}), true
 }
 
 func isMetadata(ip netip.Addr) bool {
