@@ -150,16 +150,14 @@ func looksBase64(s string) (string, bool) {
 	if !ok || dec == "" || !utf8.ValidString(dec) {
 		return "", false
 	}
-	printable := 0
+	// Text: at most a tenth of its characters are control characters.
+	control := 0
 	for _, r := range dec {
-		if r >= 0x20 || r == '\n' || r == '\t' {
-			printable++
+		if r < 0x20 && r != '\n' && r != '\t' {
+			control++
 		}
 	}
-	if printable*10 < utf8.RuneCountInString(dec)*9 {
-		return "", false
-	}
-	return dec, true
+	return dec, 10*control <= utf8.RuneCountInString(dec)
 }
 
 // codeLiterals extracts the string literals of interpreter code with

@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -376,13 +377,7 @@ func printfData(args []arg) *data {
 				}
 			case 'o', 'x', 'X':
 				v, _ := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
-				s := strconv.FormatInt(v, 16)
-				if verb == 'o' {
-					s = strconv.FormatInt(v, 8)
-				} else if verb == 'X' {
-					s = strings.ToUpper(s)
-				}
-				b.WriteString(s)
+				fmt.Fprintf(&b, "%"+string(verb), v) // (Go's %o, %x and %X are printf's)
 			default:
 				b.WriteString(arg)
 			}
