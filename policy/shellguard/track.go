@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"cmp"
 	"maps"
 	"path"
 	"regexp"
@@ -147,10 +148,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			}
 		}
 	case "tee", "dd":
-		d := stdin
-		if d == nil {
-			d = &data{origins: originOther}
-		}
+		d := cmp.Or(stdin, &data{origins: originOther})
 		for _, a := range args[1:] {
 			switch {
 			case seg.name == "tee" && !strings.HasPrefix(a.e, "-"):
@@ -202,31 +200,27 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 	}
 	switch seg.name {
 	case "git":
-		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, "-c", "--config")
-			if !ok {
-				continue
-			}
-			i = ni
-			key, val, _ := strings.Cut(v, "=")
-			key = strings.ToLower(key)
+		// setting runs a configuration value that is a command: a key's
+		// that names one, or a "!shell" value where bang allows it.
+		setting := func(key, val string, bang bool) {
 			switch {
-			case strings.HasPrefix(val, "!"):
+			case bang && strings.HasPrefix(val, "!"):
 				run(val[1:])
-			case gitCommandKey.MatchString(key):
+			case gitCommandKey.MatchString(strings.ToLower(key)):
 				run(val)
+			}
+		}
+		for i := 1; i < len(args); i++ {
+			if v, ni, ok := optVal(i, "-c", "--config"); ok {
+				key, val, _ := strings.Cut(v, "=")
+				setting(key, val, true)
+				i = ni
 			}
 		}
 		// git config [--global] KEY VALUE stores an alias or a command
 		// that a later git command runs: judged now.
 		if ops := operands(args, false); len(ops) >= 3 && ops[0].e == "config" {
-			key, val := strings.ToLower(ops[1].e), ops[2].p
-			switch {
-			case strings.HasPrefix(key, "alias.") && strings.HasPrefix(val, "!"):
-				run(val[1:])
-			case gitCommandKey.MatchString(key):
-				run(val)
-			}
+			setting(ops[1].e, ops[2].p, strings.HasPrefix(strings.ToLower(ops[1].e), "alias."))
 		}
 	case "ssh", "scp", "sftp", "autossh":
 		for i := 1; i < len(args); i++ {
@@ -444,13 +438,12 @@ var (
 
 // cronCommand returns the command part of a crontab line.
 func cronCommand(line string) string {
-	line = strings.TrimSpace(line)
 	fields := strings.Fields(line)
-	if len(fields) == 0 || line[0] == '#' || isAssignText(fields[0]) {
+	if len(fields) == 0 || fields[0][0] == '#' || isAssignText(fields[0]) {
 		return ""
 	}
 	n := 5
-	if strings.HasPrefix(line, "@") {
+	if fields[0][0] == '@' {
 		n = 1
 	}
 	if len(fields) <= n {
@@ -466,15 +459,14 @@ func (w *walker) linkCommand(src, dst string, hashEntry bool) {
 	if base == "" || base == "." || base == ".." {
 		return
 	}
-	if !hashEntry && !(strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin")) {
-		return // copying a local file, not a command
-	}
-	if hashEntry {
+	switch {
+	case hashEntry:
 		put(&w.pathCmds, strings.ToLower(dst), base)
-		return
+	case strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin"):
+		// (A copy of a local file is no command.)
+		put(&w.pathCmds, w.fileKey(dst), base)
+		w.pathCmds[baseName(dst)] = base
 	}
-	put(&w.pathCmds, w.fileKey(dst), base)
-	w.pathCmds[baseName(dst)] = base
 }
 
 // trackDownload remembers files a download command writes.
