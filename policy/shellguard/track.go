@@ -184,20 +184,6 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			w.walkScriptLenient(text, scope)
 		}
 	}
-	// optVal reads option short (-c) or long (--config, if any) at word
-	// i: its value and the index of the word that ends it.
-	optVal := func(i int, short, long string) (string, int, bool) {
-		a := args[i].e
-		switch {
-		case (a == short || long != "" && a == long) && i+1 < len(args):
-			return args[i+1].p, i + 1, true
-		case len(a) > 2 && strings.HasPrefix(a, short):
-			return args[i].p[2:], i, true
-		case long != "" && strings.HasPrefix(a, long+"="):
-			return args[i].p[len(long)+1:], i, true
-		}
-		return "", i, false
-	}
 	switch seg.name {
 	case "git":
 		// setting runs a configuration value that is a command: a key's
@@ -210,12 +196,9 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				run(val)
 			}
 		}
-		for i := 1; i < len(args); i++ {
-			if v, ni, ok := optVal(i, "-c", "--config"); ok {
-				key, val, _ := strings.Cut(v, "=")
-				setting(key, val, true)
-				i = ni
-			}
+		for _, v := range optionValues(args, "-c", "--config") {
+			key, val, _ := strings.Cut(v, "=")
+			setting(key, val, true)
 		}
 		// git config [--global] KEY VALUE stores an alias or a command
 		// that a later git command runs: judged now.
@@ -223,12 +206,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			setting(ops[1].e, ops[2].p, strings.HasPrefix(strings.ToLower(ops[1].e), "alias."))
 		}
 	case "ssh", "scp", "sftp", "autossh":
-		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, "-o", "")
-			if !ok {
-				continue
-			}
-			i = ni
+		for _, v := range optionValues(args, "-o", "") {
 			key, val, found := strings.Cut(v, "=")
 			if !found {
 				key, val, _ = strings.Cut(strings.TrimSpace(v), " ")
@@ -240,11 +218,8 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 		if seg.name == "scp" || seg.name == "sftp" {
 			// -S PROGRAM is run in place of ssh.
-			for i := 1; i < len(args); i++ {
-				if v, ni, ok := optVal(i, "-S", ""); ok {
-					run(v)
-					i = ni
-				}
+			for _, v := range optionValues(args, "-S", "") {
+				run(v)
 			}
 		}
 	case "tar", "gtar", "bsdtar", "rsync", "zip", "man", "gdb":
@@ -288,13 +263,11 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 					a := args[j].e
 					enter := a == "Enter" || a == "C-m" || a == "KPEnter"
 					switch {
-					case len(ops) > 0 && !enter:
-						ops = append(ops, args[j].p) // the command's own words, options included
-					case len(ops) > 0 || enter:
-					case len(a) == 2 && a[0] == '-' && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0:
+					case enter:
+					case len(ops) > 0 || !strings.HasPrefix(a, "-"):
+						ops = append(ops, args[j].p) // the command's words, its options included
+					case len(a) == 2 && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0:
 						j++ // an option's value
-					case !strings.HasPrefix(a, "-"):
-						ops = append(ops, args[j].p)
 					}
 				}
 				run(strings.Join(ops, " "))
@@ -354,8 +327,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			}
 		}
 	case "parallel":
-		var tmpl []string
-		var vals []string
+		var tmpl, vals []string
 		sep, inCmd := false, false
 		for _, a := range args[1:] {
 			switch {
@@ -383,6 +355,26 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			}
 		}
 	}
+}
+
+// optionValues are the values of option short (-c) or long (--config, if
+// any) wherever it stands: -c VALUE, -cVALUE, --config VALUE and
+// --config=VALUE, as written.
+func optionValues(args []arg, short, long string) []string {
+	var vals []string
+	for i := 1; i < len(args); i++ {
+		a := args[i].e
+		switch {
+		case (a == short || long != "" && a == long) && i+1 < len(args):
+			i++
+			vals = append(vals, args[i].p)
+		case len(a) > 2 && strings.HasPrefix(a, short):
+			vals = append(vals, args[i].p[2:])
+		case long != "" && strings.HasPrefix(a, long+"="):
+			vals = append(vals, args[i].p[len(long)+1:])
+		}
+	}
+	return vals
 }
 
 // operands are the words after the program that are not options; a lone
@@ -494,16 +486,12 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 			w.setFile(w.fileKey(a[2:]), fetched())
 		}
 	}
-	if url != "" {
-		// curl -O and plain wget save under the URL's last component.
-		u := url
-		if i := strings.IndexAny(u, "?#"); i >= 0 {
-			u = u[:i]
-		}
-		if base := path.Base(u); base != "" && base != "/" && base != "." && !strings.Contains(base, ":") {
-			w.setFile(w.fileKey(base), fetched())
-			put(&w.fetchedBase, base, true)
-		}
+	// curl -O and plain wget save under the URL's last component.
+	u, _, _ := strings.Cut(url, "?")
+	u, _, _ = strings.Cut(u, "#")
+	if base := path.Base(u); base != "" && base != "/" && base != "." && !strings.Contains(base, ":") {
+		w.setFile(w.fileKey(base), fetched())
+		put(&w.fetchedBase, base, true)
 	}
 }
 
