@@ -104,8 +104,7 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 		for _, a := range args[1:] {
 			for _, o := range opts {
 				// The option itself, or a short one in a cluster.
-				if a.e == o ||
-					len(o) == 2 && o[0] == '-' && len(a.e) > 1 && a.e[0] == '-' && a.e[1] != '-' && strings.IndexByte(a.e[1:], o[1]) >= 0 {
+				if a.e == o || len(o) == 2 && o[0] == '-' && inCluster(a.e, o[1:]) {
 					return true
 				}
 			}
@@ -224,9 +223,8 @@ func trFunc(args []arg) func(string) (string, bool) {
 	del := false
 	for _, a := range args[1:] {
 		switch {
-		case a.e == "-d" || a.e == "--delete":
-			del = true
 		case strings.HasPrefix(a.e, "-") && len(a.e) > 1:
+			// -d, --delete and a cluster holding d delete.
 			if strings.Contains(a.e, "d") {
 				del = true
 			}

@@ -125,11 +125,10 @@ func listingOf(name string, args []arg) *listing {
 		dirOnly, all := false, name == "tree"
 		var ops []arg
 		for _, a := range args[1:] {
-			short := strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--")
 			switch {
-			case ls && (a.e == "--recursive" || short && strings.Contains(a.e, "R")):
+			case ls && (a.e == "--recursive" || inCluster(a.e, "R")):
 				l.recursive = true
-			case ls && (a.e == "--directory" || short && strings.Contains(a.e, "d")):
+			case ls && (a.e == "--directory" || inCluster(a.e, "d")):
 				dirOnly = true
 			case !ls && (a.e == "-a" || a.e == "--all" || (name == "tree" && a.e == "-fi")):
 				all = true
@@ -194,6 +193,12 @@ func listingOf(name string, args []arg) *listing {
 // relative to the working directory: a traversal of the working
 // directory is the tool's own business.
 func absOrHome(p string) bool { return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") }
+
+// inCluster reports whether word is a cluster of short options (-rf)
+// holding one of letters.
+func inCluster(word, letters string) bool {
+	return strings.HasPrefix(word, "-") && !strings.HasPrefix(word, "--") && strings.ContainsAny(word[1:], letters)
+}
 
 // entriesOf is the pattern naming the entries of directory a.
 func entriesOf(a arg) arg {
@@ -272,9 +277,7 @@ func (w *walker) throughLink(p string) (string, bool) {
 
 // trackLink records ln -s TARGET LINK.
 func (w *walker) trackLink(args []arg) {
-	symbolic := slices.ContainsFunc(args[1:], func(a arg) bool {
-		return a.e == "--symbolic" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "s"))
-	})
+	symbolic := slices.ContainsFunc(args[1:], func(a arg) bool { return a.e == "--symbolic" || inCluster(a.e, "s") })
 	ops := operands(args, false)
 	if !symbolic || len(ops) != 2 || ops[0].dyn || ops[1].dyn {
 		return
@@ -318,10 +321,7 @@ func (w *walker) gitClean(seg *segment, sc *scope, pc pipeCtx) {
 	if i >= len(args) || args[i].e != "clean" {
 		return
 	}
-	force := slices.ContainsFunc(args[i+1:], func(a arg) bool {
-		return a.e == "--force" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "f"))
-	})
-	if !force {
+	if !slices.ContainsFunc(args[i+1:], func(a arg) bool { return a.e == "--force" || inCluster(a.e, "f") }) {
 		return
 	}
 	if !set {
@@ -407,7 +407,7 @@ func listsEveryProcess(name string, args []arg) bool {
 		switch {
 		case v == "-e" || v == "-A" || v == "--everyone" || v == "-ax" || v == "-ef" || v == "-eo" || v == "-aux":
 			return true
-		case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsAny(v[1:], "eA"):
+		case inCluster(v, "eA"):
 			return true
 		case !strings.HasPrefix(v, "-") && strings.Contains(v, "a") && strings.Contains(v, "x"):
 			return true // BSD-style ax, aux
