@@ -22,15 +22,8 @@ import (
 
 // metadataRef reports whether text names a metadata endpoint by address.
 func metadataRef(text string) bool {
-	if metadataIn(text) {
-		return true
-	}
-	if strings.IndexByte(text, '%') >= 0 {
-		if dec, ok := percentDecode(text); ok && metadataIn(dec) {
-			return true
-		}
-	}
-	return false
+	dec, encoded := percentDecode(text)
+	return metadataIn(text) || encoded && metadataIn(dec)
 }
 
 func metadataIn(text string) bool {
@@ -47,17 +40,14 @@ func metadataIn(text string) bool {
 		}
 		rest = next
 	}
-	for _, tok := range strings.FieldsFunc(text, notAddrByte) {
+	return slices.ContainsFunc(strings.FieldsFunc(text, notAddrByte), func(tok string) bool {
 		if strings.Count(tok, ":") >= 2 {
 			if ip, err := netip.ParseAddr(tok); err == nil && isMetadata(ip) {
 				return true
 			}
 		}
-		if slices.ContainsFunc(strings.Split(tok, ":"), hostMetadata) {
-			return true
-		}
-	}
-	return false
+		return slices.ContainsFunc(strings.Split(tok, ":"), hostMetadata)
+	})
 }
 
 // notAddrByte separates the pieces an address can be found in.
@@ -157,8 +147,12 @@ func isMetadata(ip netip.Addr) bool {
 	return ok
 }
 
-// percentDecode decodes %XX escapes, leaving malformed ones as they are.
+// percentDecode decodes %XX escapes, leaving malformed ones as they are;
+// it reports whether it decoded any.
 func percentDecode(s string) (string, bool) {
+	if strings.IndexByte(s, '%') < 0 {
+		return s, false // (most words: no copy)
+	}
 	var b strings.Builder
 	changed := false
 	for i := 0; i < len(s); i++ {
