@@ -202,8 +202,7 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 		}
 		start, j := i, i+len(delim)
 		var b strings.Builder
-		closed := false
-		for j < len(code) {
+		for j < len(code) && !strings.HasPrefix(code[j:], delim) {
 			ch := code[j]
 			if ch == '\\' && j+1 < len(code) {
 				if c == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
@@ -223,17 +222,13 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 				j += n
 				continue
 			}
-			if strings.HasPrefix(code[j:], delim) {
-				j += len(delim)
-				closed = true
-				break
-			}
 			b.WriteByte(ch)
 			j++
 		}
-		if !closed {
-			break
+		if j == len(code) {
+			break // not closed
 		}
+		j += len(delim)
 		if c == '`' && (lang == "perl" || lang == "ruby" || lang == "php" || lang == "julia") {
 			ticks = append(ticks, b.String())
 		} else {
