@@ -134,20 +134,16 @@ func onlyLoopback(seg *segment) bool {
 // curl's --resolve/--connect-to values (host:port:addr[:port]) that send
 // it there.
 func loopbackAddr(v string) bool {
-	if loopbackArg.MatchString(v) {
-		return true
-	}
-	if strings.Contains(v, "://") {
-		return false
-	}
 	parts := strings.Split(v, ":")
-	if len(parts) >= 2 && socatAddr[strings.ToUpper(parts[0])] {
+	switch {
+	case loopbackArg.MatchString(v):
+		return true
+	case strings.Contains(v, "://"):
+		return false
+	case len(parts) >= 2 && socatAddr[strings.ToUpper(parts[0])]:
 		return loopbackArg.MatchString(parts[1]) // socat TCP:127.0.0.1:80
 	}
-	if len(parts) >= 3 {
-		return loopbackArg.MatchString(parts[2])
-	}
-	return false
+	return len(parts) >= 3 && loopbackArg.MatchString(parts[2])
 }
 
 // socatAddr are socat address types followed by host:port.
