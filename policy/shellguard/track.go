@@ -470,9 +470,6 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 		if url == "" && strings.Contains(a, "://") {
 			url = a
 		}
-		if len(a) < 2 || a[0] != '-' {
-			continue
-		}
 		switch {
 		case a == "-o" || a == "--output" || a == "-O" && seg.name == "wget" || a == "--output-document":
 			if k+1 < len(args) {
