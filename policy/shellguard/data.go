@@ -182,10 +182,7 @@ func inflate(r io.Reader, err error) (string, bool) {
 		return "", false
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxDecoded))
-	if err != nil && len(b) == 0 {
-		return "", false
-	}
-	return string(b), true
+	return string(b), err == nil || len(b) > 0 // (a truncated stream's start counts)
 }
 
 func stripSpace(s string) string {
