@@ -54,16 +54,14 @@ func (w *walker) outputOf(seg *segment, stdin *data) *data {
 		}
 		return out
 	}
-	if fetchers[name] {
+	switch {
+	case fetchers[name]:
 		return &data{origins: originFetch | procOrigins}
-	}
-	if sockets[name] && (name != "openssl" || opensslNet(args)) {
+	case sockets[name] && (name != "openssl" || opensslNet(args)):
 		return &data{origins: originSocket | inOrigins | procOrigins}
-	}
-	if stdin != nil && (decoders[name] || passThrough[name]) {
+	case stdin != nil && (decoders[name] || passThrough[name]):
 		return w.transform(name, args, stdin)
-	}
-	if decoders[name] {
+	case decoders[name]:
 		return &data{origins: originDecode | procOrigins}
 	}
 	return &data{origins: originOther | inOrigins | procOrigins}

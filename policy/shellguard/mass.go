@@ -318,11 +318,8 @@ func (w *walker) gitClean(seg *segment, sc *scope, pc pipeCtx) {
 		}
 		i++
 	}
-	if i >= len(args) || args[i].e != "clean" {
-		return
-	}
-	if !slices.ContainsFunc(args[i+1:], func(a arg) bool { return a.e == "--force" || inCluster(a.e, "f") }) {
-		return
+	if i >= len(args) || args[i].e != "clean" || !slices.ContainsFunc(args[i+1:], func(a arg) bool { return a.e == "--force" || inCluster(a.e, "f") }) {
+		return // no git clean -f
 	}
 	if !set {
 		if w.cwd == "" || w.cwd == "?" {
