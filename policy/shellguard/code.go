@@ -203,27 +203,25 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 		start, j := i, i+len(delim)
 		var b strings.Builder
 		for j < len(code) && !strings.HasPrefix(code[j:], delim) {
-			ch := code[j]
-			if ch == '\\' && j+1 < len(code) {
-				if c == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
-					if code[j+1] != '\'' && code[j+1] != '\\' {
-						b.WriteByte('\\') // only \' and \\ are escapes in single quotes
-					}
-					b.WriteByte(code[j+1])
-					j += 2
-					continue
+			switch {
+			case code[j] != '\\' || j+1 == len(code):
+				b.WriteByte(code[j])
+				j++
+			case c == '\'' && (lang == "perl" || lang == "php" || lang == "ruby"):
+				if code[j+1] != '\'' && code[j+1] != '\\' {
+					b.WriteByte('\\') // only \' and \\ are escapes in single quotes
 				}
+				b.WriteByte(code[j+1])
+				j += 2
+			case code[j+1] >= '0' && code[j+1] <= '7':
+				v, m := octPrefix(code[j+1:], 3) // \NNN (printf's \0 takes three more digits)
+				b.WriteByte(byte(v))
+				j += 1 + m
+			default:
 				n, t := printfEscape(code[j:])
-				if code[j+1] >= '0' && code[j+1] <= '7' {
-					v, m := octPrefix(code[j+1:], 3)
-					n, t = 1+m, string([]byte{byte(v)})
-				}
 				b.WriteString(t)
 				j += n
-				continue
 			}
-			b.WriteByte(ch)
-			j++
 		}
 		if j == len(code) {
 			break // not closed
@@ -254,26 +252,22 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 			list = nil
 		}
 	}
-	for k := 0; k < len(ls); k++ {
-		if k > 0 {
-			gap := strings.TrimSpace(code[ls[k-1].end:ls[k].start])
-			switch gap {
-			case "+", ".", "..", "":
-				if !inJoin {
-					joined = ls[k-1].s
-					inJoin = true
-				}
-				joined += ls[k].s
-				continue
-			case ",", ", [", ",[", "], [", "],[", ", (", ",(":
-				if list == nil {
-					list = []string{ls[k-1].s}
-				}
-				list = append(list, ls[k].s)
-				continue
+	for k := 1; k < len(ls); k++ {
+		switch strings.TrimSpace(code[ls[k-1].end:ls[k].start]) {
+		case "+", ".", "..", "":
+			if !inJoin {
+				joined = ls[k-1].s
+				inJoin = true
 			}
+			joined += ls[k].s
+		case ",", ", [", ",[", "], [", "],[", ", (", ",(":
+			if list == nil {
+				list = []string{ls[k-1].s}
+			}
+			list = append(list, ls[k].s)
+		default:
+			flush()
 		}
-		flush()
 	}
 	flush()
 	return lits, lists, ticks
