@@ -161,10 +161,8 @@ func escapeCommands(lang, text string) []string {
 			case ".shell", ".system":
 				out = append(out, rest)
 			case ".once", ".output", ".import", ".read", ".open":
-				rest = strings.TrimSpace(rest)
-				for strings.HasPrefix(rest, "-") {
-					_, rest, _ = strings.Cut(rest, " ")
-					rest = strings.TrimSpace(rest)
+				for rest = strings.TrimSpace(rest); strings.HasPrefix(rest, "-"); rest = strings.TrimSpace(rest) {
+					_, rest, _ = strings.Cut(rest, " ") // an option
 				}
 				rest = strings.Trim(rest, `'"`)
 				if strings.HasPrefix(rest, "|") {
