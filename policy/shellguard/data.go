@@ -238,14 +238,14 @@ func trFunc(args []arg) func(string) (string, bool) {
 		r := []rune(s)
 		var out []rune
 		for i := 0; i < len(r); i++ {
+			lo, hi := r[i], r[i]
 			if i+2 < len(r) && r[i+1] == '-' && r[i] <= r[i+2] && r[i+2]-r[i] < 1024 {
-				for c := r[i]; c <= r[i+2]; c++ {
-					out = append(out, c)
-				}
+				hi = r[i+2] // a range, a-z
 				i += 2
-				continue
 			}
-			out = append(out, r[i])
+			for c := lo; c <= hi; c++ {
+				out = append(out, c)
+			}
 		}
 		return out
 	}
@@ -331,16 +331,14 @@ func printfData(args []arg) *data {
 				b.WriteByte(c)
 				continue
 			}
-			j := i + 1
-			for j < len(format) && strings.IndexByte("-+ #0123456789.*'", format[j]) >= 0 {
-				j++
-			}
-			if j >= len(format) {
+			// The verb after the flags, width and precision.
+			spec := strings.TrimLeft(format[i+1:], "-+ #0123456789.*'")
+			if spec == "" {
 				b.WriteString(format[i:])
 				break
 			}
-			verb := format[j]
-			i = j
+			verb := spec[0]
+			i = len(format) - len(spec)
 			if verb == '%' {
 				b.WriteByte('%')
 				continue
