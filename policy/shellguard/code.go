@@ -119,11 +119,8 @@ func (w *walker) walkScriptLenient(src string, sc *scope) {
 		return
 	}
 	f, err := parseLenient(src, sc.depth, &w.work)
-	if err != nil {
-		w.err = err
-		return
-	}
 	if f == nil {
+		w.err = err // a limit stops the analysis; text that does not parse runs nothing
 		return
 	}
 	// What may or may not run is judged by the rules only: a name that is

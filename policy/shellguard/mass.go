@@ -282,11 +282,7 @@ func (w *walker) trackLink(args []arg) {
 	if !symbolic || len(ops) != 2 || ops[0].dyn || ops[1].dyn {
 		return
 	}
-	target := path.Clean(ops[0].e)
-	if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, "~") {
-		return
-	}
-	if len(w.links) < 16 {
+	if target := path.Clean(ops[0].e); absOrHome(target) && len(w.links) < 16 {
 		put(&w.links, w.fileKey(ops[1].e), target)
 	}
 }

@@ -46,13 +46,10 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			return len(a.e) > 1 && a.e[0] == '-' && strings.IndexByte(a.e, 'n') > 0
 		})
 		for _, a := range args[1:] {
-			if strings.HasPrefix(a.e, "-") || strings.HasPrefix(a.e, "+") {
-				continue
-			}
 			name, val, hasEq := strings.Cut(a.e, "=")
 			name = strings.TrimSuffix(name, "+")
 			if !shellsyntax.IsName(name) {
-				continue
+				continue // an option (-x, +x) or no name
 			}
 			seg.assigns = append(seg.assigns, assign{name: name, value: val})
 			if nameref {
