@@ -80,8 +80,7 @@ func (w *walker) analyseCode(lang, interp, code string, depth int) {
 	if !w.spend(1 + len(code)/256) {
 		return
 	}
-	text := interp + " " + code
-	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: text})
+	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: interp + " " + code})
 	lits, lists, ticks := codeLiterals(code, lang)
 	w.checkMetadata(lits...) // literals joined by + or . may spell an address
 	lits = lits[:min(len(lits), 64)]

@@ -317,11 +317,8 @@ func (w *walker) gitClean(seg *segment, sc *scope, pc pipeCtx) {
 	if i >= len(args) || args[i].e != "clean" || !slices.ContainsFunc(args[i+1:], func(a arg) bool { return a.e == "--force" || inCluster(a.e, "f") }) {
 		return // no git clean -f
 	}
-	if !set {
-		if w.cwd == "" || w.cwd == "?" {
-			return // the tool's own directory
-		}
-		tree = w.cwd
+	if !set && w.cwd != "?" {
+		tree = w.cwd // where a cd went ("" is the tool's own directory: no tree)
 	}
 	if tree == "" {
 		return
