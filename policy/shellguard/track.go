@@ -503,26 +503,20 @@ func (w *walker) forkBombs() {
 			spawned bool
 		}
 		seen := map[state]bool{}
-		stack := []state{{f, false}}
-		found := false
-		for len(stack) > 0 && !found {
+		for stack := []state{{f, false}}; len(stack) > 0; {
 			s := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			for callee, spawned := range w.calls[s.node] {
 				ns := state{callee, s.spawned || spawned}
 				if callee == f && ns.spawned {
-					found = true
-					break
+					w.detected("fork_bomb", 0, f+"() { ... "+f+" | "+f+" & ... }")
+					return
 				}
 				if !seen[ns] {
 					seen[ns] = true
 					stack = append(stack, ns)
 				}
 			}
-		}
-		if found {
-			w.detected("fork_bomb", 0, f+"() { ... "+f+" | "+f+" & ... }")
-			return
 		}
 	}
 }
