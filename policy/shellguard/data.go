@@ -183,17 +183,11 @@ func inflate(r io.Reader, err error) (string, bool) {
 	return string(b), err == nil || len(b) > 0 // (a truncated stream's start counts)
 }
 
-func stripSpace(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\t' || r == '\r' {
-			return -1
-		}
-		return r
-	}, s)
-}
+// spaces are the white space encoders wrap their output with.
+var spaces = strings.NewReplacer(" ", "", "\n", "", "\t", "", "\r", "")
 
 func decodeBase64(s string) (string, bool) {
-	s = stripSpace(s)
+	s = spaces.Replace(s)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil {
 			return string(b), true
@@ -203,12 +197,12 @@ func decodeBase64(s string) (string, bool) {
 }
 
 func decodeHex(s string) (string, bool) {
-	b, err := hex.DecodeString(stripSpace(s))
+	b, err := hex.DecodeString(spaces.Replace(s))
 	return string(b), err == nil
 }
 
 func decodeBase32(s string) (string, bool) {
-	b, err := base32.StdEncoding.DecodeString(stripSpace(s))
+	b, err := base32.StdEncoding.DecodeString(spaces.Replace(s))
 	return string(b), err == nil
 }
 

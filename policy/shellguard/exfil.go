@@ -67,9 +67,7 @@ func (w *walker) socketInput(seg *segment, stdin *data) {
 }
 
 // addressOpts are curl options whose value names where a request goes.
-var addressOpts = map[string]bool{
-	"--url": true, "-x": true, "--proxy": true, "--preproxy": true, "--connect-to": true, "--resolve": true,
-}
+var addressOpts = shellsyntax.WordSet(`--url -x --proxy --preproxy --connect-to --resolve`)
 
 // onlyLoopback reports whether every address a network command names is
 // this machine (curl -d @body.json http://127.0.0.1:8080/api): a local

@@ -34,9 +34,7 @@ func (l *listing) words() []string {
 }
 
 // deleters are commands whose operands are removed or destroyed.
-var deleters = map[string]bool{
-	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
-}
+var deleters = shellsyntax.WordSet(`rm srm grm rmdir unlink shred wipe`)
 
 // targetCommands are, with the deleters, the commands whose operands the
 // rules judge as paths that are deleted, moved or re-owned: a computed or
