@@ -393,9 +393,7 @@ func listsEveryProcess(name string, args []arg) bool {
 	for _, a := range args[1:] {
 		v := a.e
 		switch {
-		case v == "-e" || v == "-A" || v == "--everyone" || v == "-ax" || v == "-ef" || v == "-eo" || v == "-aux":
-			return true
-		case inCluster(v, "eA"):
+		case v == "--everyone" || v == "-ax" || v == "-aux" || inCluster(v, "eA"): // -e, -A, -ef, -eo...
 			return true
 		case !strings.HasPrefix(v, "-") && strings.Contains(v, "a") && strings.Contains(v, "x"):
 			return true // BSD-style ax, aux
