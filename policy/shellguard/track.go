@@ -183,8 +183,9 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 	}
 	switch seg.name {
 	case "git":
-		// setting runs a configuration value that is a command: a key's
-		// that names one, or a "!shell" value where bang allows it.
+		// setting runs a configuration value that is a command: the value
+		// of a key that names one, or "!shell" text where bang allows it
+		// (any git -c key, an alias stored by git config).
 		setting := func(key, val string, bang bool) {
 			switch {
 			case bang && strings.HasPrefix(val, "!"):
@@ -448,11 +449,12 @@ func (w *walker) linkCommand(src, dst string, hashEntry bool) {
 	if base == "" || base == "." || base == ".." {
 		return
 	}
+	// A copy of a program in a bin directory runs it; a copy of a local
+	// file is no command.
 	switch {
 	case hashEntry:
 		put(&w.pathCmds, strings.ToLower(dst), base)
 	case strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin"):
-		// (A copy of a local file is no command.)
 		put(&w.pathCmds, w.fileKey(dst), base)
 		w.pathCmds[baseName(dst)] = base
 	}
