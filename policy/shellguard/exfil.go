@@ -132,13 +132,14 @@ func onlyLoopback(seg *segment) bool {
 // curl's --resolve/--connect-to values (host:port:addr[:port]) that send
 // it there.
 func loopbackAddr(v string) bool {
-	parts := strings.Split(v, ":")
 	switch {
 	case loopbackArg.MatchString(v):
 		return true
 	case strings.Contains(v, "://"):
 		return false
-	case len(parts) >= 2 && socatAddr[strings.ToUpper(parts[0])]:
+	}
+	parts := strings.Split(v, ":")
+	if len(parts) >= 2 && socatAddr[strings.ToUpper(parts[0])] {
 		return loopbackArg.MatchString(parts[1]) // socat TCP:127.0.0.1:80
 	}
 	return len(parts) >= 3 && loopbackArg.MatchString(parts[2])
