@@ -67,10 +67,8 @@ func hostMetadata(h string) bool {
 	// run (a version number) is tried four labels at a time.
 	for i := 0; i < len(labels); {
 		if !netguard.NumericLabel(labels[i]) {
-			if dotted {
-				if ip, ok := labelAddr(labels[i]); ok && isMetadata(ip) {
-					return true
-				}
+			if dotted && labelMetadata(labels[i]) {
+				return true
 			}
 			i++
 			continue
@@ -89,19 +87,20 @@ func hostMetadata(h string) bool {
 	return false
 }
 
-// labelAddr reads an address a wildcard DNS service puts in one label:
-// 169-254-169-254 or NAME-a9fea9fe (nip.io, sslip.io).
-func labelAddr(l string) (netip.Addr, bool) {
+// labelMetadata reads the address a wildcard DNS service puts in a label
+// (169-254-169-254, NAME-a9fea9fe: nip.io, sslip.io) as an endpoint's.
+func labelMetadata(l string) bool {
 	if parts := strings.Split(l, "-"); len(parts) >= 4 {
 		if ip, ok := inetAton(parts[len(parts)-4:]); ok {
-			return ip, true
+			return isMetadata(ip)
 		}
 	}
 	// NAME-a9fea9fe: the last part, eight hex digits, is the address.
 	if hex := l[strings.LastIndexByte(l, '-')+1:]; len(hex) == 8 {
-		return inetAton([]string{"0x" + hex})
+		ip, ok := inetAton([]string{"0x" + hex})
+		return ok && isMetadata(ip)
 	}
-	return netip.Addr{}, false
+	return false
 }
 
 // inetAton parses 1 to 4 numeric parts as inet_aton does: each decimal,
