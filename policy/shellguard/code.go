@@ -80,8 +80,7 @@ func (w *walker) analyseCode(lang, interp, code string, depth int) {
 	if !w.spend(1 + len(code)/256) {
 		return
 	}
-	text := interp + " " + code
-	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: text})
+	w.addSeg(&segment{kind: segCode, name: interp, code: code, text: interp + " " + code})
 	lits, lists, ticks := codeLiterals(code, lang)
 	w.checkMetadata(lits...) // literals joined by + or . may spell an address
 	lits = lits[:min(len(lits), 64)]
@@ -119,11 +118,8 @@ func (w *walker) walkScriptLenient(src string, sc *scope) {
 		return
 	}
 	f, err := parseLenient(src, sc.depth, &w.work)
-	if err != nil {
-		w.err = err
-		return
-	}
 	if f == nil {
+		w.err = err // a limit stops the analysis; text that does not parse runs nothing
 		return
 	}
 	// What may or may not run is judged by the rules only: a name that is
@@ -150,16 +146,14 @@ func looksBase64(s string) (string, bool) {
 	if !ok || dec == "" || !utf8.ValidString(dec) {
 		return "", false
 	}
-	printable := 0
+	// Text: at most a tenth of its characters are control characters.
+	control := 0
 	for _, r := range dec {
-		if r >= 0x20 || r == '\n' || r == '\t' {
-			printable++
+		if r < 0x20 && r != '\n' && r != '\t' {
+			control++
 		}
 	}
-	if printable*10 < utf8.RuneCountInString(dec)*9 {
-		return "", false
-	}
-	return dec, true
+	return dec, 10*control <= utf8.RuneCountInString(dec)
 }
 
 // codeLiterals extracts the string literals of interpreter code with
@@ -204,38 +198,31 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 		}
 		start, j := i, i+len(delim)
 		var b strings.Builder
-		closed := false
-		for j < len(code) {
-			ch := code[j]
-			if ch == '\\' && j+1 < len(code) {
-				if c == '\'' && (lang == "perl" || lang == "php" || lang == "ruby") {
-					if code[j+1] != '\'' && code[j+1] != '\\' {
-						b.WriteByte('\\') // only \' and \\ are escapes in single quotes
-					}
-					b.WriteByte(code[j+1])
-					j += 2
-					continue
+		for j < len(code) && !strings.HasPrefix(code[j:], delim) {
+			switch {
+			case code[j] != '\\' || j+1 == len(code):
+				b.WriteByte(code[j])
+				j++
+			case c == '\'' && (lang == "perl" || lang == "php" || lang == "ruby"):
+				if code[j+1] != '\'' && code[j+1] != '\\' {
+					b.WriteByte('\\') // only \' and \\ are escapes in single quotes
 				}
+				b.WriteByte(code[j+1])
+				j += 2
+			case code[j+1] >= '0' && code[j+1] <= '7':
+				v, m := octPrefix(code[j+1:], 3) // \NNN (printf's \0 takes three more digits)
+				b.WriteByte(byte(v))
+				j += 1 + m
+			default:
 				n, t := printfEscape(code[j:])
-				if code[j+1] >= '0' && code[j+1] <= '7' {
-					v, m := octPrefix(code[j+1:], 3)
-					n, t = 1+m, string([]byte{byte(v)})
-				}
 				b.WriteString(t)
 				j += n
-				continue
 			}
-			if strings.HasPrefix(code[j:], delim) {
-				j += len(delim)
-				closed = true
-				break
-			}
-			b.WriteByte(ch)
-			j++
 		}
-		if !closed {
-			break
+		if j == len(code) {
+			break // not closed
 		}
+		j += len(delim)
 		if c == '`' && (lang == "perl" || lang == "ruby" || lang == "php" || lang == "julia") {
 			ticks = append(ticks, b.String())
 		} else {
@@ -261,26 +248,22 @@ func codeLiterals(code, lang string) (lits []string, lists [][]string, ticks []s
 			list = nil
 		}
 	}
-	for k := 0; k < len(ls); k++ {
-		if k > 0 {
-			gap := strings.TrimSpace(code[ls[k-1].end:ls[k].start])
-			switch gap {
-			case "+", ".", "..", "":
-				if !inJoin {
-					joined = ls[k-1].s
-					inJoin = true
-				}
-				joined += ls[k].s
-				continue
-			case ",", ", [", ",[", "], [", "],[", ", (", ",(":
-				if list == nil {
-					list = []string{ls[k-1].s}
-				}
-				list = append(list, ls[k].s)
-				continue
+	for k := 1; k < len(ls); k++ {
+		switch strings.TrimSpace(code[ls[k-1].end:ls[k].start]) {
+		case "+", ".", "..", "":
+			if !inJoin {
+				joined = ls[k-1].s
+				inJoin = true
 			}
+			joined += ls[k].s
+		case ",", ", [", ",[", "], [", "],[", ", (", ",(":
+			if list == nil {
+				list = []string{ls[k-1].s}
+			}
+			list = append(list, ls[k].s)
+		default:
+			flush()
 		}
-		flush()
 	}
 	flush()
 	return lits, lists, ticks

@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -53,16 +54,14 @@ func (w *walker) outputOf(seg *segment, stdin *data) *data {
 		}
 		return out
 	}
-	if fetchers[name] {
+	switch {
+	case fetchers[name]:
 		return &data{origins: originFetch | procOrigins}
-	}
-	if sockets[name] && (name != "openssl" || opensslNet(args)) {
+	case sockets[name] && (name != "openssl" || opensslNet(args)):
 		return &data{origins: originSocket | inOrigins | procOrigins}
-	}
-	if stdin != nil && (decoders[name] || passThrough[name]) {
+	case stdin != nil && (decoders[name] || passThrough[name]):
 		return w.transform(name, args, stdin)
-	}
-	if decoders[name] {
+	case decoders[name]:
 		return &data{origins: originDecode | procOrigins}
 	}
 	return &data{origins: originOther | inOrigins | procOrigins}
@@ -103,8 +102,7 @@ func transformer(name string, args []arg) func(string) (string, bool) {
 		for _, a := range args[1:] {
 			for _, o := range opts {
 				// The option itself, or a short one in a cluster.
-				if a.e == o ||
-					len(o) == 2 && o[0] == '-' && len(a.e) > 1 && a.e[0] == '-' && a.e[1] != '-' && strings.IndexByte(a.e[1:], o[1]) >= 0 {
+				if a.e == o || len(o) == 2 && o[0] == '-' && inCluster(a.e, o[1:]) {
 					return true
 				}
 			}
@@ -182,23 +180,14 @@ func inflate(r io.Reader, err error) (string, bool) {
 		return "", false
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxDecoded))
-	if err != nil && len(b) == 0 {
-		return "", false
-	}
-	return string(b), true
+	return string(b), err == nil || len(b) > 0 // (a truncated stream's start counts)
 }
 
-func stripSpace(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\t' || r == '\r' {
-			return -1
-		}
-		return r
-	}, s)
-}
+// spaces are the white space encoders wrap their output with.
+var spaces = strings.NewReplacer(" ", "", "\n", "", "\t", "", "\r", "")
 
 func decodeBase64(s string) (string, bool) {
-	s = stripSpace(s)
+	s = spaces.Replace(s)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil {
 			return string(b), true
@@ -208,12 +197,12 @@ func decodeBase64(s string) (string, bool) {
 }
 
 func decodeHex(s string) (string, bool) {
-	b, err := hex.DecodeString(stripSpace(s))
+	b, err := hex.DecodeString(spaces.Replace(s))
 	return string(b), err == nil
 }
 
 func decodeBase32(s string) (string, bool) {
-	b, err := base32.StdEncoding.DecodeString(stripSpace(s))
+	b, err := base32.StdEncoding.DecodeString(spaces.Replace(s))
 	return string(b), err == nil
 }
 
@@ -223,9 +212,8 @@ func trFunc(args []arg) func(string) (string, bool) {
 	del := false
 	for _, a := range args[1:] {
 		switch {
-		case a.e == "-d" || a.e == "--delete":
-			del = true
 		case strings.HasPrefix(a.e, "-") && len(a.e) > 1:
+			// -d, --delete and a cluster holding d delete.
 			if strings.Contains(a.e, "d") {
 				del = true
 			}
@@ -244,14 +232,14 @@ func trFunc(args []arg) func(string) (string, bool) {
 		r := []rune(s)
 		var out []rune
 		for i := 0; i < len(r); i++ {
+			lo, hi := r[i], r[i]
 			if i+2 < len(r) && r[i+1] == '-' && r[i] <= r[i+2] && r[i+2]-r[i] < 1024 {
-				for c := r[i]; c <= r[i+2]; c++ {
-					out = append(out, c)
-				}
+				hi = r[i+2] // a range, a-z
 				i += 2
-				continue
 			}
-			out = append(out, r[i])
+			for c := lo; c <= hi; c++ {
+				out = append(out, c)
+			}
 		}
 		return out
 	}
@@ -337,16 +325,14 @@ func printfData(args []arg) *data {
 				b.WriteByte(c)
 				continue
 			}
-			j := i + 1
-			for j < len(format) && strings.IndexByte("-+ #0123456789.*'", format[j]) >= 0 {
-				j++
-			}
-			if j >= len(format) {
+			// The verb after the flags, width and precision.
+			spec := strings.TrimLeft(format[i+1:], "-+ #0123456789.*'")
+			if spec == "" {
 				b.WriteString(format[i:])
 				break
 			}
-			verb := format[j]
-			i = j
+			verb := spec[0]
+			i = len(format) - len(spec)
 			if verb == '%' {
 				b.WriteByte('%')
 				continue
@@ -376,13 +362,7 @@ func printfData(args []arg) *data {
 				}
 			case 'o', 'x', 'X':
 				v, _ := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
-				s := strconv.FormatInt(v, 16)
-				if verb == 'o' {
-					s = strconv.FormatInt(v, 8)
-				} else if verb == 'X' {
-					s = strings.ToUpper(s)
-				}
-				b.WriteString(s)
+				fmt.Fprintf(&b, "%"+string(verb), v) // (Go's %o, %x and %X are printf's)
 			default:
 				b.WriteString(arg)
 			}

@@ -46,7 +46,6 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 	}
 	all := nonDropped(seg.args)
 	args := all[1:]
-	readsStdin := true
 	switch lang {
 	case "sqlite", "dc", "tcl", "sql":
 		// Every operand, option value and file may hold commands; reading
@@ -67,7 +66,6 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 	case "ed", "bang":
 		// ed (and ftp's "!") read commands from standard input only.
 	case "elisp":
-		readsStdin = false
 		for i := 0; i < len(args); i++ {
 			a := args[i].p
 			switch {
@@ -98,10 +96,9 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 				add(w.fileData(args[i+1], stdin)) // normal-mode commands from a file
 			}
 		}
-		readsStdin = lang == "vi"
 	}
-	if readsStdin {
-		add(stdin)
+	if lang != "elisp" && lang != "less" && lang != "make" {
+		add(stdin) // the program reads commands from standard input
 	}
 	inner := &scope{depth: sc.depth + 1}
 	if lang == "sql" {
@@ -125,13 +122,11 @@ func (w *walker) runEscapes(seg *segment, sc *scope, stdin *data) {
 			if w.err != nil {
 				return
 			}
-			if lang == "tcl" {
-				if argv := tclWords(cmd); len(argv) > 0 {
-					w.runCommand(&segment{kind: segCmd, args: literalArgs(argv)}, inner, nil, pipeCtx{})
-				}
-				continue
+			if lang != "tcl" {
+				w.walkScript(cmd, inner, nil)
+			} else if argv := tclWords(cmd); len(argv) > 0 {
+				w.runCommand(&segment{kind: segCmd, args: literalArgs(argv)}, inner, nil, pipeCtx{})
 			}
-			w.walkScript(cmd, inner, nil)
 		}
 	}
 }
@@ -166,10 +161,8 @@ func escapeCommands(lang, text string) []string {
 			case ".shell", ".system":
 				out = append(out, rest)
 			case ".once", ".output", ".import", ".read", ".open":
-				rest = strings.TrimSpace(rest)
-				for strings.HasPrefix(rest, "-") {
-					_, rest, _ = strings.Cut(rest, " ")
-					rest = strings.TrimSpace(rest)
+				for rest = strings.TrimSpace(rest); strings.HasPrefix(rest, "-"); rest = strings.TrimSpace(rest) {
+					_, rest, _ = strings.Cut(rest, " ") // an option
 				}
 				rest = strings.Trim(rest, `'"`)
 				if strings.HasPrefix(rest, "|") {

@@ -67,9 +67,7 @@ func (w *walker) socketInput(seg *segment, stdin *data) {
 }
 
 // addressOpts are curl options whose value names where a request goes.
-var addressOpts = map[string]bool{
-	"--url": true, "-x": true, "--proxy": true, "--preproxy": true, "--connect-to": true, "--resolve": true,
-}
+var addressOpts = shellsyntax.WordSet(`--url -x --proxy --preproxy --connect-to --resolve`)
 
 // onlyLoopback reports whether every address a network command names is
 // this machine (curl -d @body.json http://127.0.0.1:8080/api): a local
@@ -134,20 +132,17 @@ func onlyLoopback(seg *segment) bool {
 // curl's --resolve/--connect-to values (host:port:addr[:port]) that send
 // it there.
 func loopbackAddr(v string) bool {
-	if loopbackArg.MatchString(v) {
+	switch {
+	case loopbackArg.MatchString(v):
 		return true
-	}
-	if strings.Contains(v, "://") {
+	case strings.Contains(v, "://"):
 		return false
 	}
 	parts := strings.Split(v, ":")
 	if len(parts) >= 2 && socatAddr[strings.ToUpper(parts[0])] {
 		return loopbackArg.MatchString(parts[1]) // socat TCP:127.0.0.1:80
 	}
-	if len(parts) >= 3 {
-		return loopbackArg.MatchString(parts[2])
-	}
-	return false
+	return len(parts) >= 3 && loopbackArg.MatchString(parts[2])
 }
 
 // socatAddr are socat address types followed by host:port.

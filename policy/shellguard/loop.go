@@ -91,10 +91,7 @@ func (w *walker) spawnLoop(s *syntax.Stmt, sc *scope) bool {
 			// for ((init; cond; step)): no condition runs forever.
 			return x.Loop.(*syntax.CStyleLoop).Cond == nil
 		}
-		if len(lp.Items) == 0 {
-			return false // "$@": the caller's arguments
-		}
-		n := 0
+		n := 0 // (no items: "$@", the caller's arguments, none counted)
 		for _, v := range w.expandWords(lp.Items, sc) {
 			for _, a := range v {
 				if a.dyn && a.origins != 0 {

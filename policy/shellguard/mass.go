@@ -34,9 +34,7 @@ func (l *listing) words() []string {
 }
 
 // deleters are commands whose operands are removed or destroyed.
-var deleters = map[string]bool{
-	"rm": true, "srm": true, "grm": true, "rmdir": true, "unlink": true, "shred": true, "wipe": true,
-}
+var deleters = shellsyntax.WordSet(`rm srm grm rmdir unlink shred wipe`)
 
 // targetCommands are, with the deleters, the commands whose operands the
 // rules judge as paths that are deleted, moved or re-owned: a computed or
@@ -125,11 +123,10 @@ func listingOf(name string, args []arg) *listing {
 		dirOnly, all := false, name == "tree"
 		var ops []arg
 		for _, a := range args[1:] {
-			short := strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--")
 			switch {
-			case ls && (a.e == "--recursive" || short && strings.Contains(a.e, "R")):
+			case ls && (a.e == "--recursive" || inCluster(a.e, "R")):
 				l.recursive = true
-			case ls && (a.e == "--directory" || short && strings.Contains(a.e, "d")):
+			case ls && (a.e == "--directory" || inCluster(a.e, "d")):
 				dirOnly = true
 			case !ls && (a.e == "-a" || a.e == "--all" || (name == "tree" && a.e == "-fi")):
 				all = true
@@ -194,6 +191,12 @@ func listingOf(name string, args []arg) *listing {
 // relative to the working directory: a traversal of the working
 // directory is the tool's own business.
 func absOrHome(p string) bool { return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") }
+
+// inCluster reports whether word is a cluster of short options (-rf)
+// holding one of letters.
+func inCluster(word, letters string) bool {
+	return strings.HasPrefix(word, "-") && !strings.HasPrefix(word, "--") && strings.ContainsAny(word[1:], letters)
+}
 
 // entriesOf is the pattern naming the entries of directory a.
 func entriesOf(a arg) arg {
@@ -272,18 +275,12 @@ func (w *walker) throughLink(p string) (string, bool) {
 
 // trackLink records ln -s TARGET LINK.
 func (w *walker) trackLink(args []arg) {
-	symbolic := slices.ContainsFunc(args[1:], func(a arg) bool {
-		return a.e == "--symbolic" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "s"))
-	})
+	symbolic := slices.ContainsFunc(args[1:], func(a arg) bool { return a.e == "--symbolic" || inCluster(a.e, "s") })
 	ops := operands(args, false)
 	if !symbolic || len(ops) != 2 || ops[0].dyn || ops[1].dyn {
 		return
 	}
-	target := path.Clean(ops[0].e)
-	if !strings.HasPrefix(target, "/") && !strings.HasPrefix(target, "~") {
-		return
-	}
-	if len(w.links) < 16 {
+	if target := path.Clean(ops[0].e); absOrHome(target) && len(w.links) < 16 {
 		put(&w.links, w.fileKey(ops[1].e), target)
 	}
 }
@@ -315,20 +312,11 @@ func (w *walker) gitClean(seg *segment, sc *scope, pc pipeCtx) {
 		}
 		i++
 	}
-	if i >= len(args) || args[i].e != "clean" {
-		return
+	if i >= len(args) || args[i].e != "clean" || !slices.ContainsFunc(args[i+1:], func(a arg) bool { return a.e == "--force" || inCluster(a.e, "f") }) {
+		return // no git clean -f
 	}
-	force := slices.ContainsFunc(args[i+1:], func(a arg) bool {
-		return a.e == "--force" || (strings.HasPrefix(a.e, "-") && !strings.HasPrefix(a.e, "--") && strings.Contains(a.e, "f"))
-	})
-	if !force {
-		return
-	}
-	if !set {
-		if w.cwd == "" || w.cwd == "?" {
-			return // the tool's own directory
-		}
-		tree = w.cwd
+	if !set && w.cwd != "?" {
+		tree = w.cwd // where a cd went ("" is the tool's own directory: no tree)
 	}
 	if tree == "" {
 		return
@@ -405,9 +393,7 @@ func listsEveryProcess(name string, args []arg) bool {
 	for _, a := range args[1:] {
 		v := a.e
 		switch {
-		case v == "-e" || v == "-A" || v == "--everyone" || v == "-ax" || v == "-ef" || v == "-eo" || v == "-aux":
-			return true
-		case strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "--") && strings.ContainsAny(v[1:], "eA"):
+		case v == "--everyone" || v == "-ax" || v == "-aux" || inCluster(v, "eA"): // -e, -A, -ef, -eo...
 			return true
 		case !strings.HasPrefix(v, "-") && strings.Contains(v, "a") && strings.Contains(v, "x"):
 			return true // BSD-style ax, aux

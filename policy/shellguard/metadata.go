@@ -22,15 +22,8 @@ import (
 
 // metadataRef reports whether text names a metadata endpoint by address.
 func metadataRef(text string) bool {
-	if metadataIn(text) {
-		return true
-	}
-	if strings.IndexByte(text, '%') >= 0 {
-		if dec, ok := percentDecode(text); ok && metadataIn(dec) {
-			return true
-		}
-	}
-	return false
+	dec, encoded := percentDecode(text)
+	return metadataIn(text) || encoded && metadataIn(dec)
 }
 
 func metadataIn(text string) bool {
@@ -47,17 +40,14 @@ func metadataIn(text string) bool {
 		}
 		rest = next
 	}
-	for _, tok := range strings.FieldsFunc(text, notAddrByte) {
+	return slices.ContainsFunc(strings.FieldsFunc(text, notAddrByte), func(tok string) bool {
 		if strings.Count(tok, ":") >= 2 {
 			if ip, err := netip.ParseAddr(tok); err == nil && isMetadata(ip) {
 				return true
 			}
 		}
-		if slices.ContainsFunc(strings.Split(tok, ":"), hostMetadata) {
-			return true
-		}
-	}
-	return false
+		return slices.ContainsFunc(strings.Split(tok, ":"), hostMetadata)
+	})
 }
 
 // notAddrByte separates the pieces an address can be found in.
@@ -77,10 +67,8 @@ func hostMetadata(h string) bool {
 	// run (a version number) is tried four labels at a time.
 	for i := 0; i < len(labels); {
 		if !netguard.NumericLabel(labels[i]) {
-			if dotted {
-				if ip, ok := labelAddr(labels[i]); ok && isMetadata(ip) {
-					return true
-				}
+			if dotted && labelMetadata(labels[i]) {
+				return true
 			}
 			i++
 			continue
@@ -99,35 +87,30 @@ func hostMetadata(h string) bool {
 	return false
 }
 
-// labelAddr reads an address a wildcard DNS service puts in one label:
-// 169-254-169-254 or NAME-a9fea9fe (nip.io, sslip.io).
-func labelAddr(l string) (netip.Addr, bool) {
+// labelMetadata reads the address a wildcard DNS service puts in a label
+// (169-254-169-254, NAME-a9fea9fe: nip.io, sslip.io) as an endpoint's.
+func labelMetadata(l string) bool {
 	if parts := strings.Split(l, "-"); len(parts) >= 4 {
 		if ip, ok := inetAton(parts[len(parts)-4:]); ok {
-			return ip, true
+			return isMetadata(ip)
 		}
 	}
-	hex := l
-	if i := strings.LastIndexByte(l, '-'); i >= 0 {
-		hex = l[i+1:]
+	// NAME-a9fea9fe: the last part, eight hex digits, is the address.
+	if hex := l[strings.LastIndexByte(l, '-')+1:]; len(hex) == 8 {
+		ip, ok := inetAton([]string{"0x" + hex})
+		return ok && isMetadata(ip)
 	}
-	if len(hex) != 8 {
-		return netip.Addr{}, false
-	}
-	v, err := strconv.ParseUint(hex, 16, 32)
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+	return false
 }
 
 // inetAton parses 1 to 4 numeric parts as inet_aton does: each decimal,
 // 0x hex or 0-led octal; the last part fills the remaining bytes.
 func inetAton(parts []string) (netip.Addr, bool) {
-	if len(parts) == 0 || len(parts) > 4 {
+	n := len(parts)
+	if n == 0 || n > 4 {
 		return netip.Addr{}, false
 	}
-	var vals [4]uint64
+	var addr uint64
 	for i, p := range parts {
 		base := 10
 		switch {
@@ -144,29 +127,18 @@ func inetAton(parts []string) (netip.Addr, bool) {
 		if p == "" {
 			p = "0"
 		}
+		// Every part but the last is one byte; the last fills the rest.
+		bits := 8
+		if i == n-1 {
+			bits = 8 * (5 - n)
+		}
 		v, err := strconv.ParseUint(p, base, 64)
-		if err != nil {
+		if err != nil || v >= 1<<bits {
 			return netip.Addr{}, false
 		}
-		vals[i] = v
+		addr = addr<<bits | v
 	}
-	n := len(parts)
-	var b [4]byte
-	for i := 0; i < n-1; i++ {
-		if vals[i] > 0xff {
-			return netip.Addr{}, false
-		}
-		b[i] = byte(vals[i])
-	}
-	last := vals[n-1]
-	if last >= 1<<(8*uint(5-n)) {
-		return netip.Addr{}, false
-	}
-	for i := 3; i >= n-1; i-- {
-		b[i] = byte(last)
-		last >>= 8
-	}
-	return netip.AddrFrom4(b), true
+	return netip.AddrFrom4([4]byte{byte(addr >> 24), byte(addr >> 16), byte(addr >> 8), byte(addr)}), true
 }
 
 func isMetadata(ip netip.Addr) bool {
@@ -174,8 +146,12 @@ func isMetadata(ip netip.Addr) bool {
 	return ok
 }
 
-// percentDecode decodes %XX escapes, leaving malformed ones as they are.
+// percentDecode decodes %XX escapes, leaving malformed ones as they are;
+// it reports whether it decoded any.
 func percentDecode(s string) (string, bool) {
+	if strings.IndexByte(s, '%') < 0 {
+		return s, false // (most words: no copy)
+	}
 	var b strings.Builder
 	changed := false
 	for i := 0; i < len(s); i++ {

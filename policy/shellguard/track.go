@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"cmp"
 	"maps"
 	"path"
 	"regexp"
@@ -45,13 +46,10 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			return len(a.e) > 1 && a.e[0] == '-' && strings.IndexByte(a.e, 'n') > 0
 		})
 		for _, a := range args[1:] {
-			if strings.HasPrefix(a.e, "-") || strings.HasPrefix(a.e, "+") {
-				continue
-			}
 			name, val, hasEq := strings.Cut(a.e, "=")
 			name = strings.TrimSuffix(name, "+")
 			if !shellsyntax.IsName(name) {
-				continue
+				continue // an option (-x, +x) or no name
 			}
 			seg.assigns = append(seg.assigns, assign{name: name, value: val})
 			if nameref {
@@ -147,10 +145,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 			}
 		}
 	case "tee", "dd":
-		d := stdin
-		if d == nil {
-			d = &data{origins: originOther}
-		}
+		d := cmp.Or(stdin, &data{origins: originOther})
 		for _, a := range args[1:] {
 			switch {
 			case seg.name == "tee" && !strings.HasPrefix(a.e, "-"):
@@ -186,55 +181,30 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			w.walkScriptLenient(text, scope)
 		}
 	}
-	// optVal reads option short (-c) or long (--config, if any) at word
-	// i: its value and the index of the word that ends it.
-	optVal := func(i int, short, long string) (string, int, bool) {
-		a := args[i].e
-		switch {
-		case (a == short || long != "" && a == long) && i+1 < len(args):
-			return args[i+1].p, i + 1, true
-		case len(a) > 2 && strings.HasPrefix(a, short):
-			return args[i].p[2:], i, true
-		case long != "" && strings.HasPrefix(a, long+"="):
-			return args[i].p[len(long)+1:], i, true
-		}
-		return "", i, false
-	}
 	switch seg.name {
 	case "git":
-		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, "-c", "--config")
-			if !ok {
-				continue
-			}
-			i = ni
-			key, val, _ := strings.Cut(v, "=")
-			key = strings.ToLower(key)
+		// setting runs a configuration value that is a command: the value
+		// of a key that names one, or "!shell" text where bang allows it
+		// (any git -c key, an alias stored by git config).
+		setting := func(key, val string, bang bool) {
 			switch {
-			case strings.HasPrefix(val, "!"):
+			case bang && strings.HasPrefix(val, "!"):
 				run(val[1:])
-			case gitCommandKey.MatchString(key):
+			case gitCommandKey.MatchString(strings.ToLower(key)):
 				run(val)
 			}
+		}
+		for _, v := range optionValues(args, "-c", "--config") {
+			key, val, _ := strings.Cut(v, "=")
+			setting(key, val, true)
 		}
 		// git config [--global] KEY VALUE stores an alias or a command
 		// that a later git command runs: judged now.
 		if ops := operands(args, false); len(ops) >= 3 && ops[0].e == "config" {
-			key, val := strings.ToLower(ops[1].e), ops[2].p
-			switch {
-			case strings.HasPrefix(key, "alias.") && strings.HasPrefix(val, "!"):
-				run(val[1:])
-			case gitCommandKey.MatchString(key):
-				run(val)
-			}
+			setting(ops[1].e, ops[2].p, strings.HasPrefix(strings.ToLower(ops[1].e), "alias."))
 		}
 	case "ssh", "scp", "sftp", "autossh":
-		for i := 1; i < len(args); i++ {
-			v, ni, ok := optVal(i, "-o", "")
-			if !ok {
-				continue
-			}
-			i = ni
+		for _, v := range optionValues(args, "-o", "") {
 			key, val, found := strings.Cut(v, "=")
 			if !found {
 				key, val, _ = strings.Cut(strings.TrimSpace(v), " ")
@@ -246,11 +216,8 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 		}
 		if seg.name == "scp" || seg.name == "sftp" {
 			// -S PROGRAM is run in place of ssh.
-			for i := 1; i < len(args); i++ {
-				if v, ni, ok := optVal(i, "-S", ""); ok {
-					run(v)
-					i = ni
-				}
+			for _, v := range optionValues(args, "-S", "") {
+				run(v)
 			}
 		}
 	case "tar", "gtar", "bsdtar", "rsync", "zip", "man", "gdb":
@@ -294,13 +261,11 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 					a := args[j].e
 					enter := a == "Enter" || a == "C-m" || a == "KPEnter"
 					switch {
-					case len(ops) > 0 && !enter:
-						ops = append(ops, args[j].p) // the command's own words, options included
-					case len(ops) > 0 || enter:
-					case len(a) == 2 && a[0] == '-' && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0:
+					case enter:
+					case len(ops) > 0 || !strings.HasPrefix(a, "-"):
+						ops = append(ops, args[j].p) // the command's words, its options included
+					case len(a) == 2 && strings.IndexByte("cFnNsStxywhe", a[1]) >= 0:
 						j++ // an option's value
-					case !strings.HasPrefix(a, "-"):
-						ops = append(ops, args[j].p)
 					}
 				}
 				run(strings.Join(ops, " "))
@@ -360,8 +325,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			}
 		}
 	case "parallel":
-		var tmpl []string
-		var vals []string
+		var tmpl, vals []string
 		sep, inCmd := false, false
 		for _, a := range args[1:] {
 			switch {
@@ -389,6 +353,26 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			}
 		}
 	}
+}
+
+// optionValues are the values of option short (-c) or long (--config, if
+// any) wherever it stands: -c VALUE, -cVALUE, --config VALUE and
+// --config=VALUE, as written.
+func optionValues(args []arg, short, long string) []string {
+	var vals []string
+	for i := 1; i < len(args); i++ {
+		a := args[i].e
+		switch {
+		case (a == short || long != "" && a == long) && i+1 < len(args):
+			i++
+			vals = append(vals, args[i].p)
+		case len(a) > 2 && strings.HasPrefix(a, short):
+			vals = append(vals, args[i].p[2:])
+		case long != "" && strings.HasPrefix(a, long+"="):
+			vals = append(vals, args[i].p[len(long)+1:])
+		}
+	}
+	return vals
 }
 
 // operands are the words after the program that are not options; a lone
@@ -444,13 +428,12 @@ var (
 
 // cronCommand returns the command part of a crontab line.
 func cronCommand(line string) string {
-	line = strings.TrimSpace(line)
 	fields := strings.Fields(line)
-	if len(fields) == 0 || line[0] == '#' || isAssignText(fields[0]) {
+	if len(fields) == 0 || fields[0][0] == '#' || isAssignText(fields[0]) {
 		return ""
 	}
 	n := 5
-	if strings.HasPrefix(line, "@") {
+	if fields[0][0] == '@' {
 		n = 1
 	}
 	if len(fields) <= n {
@@ -466,15 +449,15 @@ func (w *walker) linkCommand(src, dst string, hashEntry bool) {
 	if base == "" || base == "." || base == ".." {
 		return
 	}
-	if !hashEntry && !(strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin")) {
-		return // copying a local file, not a command
-	}
-	if hashEntry {
+	// A copy of a program in a bin directory runs it; a copy of a local
+	// file is no command.
+	switch {
+	case hashEntry:
 		put(&w.pathCmds, strings.ToLower(dst), base)
-		return
+	case strings.Contains(src, "/bin/") || strings.HasPrefix(src, "/bin") || strings.Contains(src, "/sbin"):
+		put(&w.pathCmds, w.fileKey(dst), base)
+		w.pathCmds[baseName(dst)] = base
 	}
-	put(&w.pathCmds, w.fileKey(dst), base)
-	w.pathCmds[baseName(dst)] = base
 }
 
 // trackDownload remembers files a download command writes.
@@ -485,9 +468,6 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 		a := args[k].e
 		if url == "" && strings.Contains(a, "://") {
 			url = a
-		}
-		if len(a) < 2 || a[0] != '-' {
-			continue
 		}
 		switch {
 		case a == "-o" || a == "--output" || a == "-O" && seg.name == "wget" || a == "--output-document":
@@ -502,16 +482,12 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 			w.setFile(w.fileKey(a[2:]), fetched())
 		}
 	}
-	if url != "" {
-		// curl -O and plain wget save under the URL's last component.
-		u := url
-		if i := strings.IndexAny(u, "?#"); i >= 0 {
-			u = u[:i]
-		}
-		if base := path.Base(u); base != "" && base != "/" && base != "." && !strings.Contains(base, ":") {
-			w.setFile(w.fileKey(base), fetched())
-			put(&w.fetchedBase, base, true)
-		}
+	// curl -O and plain wget save under the URL's last component.
+	u, _, _ := strings.Cut(url, "?")
+	u, _, _ = strings.Cut(u, "#")
+	if base := path.Base(u); base != "" && base != "/" && base != "." && !strings.Contains(base, ":") {
+		w.setFile(w.fileKey(base), fetched())
+		put(&w.fetchedBase, base, true)
 	}
 }
 
@@ -529,26 +505,20 @@ func (w *walker) forkBombs() {
 			spawned bool
 		}
 		seen := map[state]bool{}
-		stack := []state{{f, false}}
-		found := false
-		for len(stack) > 0 && !found {
+		for stack := []state{{f, false}}; len(stack) > 0; {
 			s := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			for callee, spawned := range w.calls[s.node] {
 				ns := state{callee, s.spawned || spawned}
 				if callee == f && ns.spawned {
-					found = true
-					break
+					w.detected("fork_bomb", 0, f+"() { ... "+f+" | "+f+" & ... }")
+					return
 				}
 				if !seen[ns] {
 					seen[ns] = true
 					stack = append(stack, ns)
 				}
 			}
-		}
-		if found {
-			w.detected("fork_bomb", 0, f+"() { ... "+f+" | "+f+" & ... }")
-			return
 		}
 	}
 }
