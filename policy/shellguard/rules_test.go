@@ -1101,3 +1101,21 @@ func TestForkBombMessageStable(t *testing.T) {
 		}
 	}
 }
+
+// A value option as the last word gives the program no command to run,
+// and nothing else: before, perf's loop stepped past the end of the words
+// and the checker panicked (found by a sweep of every command name in the
+// grammar with every option at the end).
+func TestOptionValueAtEnd(t *testing.T) {
+	rs := loadDefaultShellRules(t)
+	for _, sub := range []string{"stat", "record", "trace", "c2c", "kmem", "kvm", "lock", "mem", "sched"} {
+		for _, cmd := range []string{"perf " + sub + " -e", "perf " + sub + " -e x -e", "perf " + sub + " -o out -e x --", "perf " + sub + " --"} {
+			if err := rs.CheckCommand(cmd); err != nil {
+				t.Errorf("%q: %v", cmd, err)
+			}
+			if err := rs.CheckArgv(strings.Fields(cmd)); err != nil {
+				t.Errorf("argv %q: %v", cmd, err)
+			}
+		}
+	}
+}

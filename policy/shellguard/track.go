@@ -291,7 +291,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 				k++
 			}
 		}
-		run(joinQuoted(args[k:]))
+		run(joinQuoted(args[min(k, len(args)):])) // a value option may end the words
 	case "coreutils":
 		// coreutils --coreutils-prog=NAME ARGS is the NAME program.
 		if len(args) > 1 {
