@@ -258,19 +258,20 @@ func (w *walker) resolveTargets(seg *segment, sc *scope, pc pipeCtx) {
 	}
 }
 
-// throughLink resolves p through a symlink this script made.
+// throughLink resolves p through a symlink this script made. Of two links
+// on p's path (/a and /a/b), a lookup meets the shorter first; taking it
+// also keeps the answer from depending on the map's order.
 func (w *walker) throughLink(p string) (string, bool) {
 	key := w.fileKey(p)
+	best, resolved := "", ""
 	for link, target := range w.links {
-		if key == link {
-			return target, true
+		rest, ok := strings.CutPrefix(key, link)
+		if !ok || rest != "" && rest[0] != '/' || best != "" && len(link) >= len(best) {
+			continue
 		}
-		if rest, ok := strings.CutPrefix(key, link+"/"); ok {
-			return path.Join(target, rest), true
-		}
+		best, resolved = link, path.Join(target, rest)
 	}
-	// A trailing slash or /* names the link's target directory.
-	return "", false
+	return resolved, best != ""
 }
 
 // trackLink records ln -s TARGET LINK.

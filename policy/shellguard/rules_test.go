@@ -1119,3 +1119,26 @@ func TestOptionValueAtEnd(t *testing.T) {
 		}
 	}
 }
+
+// A path under two links this script made resolves through the shorter,
+// as a lookup meets it first, every time (the walk once took whichever the
+// map gave first).
+func TestThroughLinkShortest(t *testing.T) {
+	for range 50 {
+		w := newShWalker()
+		w.links = map[string]string{"/tmp/a": "/srv/one", "/tmp/a/b": "/srv/two", "/tmp/ab": "/srv/three"}
+		for p, want := range map[string]string{
+			"/tmp/a/b/c": "/srv/one/b/c",
+			"/tmp/a/b":   "/srv/one/b",
+			"/tmp/a":     "/srv/one",
+			"/tmp/ab/c":  "/srv/three/c",
+		} {
+			if got, ok := w.throughLink(p); !ok || got != want {
+				t.Fatalf("%s: %q %v, want %q", p, got, ok, want)
+			}
+		}
+		if got, ok := w.throughLink("/tmp/abc"); ok {
+			t.Fatalf("/tmp/abc resolved to %q", got)
+		}
+	}
+}
