@@ -19,12 +19,16 @@ import (
 // state from one parse to the next.
 var bashParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
+// withParser runs parse with an idle parser of pool.
+func withParser[T any](pool *sync.Pool, parse func(p *syntax.Parser) (T, error)) (T, error) {
+	p := pool.Get().(*syntax.Parser)
+	defer pool.Put(p)
+	return parse(p)
+}
+
 // ParseBash parses src as a bash script.
 func ParseBash(src string) (*syntax.File, error) {
-	p := bashParsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	bashParsers.Put(p)
-	return f, err
+	return withParser(&bashParsers, func(p *syntax.Parser) (*syntax.File, error) { return p.Parse(strings.NewReader(src), "") })
 }
 
 // IsNameByte reports whether c may stand in a shell variable name (first:
@@ -34,17 +38,7 @@ func IsNameByte(c byte, first bool) bool {
 }
 
 // IsName reports whether s is a shell variable name.
-func IsName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !IsNameByte(s[i], i == 0) {
-			return false
-		}
-	}
-	return true
-}
+func IsName(s string) bool { return syntax.ValidName(s) }
 
 // commentParsers are bash parsers that keep comments, for the template
 // check (a placeholder in a comment is refused).
@@ -54,27 +48,18 @@ var commentParsers = sync.Pool{New: func() any {
 
 // ParseBashComments parses src as a bash script, keeping its comments.
 func ParseBashComments(src string) (*syntax.File, error) {
-	p := commentParsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	commentParsers.Put(p)
-	return f, err
+	return withParser(&commentParsers, func(p *syntax.Parser) (*syntax.File, error) { return p.Parse(strings.NewReader(src), "") })
 }
 
 // ParseArithm parses expr as a bash arithmetic expression.
 func ParseArithm(expr string) (syntax.ArithmExpr, error) {
-	p := bashParsers.Get().(*syntax.Parser)
-	x, err := p.Arithmetic(strings.NewReader(expr))
-	bashParsers.Put(p)
-	return x, err
+	return withParser(&bashParsers, func(p *syntax.Parser) (syntax.ArithmExpr, error) { return p.Arithmetic(strings.NewReader(expr)) })
 }
 
 // ParseDocument parses text as the body of a here-document: one word of
 // text with expansions.
 func ParseDocument(text string) (*syntax.Word, error) {
-	p := bashParsers.Get().(*syntax.Parser)
-	w, err := p.Document(strings.NewReader(text))
-	bashParsers.Put(p)
-	return w, err
+	return withParser(&bashParsers, func(p *syntax.Parser) (*syntax.Word, error) { return p.Document(strings.NewReader(text)) })
 }
 
 // Quote returns s as one single-quoted shell word. A single quote in s
