@@ -1076,21 +1076,19 @@ func (w *walker) arithValue(expr string, sc *scope) (int64, bool) {
 			ok = false
 		case syntax.ValidName(lit):
 			v, known := w.lookupVar(lit, sc)
-			vals := v.vals
-			for _, v := range vals {
+			for _, v := range v.vals {
 				if mayRunCode(v) {
 					w.walkScriptLenient(v, &scope{depth: sc.depth + 1})
 				}
 			}
-			if !known || len(vals) != 1 {
-				ok = false
-				return false
+			// A variable has a value here when it holds one number.
+			val := ""
+			if known && len(v.vals) == 1 {
+				val = strings.TrimSpace(v.vals[0])
 			}
-			if _, err := strconv.ParseInt(strings.TrimSpace(vals[0]), 0, 64); err != nil {
-				ok = false
-				return false
-			}
-			env[lit] = strings.TrimSpace(vals[0])
+			_, err := strconv.ParseInt(val, 0, 64)
+			ok = err == nil
+			env[lit] = val
 		default:
 			if _, err := strconv.ParseInt(lit, 0, 64); err != nil && !strings.Contains(lit, "#") {
 				ok = false

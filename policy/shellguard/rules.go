@@ -280,23 +280,17 @@ func compileShTargets(pats []string) []target {
 
 // matches reports whether the target covers a resolved path.
 func (t *target) matches(form string, glob bool) bool {
+	if !glob && !t.meta {
+		return form == t.pat
+	}
 	if !glob {
-		if !t.meta {
-			return form == t.pat
-		}
-		if !strings.HasPrefix(form, t.lit) {
-			return false
-		}
-		return pathMatch(t.pat, form, false)
+		return strings.HasPrefix(form, t.lit) && pathMatch(t.pat, form, false)
 	}
 	lit := litPrefix(form)
 	if j := strings.Index(lit, "("); j > 0 && strings.IndexByte("!@+", lit[j-1]) >= 0 {
 		lit = lit[:j-1] // an extended pattern: !(x), @(a|b), +(x)
 	}
-	if !strings.HasPrefix(lit, t.lit) && !strings.HasPrefix(t.lit, lit) {
-		return false
-	}
-	return pathMatch(t.pat, form, true)
+	return (strings.HasPrefix(lit, t.lit) || strings.HasPrefix(t.lit, lit)) && pathMatch(t.pat, form, true)
 }
 
 type rulesFile struct {
@@ -680,18 +674,13 @@ func truncate(s string) string {
 }
 
 func (r *rule) nameMatches(name string) bool {
-	if r.cmdSet[name] {
-		return true
-	}
-	for _, g := range r.cmdGlobs {
-		if !strings.HasPrefix(name, litPrefix(g)) {
-			continue
+	return r.cmdSet[name] || slices.ContainsFunc(r.cmdGlobs, func(g string) bool {
+		ok := strings.HasPrefix(name, litPrefix(g)) // a cheap test before the match
+		if ok {
+			ok, _ = path.Match(g, name)
 		}
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
+		return ok
+	})
 }
 
 // match reports whether the rule matches a segment. It is asked only of
@@ -752,14 +741,12 @@ func (r *rule) withOK(w *walker) bool {
 }
 
 func (r *rule) assignMatches(seg *segment) bool {
-	for _, a := range seg.assigns {
-		for _, p := range r.src.Assign {
-			if ok, _ := path.Match(p, a.name); ok {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(seg.assigns, func(a assign) bool {
+		return slices.ContainsFunc(r.src.Assign, func(p string) bool {
+			ok, _ := path.Match(p, a.name)
+			return ok
+		})
+	})
 }
 
 // hasFlag reports whether one of the flags is among the options (up to
@@ -910,23 +897,17 @@ func (s *segment) writes(op operand) bool {
 		return op.ofArg
 	case "-i":
 		return hasFlag(args[1:], []string{mode})
-	case "-fprint":
-		// find -fprint FILE (and -fprint0, -fprintf FILE FORMAT, -fls)
-		// writes FILE.
-		if op.index > 1 && op.index < len(args) {
-			switch args[op.index-1] {
-			case "-fprint", "-fprint0", "-fprintf", "-fls":
-				return true
-			}
-		}
-		return false
-	case "-o", "-O":
-		// Only the option's value is written (sort -o FILE, curl -o FILE).
-		if op.index > 1 && op.index < len(args) {
-			prev := args[op.index-1]
-			return prev == mode || prev == "--output" || prev == "--output-document"
-		}
-		return false
+	case "-fprint", "-o", "-O":
+		// Only an option's value is written (sort -o FILE, curl -o FILE).
+		return op.index > 1 && op.index < len(args) && slices.Contains(valueWriters[mode], args[op.index-1])
 	}
 	return true
+}
+
+// valueWriters are, for the modes of writers that name an option, the
+// options whose value the command writes.
+var valueWriters = map[string][]string{
+	"-fprint": {"-fprint", "-fprint0", "-fprintf", "-fls"}, // find -fprintf FILE FORMAT
+	"-o":      {"-o", "--output", "--output-document"},
+	"-O":      {"-O", "--output", "--output-document"},
 }

@@ -72,10 +72,11 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 	}
 	// A copy or link of a command made earlier runs that command.
-	if target, ok := w.pathCmds[w.fileKey(seg.argv[0])]; ok && target != name {
-		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
-	} else if target, ok := w.pathCmds[name]; ok && target != name {
-		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
+	for _, key := range [...]string{w.fileKey(seg.argv[0]), name} {
+		if target, ok := w.pathCmds[key]; ok && target != name {
+			w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
+			break
+		}
 	}
 	if fn, ok := w.funcs[name]; ok {
 		inner := &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
@@ -196,19 +197,14 @@ func opensslNet(args []arg) bool {
 // firstP is the arguments as written, joined with spaces.
 func firstP(args []arg) string { return joinData(args, " ").texts[0] }
 
+// nonDropped is args less those that disappear in the empty view (args
+// itself when none does).
 func nonDropped(args []arg) []arg {
-	for _, a := range args {
-		if a.drop {
-			out := make([]arg, 0, len(args))
-			for _, b := range args {
-				if !b.drop {
-					out = append(out, b)
-				}
-			}
-			return out
-		}
+	dropped := func(a arg) bool { return a.drop }
+	if !slices.ContainsFunc(args, dropped) {
+		return args
 	}
-	return args
+	return slices.DeleteFunc(slices.Clone(args), dropped)
 }
 
 func originsOf(d *data) originSet {

@@ -501,7 +501,14 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		w.arithSubs(x.X, sc)
 		res.out = &data{texts: []string{""}}
 	case *syntax.TestClause:
-		w.testWords(x.X, sc)
+		// The words of [[ ]] are expanded for what they run.
+		syntax.Walk(x.X, func(n syntax.Node) bool {
+			word, ok := n.(*syntax.Word)
+			if ok {
+				w.expandWord(word, sc, false)
+			}
+			return !ok
+		})
 		res.out = &data{texts: []string{""}}
 	default:
 		inner := *sc
@@ -512,21 +519,6 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		w.walkSub(po, sc, res.out)
 	}
 	return res
-}
-
-// testWords expands the words of [[ ]] for what they run.
-func (w *walker) testWords(e syntax.TestExpr, sc *scope) {
-	switch x := e.(type) {
-	case *syntax.Word:
-		w.expandWord(x, sc, false)
-	case *syntax.UnaryTest:
-		w.testWords(x.X, sc)
-	case *syntax.BinaryTest:
-		w.testWords(x.X, sc)
-		w.testWords(x.Y, sc)
-	case *syntax.ParenTest:
-		w.testWords(x.X, sc)
-	}
 }
 
 func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
