@@ -67,11 +67,8 @@ func Read(w Words) Reading {
 	n := w.Len()
 	r := Reading{Operand: n, Rest: n, Cmd: -1, Line: -1, Code: -1, Script: -1, Args: n}
 	name, ok := w.Text(0)
-	if !ok {
-		return r
-	}
 	g := GrammarOf(name)
-	if g == nil {
+	if !ok || g == nil {
 		return r
 	}
 	r.G = g
@@ -162,19 +159,16 @@ func (r *Reading) readProgram(g *Grammar, w Words, codeVerb bool) {
 	progBefore := slices.ContainsFunc(r.Opts, func(o Opt) bool {
 		return o.Word < op && (o.Kind == OptCode || o.Kind == OptProg)
 	})
-	if op < n && (r.ShellFlag || codeVerb || g.ProgArg && !progBefore) {
+	switch {
+	case op < n && (r.ShellFlag || codeVerb || g.ProgArg && !progBefore):
 		r.Code, r.Args = op, op+1
-		return
-	}
-	if r.ShellFlag || r.Program {
+	case r.ShellFlag || r.Program:
 		r.Args = op
-		return
-	}
-	if op < n && !r.has(OptStdin) {
+	case op < n && !r.has(OptStdin):
 		r.Script, r.Args = op, op+1
-		return
+	default:
+		r.Stdin, r.Args = true, op
 	}
-	r.Stdin, r.Args = true, op
 }
 
 // readCommand finds the command a wrapper runs, or the command line it
