@@ -705,15 +705,14 @@ func opOf(pe *syntax.ParamExp) string {
 	return ""
 }
 
+// firstLit is the text of w's first part when that is a literal.
 func firstLit(w *syntax.Word) (string, bool) {
-	if w == nil || len(w.Parts) == 0 {
-		return "", false
+	if w != nil && len(w.Parts) > 0 {
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok {
+			return lit.Value, true
+		}
 	}
-	lit, ok := w.Parts[0].(*syntax.Lit)
-	if !ok {
-		return "", false
-	}
-	return lit.Value, true
+	return "", false
 }
 
 // param resolves ${...} and $name.

@@ -610,16 +610,15 @@ func (rs *Rules) CheckCommand(cmd string) error {
 // taken literally (no quoting, globbing or expansion happens), but the
 // commands wrappers run are followed (env, sudo, xargs, sh -c TEXT...).
 func (rs *Rules) CheckArgv(argv []string) error {
-	total := 0
+	line := strings.Join(argv, " ")
 	for _, a := range argv {
-		total += len(a) + 1
 		if err := checkInput(a); err != nil {
-			err.Segment = truncate(strings.Join(argv, " "))
+			err.Segment = truncate(line)
 			return err
 		}
 	}
-	if total > maxInput {
-		return parseErr("too_long", "command text is longer than 64 KiB", strings.Join(argv, " "))
+	if len(line) >= maxInput { // the words, each with its end
+		return parseErr("too_long", "command text is longer than 64 KiB", line)
 	}
 	if len(argv) == 0 {
 		return nil
@@ -627,7 +626,7 @@ func (rs *Rules) CheckArgv(argv []string) error {
 	w := newShWalker()
 	sc := &scope{pos0: arg{e: "sh", p: "sh"}, posKnown: true}
 	w.runCommand(&segment{kind: segCmd, args: literalArgs(argv)}, sc, nil, pipeCtx{})
-	return rs.verdict(w, strings.Join(argv, " "))
+	return rs.verdict(w, line)
 }
 
 func (rs *Rules) verdict(w *walker, input string) error {
@@ -691,10 +690,8 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	case segDetect:
 		return r.src.Detect == seg.detect && (r.sources == 0 || r.sources&seg.origins != 0) && r.withOK(w)
 	case segCode:
-		if (r.cmdSet != nil || r.cmdGlobs != nil) && !r.nameMatches(seg.name) {
-			return false
-		}
-		return r.codeRe.MatchString(seg.code) && r.withOK(w)
+		// Command, when set, limits the interpreters.
+		return (r.cmdSet == nil && r.cmdGlobs == nil || r.nameMatches(seg.name)) && r.codeRe.MatchString(seg.code) && r.withOK(w)
 	}
 	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) {
 		return false
@@ -787,7 +784,7 @@ var writers = map[string]string{
 // excepted target does.
 func (r *rule) targetMatches(seg *segment) bool {
 	for _, op := range seg.operands() {
-		if r.write && !op.write && !(op.redir == 0 && seg.writes(op)) {
+		if r.write && !op.write && (op.redir || !seg.writes(op)) {
 			continue
 		}
 		for _, form := range op.forms {
@@ -809,8 +806,8 @@ func (r *rule) targetMatches(seg *segment) bool {
 type operand struct {
 	forms []string
 	glob  bool
-	redir int  // 0 operand, 1 input redirection, 2 output redirection
-	write bool // an output redirection
+	redir bool // a redirection's target
+	write bool // an output redirection's
 	index int  // operand position (after the command name)
 	last  bool // the last non-option operand
 	ofArg bool // dd of=
@@ -834,11 +831,7 @@ func (s *segment) operands() []operand {
 		}
 	}
 	for _, rd := range s.redirs {
-		kind := 1
-		if rd.write {
-			kind = 2
-		}
-		add(rd.target, rd.glob, operand{redir: kind, write: rd.write})
+		add(rd.target, rd.glob, operand{redir: true, write: rd.write})
 	}
 	if s.kind == segCmd {
 		args := nonDropped(s.args)

@@ -473,9 +473,7 @@ func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	args := nonDropped(seg.args)
 	r := shellsyntax.Read(seg)
-	replace := r.Replace
-	nul := false
-	delim := ""
+	replace, nul, delim := r.Replace, false, ""
 	for _, o := range r.Opts {
 		switch o.Name {
 		case "0", "null":
@@ -510,10 +508,7 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 			default:
 				words = strings.Fields(t)
 			}
-			if len(words) > 64 {
-				words = words[:64]
-			}
-			items = append(items, literalArgs(words))
+			items = append(items, literalArgs(words[:min(len(words), 64)]))
 		}
 	} else if stdin != nil && stdin.list != nil {
 		// A listing: judged as the command run over what it lists.

@@ -340,13 +340,8 @@ func concatData(a, b *data, first bool) *data {
 	}
 	// Keep what is known of each side: consumers that read line by line
 	// (crontab) still see those lines.
-	for _, d := range []*data{a, b} {
-		for _, t := range append(d.texts, d.partial...) {
-			if len(out.partial) < 4 {
-				out.partial = append(out.partial, t)
-			}
-		}
-	}
+	parts := slices.Concat(a.texts, a.partial, b.texts, b.partial)
+	out.partial = parts[:min(len(parts), 4)]
 	return out
 }
 
@@ -795,9 +790,6 @@ func (w *walker) runEnv(name, value string, sc *scope) {
 // they give the command (here-documents, files, process substitutions)
 // and the >(...) bodies that read the command's output.
 func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]redirTarget, *data, [][]*syntax.Stmt) {
-	if len(rs) == 0 {
-		return nil, stdin, nil
-	}
 	in := stdin
 	var out []redirTarget
 	var procOuts [][]*syntax.Stmt
@@ -936,9 +928,7 @@ func isNetDevice(s string) bool {
 // execRedirs records what exec's input redirections make the shell read.
 func (w *walker) execRedirs(rs []*syntax.Redirect, in *data, sc *scope, exec bool) {
 	for _, r := range rs {
-		switch r.Op {
-		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		default:
+		if !slices.Contains([]syntax.RedirOperator{syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc}, r.Op) {
 			continue
 		}
 		if r.N == nil || r.N.Value == "0" {
