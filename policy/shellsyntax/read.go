@@ -99,10 +99,8 @@ func Read(w Words) Reading {
 		switch {
 		case base == "eval":
 			r.Line = 1 // (an empty line when its words are all unknown)
-		case base == "trap" && r.Operand+1 < n:
-			if lit(w, r.Operand) != "-" {
-				r.Code = r.Operand
-			}
+		case base == "trap" && r.Operand+1 < n && lit(w, r.Operand) != "-":
+			r.Code = r.Operand // trap CODE SIGNAL... (trap - SIGNAL resets)
 		}
 	case RoleWrapper, RoleXargs, RoleSu, RolePlain:
 		r.readCommand(g, w, base)
@@ -236,9 +234,7 @@ func (r *Reading) readCommand(g *Grammar, w Words, base string) {
 func (r *Reading) readExec(w Words) {
 	n := w.Len()
 	for k := 1; k < n; k++ {
-		switch lit(w, k) {
-		case "-exec", "-execdir", "-ok", "-okdir":
-		default:
+		if !slices.Contains([]string{"-exec", "-execdir", "-ok", "-okdir"}, lit(w, k)) {
 			continue
 		}
 		end := k + 1
