@@ -276,12 +276,7 @@ func (w *walker) expandDocument(body *syntax.Word, sc *scope) (string, originSet
 	var b strings.Builder
 	var origins originSet
 	for i := 0; i < len(s); {
-		m, n := x.markAt(s, i)
-		if m == nil {
-			b.WriteByte(s[i])
-			i++
-			continue
-		}
+		m, n := x.pieceAt(s, i)
 		i += n
 		if m.unknown {
 			b.WriteString(m.ph)
@@ -367,10 +362,8 @@ func (x *expansion) Get(name string) expand.Variable {
 	}
 	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
 	switch {
-	case name == "IFS":
-		return str(" \t\n")
-	case name == "HOME":
-		return str("~")
+	case name == "IFS" || name == "HOME":
+		return str(defaultVars[name]) // as the script found them
 	case strings.HasPrefix(name, "HOME "):
 		return str("~" + name[len("HOME "):])
 	}
@@ -379,11 +372,9 @@ func (x *expansion) Get(name string) expand.Variable {
 
 // slotOf returns the slot a variable name stands for.
 func (x *expansion) slotOf(name string) (int, bool) {
-	if name == "" || name[0] != markByte {
-		return 0, false
-	}
-	i, err := strconv.Atoi(name[1:])
-	return i, err == nil && i >= 0 && i < len(x.slots)
+	num, ok := strings.CutPrefix(name, string(markByte))
+	i, err := strconv.Atoi(num)
+	return i, ok && err == nil && i >= 0 && i < len(x.slots)
 }
 
 // Each lists no variables: ${!prefix*} is resolved before.
@@ -419,16 +410,16 @@ func (x *expansion) mark(m mark) string {
 
 func (x *expansion) markLit(m mark) *syntax.Lit { return &syntax.Lit{Value: x.mark(m)} }
 
-// markAt returns the mark at s[i] and its length, or nil.
-func (x *expansion) markAt(s string, i int) (*mark, int) {
-	if s[i] != markByte || i+1 >= len(s) {
-		return nil, 0
+// pieceAt returns what stands at s[i] and its length: a mark, or a plain
+// byte, which reads as a mark of known text.
+func (x *expansion) pieceAt(s string, i int) (mark, int) {
+	if s[i] == markByte && i+1 < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i+1:])
+		if k := int(r) - markBase; k >= 0 && k < len(x.marks) {
+			return x.marks[k], 1 + n
+		}
 	}
-	r, n := utf8.DecodeRuneInString(s[i+1:])
-	if k := int(r) - markBase; k >= 0 && k < len(x.marks) {
-		return &x.marks[k], 1 + n
-	}
-	return nil, 0
+	return mark{text: s[i : i+1]}, 1
 }
 
 // slot adds a slot and returns the parameter that reads it; list is ""
@@ -479,17 +470,7 @@ func (x *expansion) arg(f string, glob bool) (arg, bool) {
 	has := false
 	onlyUnknown := true // only unquoted unknowns so far
 	for i := 0; i < len(f); {
-		m, n := x.markAt(f, i)
-		if m == nil {
-			e.WriteByte(f[i])
-			p.WriteByte(f[i])
-			if f[i] == '/' {
-				a.dynBase = false
-			}
-			has, onlyUnknown = true, false
-			i++
-			continue
-		}
+		m, n := x.pieceAt(f, i)
 		i += n
 		a.origins |= m.origins
 		a.susp = a.susp || m.susp

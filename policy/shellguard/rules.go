@@ -486,15 +486,14 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 // sourceOrigins are the origins the sources of shell_input name.
 var sourceOrigins = map[string]originSet{"fetch": originFetch, "socket": originSocket, "decode": originDecode}
 
+// index fills a new rule set's active rules and their indexes.
 func (rs *Rules) index() {
-	rs.active = rs.active[:0]
 	for _, g := range rs.groups {
 		if g.enabled {
 			rs.active = append(rs.active, g.rules...)
 		}
 	}
 	rs.byName = map[string][]int{}
-	rs.globCmd, rs.noCmd, rs.detects, rs.codes = nil, nil, nil, nil
 	for i, r := range rs.active {
 		switch {
 		case r.src.Detect != "":
@@ -696,10 +695,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) {
 		return false
 	}
-	var args []string
-	if len(seg.argv) > 1 {
-		args = seg.argv[1:]
-	}
+	args := seg.argv[min(1, len(seg.argv)):] // the words after the name
 	if len(r.src.Flags) > 0 && !hasFlag(args, r.src.Flags) {
 		return false
 	}
@@ -850,21 +846,17 @@ func (s *segment) operands() []operand {
 				add(v[at+1:], a.glob, base)
 			}
 			if strings.HasPrefix(v, "-") {
-				_, val, ok := strings.Cut(v, "=")
-				if !ok {
-					continue
+				if _, val, ok := strings.Cut(v, "="); ok {
+					add(val, a.glob, base)
 				}
-				add(val, a.glob, base)
-				continue
-			}
-			if j := strings.IndexByte(v, '='); j > 0 && !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~") {
-				add(v, a.glob, base)
-				vb := base
-				vb.ofArg = v[:j] == "of"
-				add(v[j+1:], a.glob, vb)
 				continue
 			}
 			add(v, a.glob, base)
+			if j := strings.IndexByte(v, '='); j > 0 && !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~") {
+				vb := base
+				vb.ofArg = v[:j] == "of"
+				add(v[j+1:], a.glob, vb)
+			}
 		}
 	}
 	s.ops = &out

@@ -41,11 +41,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	seg.finish()
 	seg.cwd = w.cwd
 	w.addSeg(seg)
-	for _, a := range seg.args {
-		if a.susp && w.defWalk == 0 {
-			w.finding("obfuscated_expansion", "string operations on an unknown variable build text the command does not show", seg.text)
-			break
-		}
+	if w.defWalk == 0 && slices.ContainsFunc(seg.args, func(a arg) bool { return a.susp }) {
+		w.finding("obfuscated_expansion", "string operations on an unknown variable build text the command does not show", seg.text)
 	}
 	if len(seg.args) > 0 && w.defWalk == 0 {
 		a0 := seg.args[0]
@@ -79,8 +76,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 	}
 	if fn, ok := w.funcs[name]; ok {
-		inner := &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
-		return w.callFunction(name, fn, inner, stdin, pc)
+		return w.callFunction(name, fn, &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}, stdin, pc)
 	}
 	if val, ok := w.aliases[name]; ok {
 		text := val
@@ -314,8 +310,7 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 			seg.unwrapped = true
 		}
 		if u.payload != nil {
-			scope := &scope{depth: sc.depth + 1, pos0: arg{e: "sh", p: "sh"}}
-			w.runShellData(u.payload, scope, seg)
+			w.runShellData(u.payload, &scope{depth: sc.depth + 1, pos0: arg{e: "sh", p: "sh"}}, seg)
 			res.kinds |= ksShell
 		}
 		for _, as := range u.assigns {
@@ -323,7 +318,7 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 		if len(u.inner) == 0 {
 			if len(u.assigns) > 0 {
-				w.addSeg(w.assignSeg(append(slices.Clone(seg.assigns), u.assigns...), seg.redirs))
+				w.addSeg(w.assignSeg(slices.Concat(seg.assigns, u.assigns), seg.redirs))
 			}
 			if li == 0 {
 				res.out = w.outputOf(seg, stdin)
@@ -436,10 +431,9 @@ func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 	}
 	switch {
 	case r.Code >= 0:
-		scope := &scope{depth: sc.depth + 1, posKnown: true, pos0: args[0]}
-		if r.Args < len(args) {
-			scope.pos0 = args[r.Args]
-			scope.pos = args[r.Args+1:]
+		scope := w.childScope(args[r.Args:], sc) // sh -c TEXT NAME ARGS...: $0 is NAME
+		if r.Args == len(args) {
+			scope.pos0 = args[0]
 		}
 		seg.unwrapped = !args[r.Code].dyn
 		w.runShellData(argData(args[r.Code]), scope, seg)
@@ -534,8 +528,7 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 				for j, a := range inner {
 					cmd[j] = a
 					if strings.Contains(a.p, replace) {
-						p := strings.ReplaceAll(a.p, replace, it.p)
-						cmd[j] = arg{e: normalise(strings.ReplaceAll(a.e, replace, it.e)), p: p, dyn: it.dyn, origins: it.origins | a.origins}
+						cmd[j] = arg{e: normalise(strings.ReplaceAll(a.e, replace, it.e)), p: strings.ReplaceAll(a.p, replace, it.p), dyn: it.dyn, origins: it.origins | a.origins}
 					}
 				}
 				r := w.runCommand(seg.derive(cmd, nil), sc, stdin, pc)

@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -152,10 +153,9 @@ func put[K comparable, V any](m *map[K]V, k K, v V) {
 	(*m)[k] = v
 }
 
+// failParse refuses the text, unless it is refused already.
 func (w *walker) failParse(rule, desc string) {
-	if w.err == nil {
-		w.err = parseErr(rule, desc, "")
-	}
+	w.err = cmp.Or(w.err, parseErr(rule, desc, ""))
 }
 
 func (w *walker) tooDeep() { w.failParse("too_deep", "commands are nested more than 8 levels deep") }
@@ -218,9 +218,7 @@ func (w *walker) walkScript(src string, sc *scope, stdin *data) *data {
 	}
 	f, err := parse(src, sc.depth, &w.work)
 	if err != nil {
-		if w.err == nil {
-			w.err = err
-		}
+		w.err = cmp.Or(w.err, err) // the first refusal stands
 		return nil
 	}
 	return w.walkFile(f, src, sc, stdin)
@@ -299,10 +297,7 @@ func (w *walker) walkPipeline(pl *syntax.Stmt, sc *scope, stdin *data, pc pipeCt
 	stages := chain(pl, true, buf[:0])
 	ctx := pc
 	ctx.piped = ctx.piped || len(stages) > 1
-	in := stdin
-	if in == nil {
-		in = w.stdin
-	}
+	in := cmp.Or(stdin, w.stdin) // what exec redirected, unless the pipeline has its own
 	var res stageResult
 	var prev kindSet
 	for i, s := range stages {
@@ -463,9 +458,7 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 			}
 		case *syntax.CStyleLoop:
 			for _, e := range []syntax.ArithmExpr{lp.Init, lp.Cond, lp.Post} {
-				if e != nil {
-					w.arithSubs(e, sc)
-				}
+				w.arithSubs(e, sc) // (an empty part is 0)
 			}
 		}
 		res = w.walkStmts(x.Do, sc, in, pc)
@@ -516,13 +509,11 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 	return res
 }
 
+// walkLists walks a compound command's lists one after the other; when
+// they are several (branches, a loop's condition and body), only where
+// their output comes from is known.
 func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
-	var res stageResult
-	for i, l := range ls {
-		r := w.walkStmts(l, sc, stdin, pc)
-		res.kinds |= r.kinds
-		res.out = concatData(res.out, r.out, i == 0)
-	}
+	res := w.walkStmts(slices.Concat(ls...), sc, stdin, pc)
 	if res.out != nil && len(ls) > 1 {
 		res.out = &data{origins: res.out.origins | originOther}
 	}
@@ -1106,9 +1097,7 @@ func baseName(s string) string {
 
 // derive makes the segment of a command another one runs.
 func (s *segment) derive(args []arg, assigns []assign) *segment {
-	n := &segment{kind: segCmd, args: args, redirs: s.redirs}
-	n.assigns = append(append([]assign{}, s.assigns...), assigns...)
-	return n
+	return &segment{kind: segCmd, args: args, redirs: s.redirs, assigns: slices.Concat(s.assigns, assigns)}
 }
 
 // literalArgs makes arguments from known strings.
