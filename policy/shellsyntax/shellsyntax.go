@@ -19,16 +19,11 @@ import (
 // state from one parse to the next.
 var bashParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
-// withParser runs parse with an idle parser of pool.
-func withParser[T any](pool *sync.Pool, parse func(p *syntax.Parser) (T, error)) (T, error) {
-	p := pool.Get().(*syntax.Parser)
-	defer pool.Put(p)
-	return parse(p)
-}
-
 // ParseBash parses src as a bash script.
 func ParseBash(src string) (*syntax.File, error) {
-	return withParser(&bashParsers, func(p *syntax.Parser) (*syntax.File, error) { return p.Parse(strings.NewReader(src), "") })
+	p := bashParsers.Get().(*syntax.Parser)
+	defer bashParsers.Put(p)
+	return p.Parse(strings.NewReader(src), "")
 }
 
 // IsNameByte reports whether c may stand in a shell variable name (first:
@@ -48,18 +43,24 @@ var commentParsers = sync.Pool{New: func() any {
 
 // ParseBashComments parses src as a bash script, keeping its comments.
 func ParseBashComments(src string) (*syntax.File, error) {
-	return withParser(&commentParsers, func(p *syntax.Parser) (*syntax.File, error) { return p.Parse(strings.NewReader(src), "") })
+	p := commentParsers.Get().(*syntax.Parser)
+	defer commentParsers.Put(p)
+	return p.Parse(strings.NewReader(src), "")
 }
 
 // ParseArithm parses expr as a bash arithmetic expression.
 func ParseArithm(expr string) (syntax.ArithmExpr, error) {
-	return withParser(&bashParsers, func(p *syntax.Parser) (syntax.ArithmExpr, error) { return p.Arithmetic(strings.NewReader(expr)) })
+	p := bashParsers.Get().(*syntax.Parser)
+	defer bashParsers.Put(p)
+	return p.Arithmetic(strings.NewReader(expr))
 }
 
 // ParseDocument parses text as the body of a here-document: one word of
 // text with expansions.
 func ParseDocument(text string) (*syntax.Word, error) {
-	return withParser(&bashParsers, func(p *syntax.Parser) (*syntax.Word, error) { return p.Document(strings.NewReader(text)) })
+	p := bashParsers.Get().(*syntax.Parser)
+	defer bashParsers.Put(p)
+	return p.Document(strings.NewReader(text))
 }
 
 // Quote returns s as one single-quoted shell word. A single quote in s
