@@ -86,8 +86,7 @@ func closeParen(r []rune, open int) int {
 		case '(':
 			depth++
 		case ')':
-			depth--
-			if depth == 0 {
+			if depth--; depth == 0 {
 				return i
 			}
 		}

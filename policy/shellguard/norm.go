@@ -91,7 +91,8 @@ func isInvisible(r rune) bool {
 	switch {
 	case r < 0xad:
 		return false
-	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef, r == 0x34f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef,
+		r == 0x34f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
 		return true
 	}
 	return unicode.Is(unicode.Cf, r)
@@ -159,20 +160,14 @@ func printfEscape(s string) (int, string) {
 		return 2, "\a\b\x1b\x1b\f\n\r\t\v\\\"'"[i : i+1]
 	}
 	switch c {
-	case 'x':
-		v, n := hexPrefix(s[2:], 2)
-		if n == 0 {
-			return 2, "\\x"
-		}
-		return 2 + n, string([]byte{byte(v)})
-	case 'u', 'U':
-		max := 4
-		if c == 'U' {
-			max = 8
-		}
-		v, n := hexPrefix(s[2:], max)
-		if n == 0 {
+	case 'x', 'u', 'U':
+		// \xHH is a byte, \uHHHH and \UHHHHHHHH a character: 2, 4 or 8 digits.
+		v, n := hexPrefix(s[2:], 2<<strings.IndexByte("xuU", c))
+		switch {
+		case n == 0:
 			return 2, s[:2]
+		case c == 'x':
+			return 2 + n, string([]byte{byte(v)})
 		}
 		return 2 + n, string(rune(v))
 	case '0':

@@ -76,7 +76,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 	}
 	if fn, ok := w.funcs[name]; ok {
-		return w.callFunction(name, fn, &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}, stdin, pc)
+		inner := &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
+		return w.callFunction(name, fn, inner, stdin, pc)
 	}
 	if val, ok := w.aliases[name]; ok {
 		text := val
@@ -528,7 +529,8 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 				for j, a := range inner {
 					cmd[j] = a
 					if strings.Contains(a.p, replace) {
-						cmd[j] = arg{e: normalise(strings.ReplaceAll(a.e, replace, it.e)), p: strings.ReplaceAll(a.p, replace, it.p), dyn: it.dyn, origins: it.origins | a.origins}
+						p := strings.ReplaceAll(a.p, replace, it.p)
+						cmd[j] = arg{e: normalise(strings.ReplaceAll(a.e, replace, it.e)), p: p, dyn: it.dyn, origins: it.origins | a.origins}
 					}
 				}
 				r := w.runCommand(seg.derive(cmd, nil), sc, stdin, pc)
