@@ -81,10 +81,8 @@ func Commands(cmd string) ([]Command, error) {
 		for _, a := range seg.assigns {
 			c.Env = append(c.Env, a.name)
 		}
-		for i, a := range nonDropped(seg.args) {
-			if i == 0 {
-				continue
-			}
+		args := nonDropped(seg.args)
+		for _, a := range args[min(1, len(args)):] { // the words after the name
 			c.Args = append(c.Args, a.e)
 			c.Dynamic = append(c.Dynamic, a.dyn)
 		}

@@ -276,12 +276,7 @@ func (w *walker) expandDocument(body *syntax.Word, sc *scope) (string, originSet
 	var b strings.Builder
 	var origins originSet
 	for i := 0; i < len(s); {
-		m, n := x.markAt(s, i)
-		if m == nil {
-			b.WriteByte(s[i])
-			i++
-			continue
-		}
+		m, n := x.pieceAt(s, i)
 		i += n
 		if m.unknown {
 			b.WriteString(m.ph)
@@ -367,10 +362,8 @@ func (x *expansion) Get(name string) expand.Variable {
 	}
 	str := func(s string) expand.Variable { return expand.Variable{Set: true, Kind: expand.String, Str: s} }
 	switch {
-	case name == "IFS":
-		return str(" \t\n")
-	case name == "HOME":
-		return str("~")
+	case name == "IFS" || name == "HOME":
+		return str(defaultVars[name]) // as the script found them
 	case strings.HasPrefix(name, "HOME "):
 		return str("~" + name[len("HOME "):])
 	}
@@ -379,11 +372,9 @@ func (x *expansion) Get(name string) expand.Variable {
 
 // slotOf returns the slot a variable name stands for.
 func (x *expansion) slotOf(name string) (int, bool) {
-	if name == "" || name[0] != markByte {
-		return 0, false
-	}
-	i, err := strconv.Atoi(name[1:])
-	return i, err == nil && i >= 0 && i < len(x.slots)
+	num, ok := strings.CutPrefix(name, string(markByte))
+	i, err := strconv.Atoi(num)
+	return i, ok && err == nil && i >= 0 && i < len(x.slots)
 }
 
 // Each lists no variables: ${!prefix*} is resolved before.
@@ -419,16 +410,16 @@ func (x *expansion) mark(m mark) string {
 
 func (x *expansion) markLit(m mark) *syntax.Lit { return &syntax.Lit{Value: x.mark(m)} }
 
-// markAt returns the mark at s[i] and its length, or nil.
-func (x *expansion) markAt(s string, i int) (*mark, int) {
-	if s[i] != markByte || i+1 >= len(s) {
-		return nil, 0
+// pieceAt returns what stands at s[i] and its length: a mark, or a plain
+// byte, which reads as a mark of known text.
+func (x *expansion) pieceAt(s string, i int) (mark, int) {
+	if s[i] == markByte && i+1 < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i+1:])
+		if k := int(r) - markBase; k >= 0 && k < len(x.marks) {
+			return x.marks[k], 1 + n
+		}
 	}
-	r, n := utf8.DecodeRuneInString(s[i+1:])
-	if k := int(r) - markBase; k >= 0 && k < len(x.marks) {
-		return &x.marks[k], 1 + n
-	}
-	return nil, 0
+	return mark{text: s[i : i+1]}, 1
 }
 
 // slot adds a slot and returns the parameter that reads it; list is ""
@@ -479,17 +470,7 @@ func (x *expansion) arg(f string, glob bool) (arg, bool) {
 	has := false
 	onlyUnknown := true // only unquoted unknowns so far
 	for i := 0; i < len(f); {
-		m, n := x.markAt(f, i)
-		if m == nil {
-			e.WriteByte(f[i])
-			p.WriteByte(f[i])
-			if f[i] == '/' {
-				a.dynBase = false
-			}
-			has, onlyUnknown = true, false
-			i++
-			continue
-		}
+		m, n := x.pieceAt(f, i)
 		i += n
 		a.origins |= m.origins
 		a.susp = a.susp || m.susp
@@ -705,15 +686,14 @@ func opOf(pe *syntax.ParamExp) string {
 	return ""
 }
 
+// firstLit is the text of w's first part when that is a literal.
 func firstLit(w *syntax.Word) (string, bool) {
-	if w == nil || len(w.Parts) == 0 {
-		return "", false
+	if w != nil && len(w.Parts) > 0 {
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok {
+			return lit.Value, true
+		}
 	}
-	lit, ok := w.Parts[0].(*syntax.Lit)
-	if !ok {
-		return "", false
-	}
-	return lit.Value, true
+	return "", false
 }
 
 // param resolves ${...} and $name.
@@ -1076,21 +1056,19 @@ func (w *walker) arithValue(expr string, sc *scope) (int64, bool) {
 			ok = false
 		case syntax.ValidName(lit):
 			v, known := w.lookupVar(lit, sc)
-			vals := v.vals
-			for _, v := range vals {
+			for _, v := range v.vals {
 				if mayRunCode(v) {
 					w.walkScriptLenient(v, &scope{depth: sc.depth + 1})
 				}
 			}
-			if !known || len(vals) != 1 {
-				ok = false
-				return false
+			// A variable has a value here when it holds one number.
+			val := ""
+			if known && len(v.vals) == 1 {
+				val = strings.TrimSpace(v.vals[0])
 			}
-			if _, err := strconv.ParseInt(strings.TrimSpace(vals[0]), 0, 64); err != nil {
-				ok = false
-				return false
-			}
-			env[lit] = strings.TrimSpace(vals[0])
+			_, err := strconv.ParseInt(val, 0, 64)
+			ok = err == nil
+			env[lit] = val
 		default:
 			if _, err := strconv.ParseInt(lit, 0, 64); err != nil && !strings.Contains(lit, "#") {
 				ok = false

@@ -86,8 +86,7 @@ func closeParen(r []rune, open int) int {
 		case '(':
 			depth++
 		case ')':
-			depth--
-			if depth == 0 {
+			if depth--; depth == 0 {
 				return i
 			}
 		}
@@ -155,23 +154,17 @@ func globIntersect(a, b string) bool {
 		if s.i == len(ta) && s.j == len(tb) {
 			return true
 		}
-		var x, y *globTok
-		if s.i < len(ta) {
-			x = &ta[s.i]
-		}
-		if s.j < len(tb) {
-			y = &tb[s.j]
-		}
 		// A star may match nothing.
-		if x != nil && x.kind == '*' {
+		if s.i < len(ta) && ta[s.i].kind == '*' {
 			stack = append(stack, st{s.i + 1, s.j})
 		}
-		if y != nil && y.kind == '*' {
+		if s.j < len(tb) && tb[s.j].kind == '*' {
 			stack = append(stack, st{s.i, s.j + 1})
 		}
-		if x == nil || y == nil {
+		if s.i == len(ta) || s.j == len(tb) {
 			continue
 		}
+		x, y := &ta[s.i], &tb[s.j]
 		switch {
 		case x.kind == '*' && y.kind == '*':
 			stack = append(stack, st{s.i + 1, s.j + 1})

@@ -51,15 +51,12 @@ func checkInput(s string) *DeniedError {
 // parsing, never to the text that is parsed: NFKC turns U+FF02 into a real
 // quote, which would change what the shell is believed to run.
 func normalise(s string) string {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
+	n := 0
+	for n < len(s) && s[n] < utf8.RuneSelf {
+		n++
 	}
-	if ascii {
-		return s
+	if n == len(s) {
+		return s // ASCII: nothing to fold
 	}
 	// Removing a character can leave a sequence NFKC composes, and NFKC
 	// output is stripped again: repeat until nothing changes.
@@ -94,9 +91,8 @@ func isInvisible(r rune) bool {
 	switch {
 	case r < 0xad:
 		return false
-	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
-		return true
-	case r == 0x34f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef,
+		r == 0x34f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0:
 		return true
 	}
 	return unicode.Is(unicode.Cf, r)
@@ -109,6 +105,21 @@ func decodeANSIC(s string) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
 	}
+	out, _, _ := strings.Cut(unescape(s, true), "\x00")
+	return out
+}
+
+// echoEscapes interprets the escapes of echo -e (bash) and of dash's
+// echo, which applies them always: \c ends the output, \0NNN is octal.
+func echoEscapes(s string) string { return unescape(s, false) }
+
+// unescape decodes the backslash escapes of s as printf's format does,
+// with those of $'...' (ansic: \?, \cX, octal without a leading 0) or
+// else echo's \c, which ends the output.
+func unescape(s string, ansic bool) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' || i+1 >= len(s) {
@@ -116,39 +127,18 @@ func decodeANSIC(s string) string {
 			continue
 		}
 		switch c := s[i+1]; {
-		case c == '?':
+		case !ansic && c == 'c':
+			return b.String()
+		case ansic && c == '?':
 			b.WriteByte(c)
 			i++
-		case c == 'c' && i+2 < len(s):
+		case ansic && c == 'c' && i+2 < len(s):
 			b.WriteByte(s[i+2] & 0x1f)
 			i += 2
-		case c >= '0' && c <= '7':
+		case ansic && c >= '0' && c <= '7':
 			v, n := octPrefix(s[i+1:], 3)
 			b.WriteByte(byte(v))
 			i += n
-		default:
-			n, text := printfEscape(s[i:])
-			b.WriteString(text)
-			i += n - 1
-		}
-	}
-	out, _, _ := strings.Cut(b.String(), "\x00")
-	return out
-}
-
-// echoEscapes interprets the escapes of echo -e (bash) and of dash's
-// echo, which applies them always: \c ends the output, \0NNN is octal.
-func echoEscapes(s string) string {
-	if strings.IndexByte(s, '\\') < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] != '\\' || i+1 >= len(s):
-			b.WriteByte(s[i])
-		case s[i+1] == 'c':
-			return b.String()
 		default:
 			n, text := printfEscape(s[i:])
 			b.WriteString(text)
@@ -170,20 +160,14 @@ func printfEscape(s string) (int, string) {
 		return 2, "\a\b\x1b\x1b\f\n\r\t\v\\\"'"[i : i+1]
 	}
 	switch c {
-	case 'x':
-		v, n := hexPrefix(s[2:], 2)
-		if n == 0 {
-			return 2, "\\x"
-		}
-		return 2 + n, string([]byte{byte(v)})
-	case 'u', 'U':
-		max := 4
-		if c == 'U' {
-			max = 8
-		}
-		v, n := hexPrefix(s[2:], max)
-		if n == 0 {
+	case 'x', 'u', 'U':
+		// \xHH is a byte, \uHHHH and \UHHHHHHHH a character: 2, 4 or 8 digits.
+		v, n := hexPrefix(s[2:], 2<<strings.IndexByte("xuU", c))
+		switch {
+		case n == 0:
 			return 2, s[:2]
+		case c == 'x':
+			return 2 + n, string([]byte{byte(v)})
 		}
 		return 2 + n, string(rune(v))
 	case '0':

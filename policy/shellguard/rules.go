@@ -280,23 +280,17 @@ func compileShTargets(pats []string) []target {
 
 // matches reports whether the target covers a resolved path.
 func (t *target) matches(form string, glob bool) bool {
+	if !glob && !t.meta {
+		return form == t.pat
+	}
 	if !glob {
-		if !t.meta {
-			return form == t.pat
-		}
-		if !strings.HasPrefix(form, t.lit) {
-			return false
-		}
-		return pathMatch(t.pat, form, false)
+		return strings.HasPrefix(form, t.lit) && pathMatch(t.pat, form, false)
 	}
 	lit := litPrefix(form)
 	if j := strings.Index(lit, "("); j > 0 && strings.IndexByte("!@+", lit[j-1]) >= 0 {
 		lit = lit[:j-1] // an extended pattern: !(x), @(a|b), +(x)
 	}
-	if !strings.HasPrefix(lit, t.lit) && !strings.HasPrefix(t.lit, lit) {
-		return false
-	}
-	return pathMatch(t.pat, form, true)
+	return (strings.HasPrefix(lit, t.lit) || strings.HasPrefix(t.lit, lit)) && pathMatch(t.pat, form, true)
 }
 
 type rulesFile struct {
@@ -492,15 +486,14 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 // sourceOrigins are the origins the sources of shell_input name.
 var sourceOrigins = map[string]originSet{"fetch": originFetch, "socket": originSocket, "decode": originDecode}
 
+// index fills a new rule set's active rules and their indexes.
 func (rs *Rules) index() {
-	rs.active = rs.active[:0]
 	for _, g := range rs.groups {
 		if g.enabled {
 			rs.active = append(rs.active, g.rules...)
 		}
 	}
 	rs.byName = map[string][]int{}
-	rs.globCmd, rs.noCmd, rs.detects, rs.codes = nil, nil, nil, nil
 	for i, r := range rs.active {
 		switch {
 		case r.src.Detect != "":
@@ -616,16 +609,15 @@ func (rs *Rules) CheckCommand(cmd string) error {
 // taken literally (no quoting, globbing or expansion happens), but the
 // commands wrappers run are followed (env, sudo, xargs, sh -c TEXT...).
 func (rs *Rules) CheckArgv(argv []string) error {
-	total := 0
+	line := strings.Join(argv, " ")
 	for _, a := range argv {
-		total += len(a) + 1
 		if err := checkInput(a); err != nil {
-			err.Segment = truncate(strings.Join(argv, " "))
+			err.Segment = truncate(line)
 			return err
 		}
 	}
-	if total > maxInput {
-		return parseErr("too_long", "command text is longer than 64 KiB", strings.Join(argv, " "))
+	if len(line) >= maxInput { // the words, each with its end
+		return parseErr("too_long", "command text is longer than 64 KiB", line)
 	}
 	if len(argv) == 0 {
 		return nil
@@ -633,7 +625,7 @@ func (rs *Rules) CheckArgv(argv []string) error {
 	w := newShWalker()
 	sc := &scope{pos0: arg{e: "sh", p: "sh"}, posKnown: true}
 	w.runCommand(&segment{kind: segCmd, args: literalArgs(argv)}, sc, nil, pipeCtx{})
-	return rs.verdict(w, strings.Join(argv, " "))
+	return rs.verdict(w, line)
 }
 
 func (rs *Rules) verdict(w *walker, input string) error {
@@ -680,18 +672,13 @@ func truncate(s string) string {
 }
 
 func (r *rule) nameMatches(name string) bool {
-	if r.cmdSet[name] {
-		return true
-	}
-	for _, g := range r.cmdGlobs {
-		if !strings.HasPrefix(name, litPrefix(g)) {
-			continue
+	return r.cmdSet[name] || slices.ContainsFunc(r.cmdGlobs, func(g string) bool {
+		ok := strings.HasPrefix(name, litPrefix(g)) // a cheap test before the match
+		if ok {
+			ok, _ = path.Match(g, name)
 		}
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
+		return ok
+	})
 }
 
 // match reports whether the rule matches a segment. It is asked only of
@@ -702,18 +689,13 @@ func (r *rule) match(seg *segment, w *walker) bool {
 	case segDetect:
 		return r.src.Detect == seg.detect && (r.sources == 0 || r.sources&seg.origins != 0) && r.withOK(w)
 	case segCode:
-		if (r.cmdSet != nil || r.cmdGlobs != nil) && !r.nameMatches(seg.name) {
-			return false
-		}
-		return r.codeRe.MatchString(seg.code) && r.withOK(w)
+		// Command, when set, limits the interpreters.
+		return (r.cmdSet == nil && r.cmdGlobs == nil || r.nameMatches(seg.name)) && r.codeRe.MatchString(seg.code) && r.withOK(w)
 	}
 	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) {
 		return false
 	}
-	var args []string
-	if len(seg.argv) > 1 {
-		args = seg.argv[1:]
-	}
+	args := seg.argv[min(1, len(seg.argv)):] // the words after the name
 	if len(r.src.Flags) > 0 && !hasFlag(args, r.src.Flags) {
 		return false
 	}
@@ -752,14 +734,12 @@ func (r *rule) withOK(w *walker) bool {
 }
 
 func (r *rule) assignMatches(seg *segment) bool {
-	for _, a := range seg.assigns {
-		for _, p := range r.src.Assign {
-			if ok, _ := path.Match(p, a.name); ok {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(seg.assigns, func(a assign) bool {
+		return slices.ContainsFunc(r.src.Assign, func(p string) bool {
+			ok, _ := path.Match(p, a.name)
+			return ok
+		})
+	})
 }
 
 // hasFlag reports whether one of the flags is among the options (up to
@@ -800,7 +780,7 @@ var writers = map[string]string{
 // excepted target does.
 func (r *rule) targetMatches(seg *segment) bool {
 	for _, op := range seg.operands() {
-		if r.write && !op.write && !(op.redir == 0 && seg.writes(op)) {
+		if r.write && !op.write && (op.redir || !seg.writes(op)) {
 			continue
 		}
 		for _, form := range op.forms {
@@ -822,8 +802,8 @@ func (r *rule) targetMatches(seg *segment) bool {
 type operand struct {
 	forms []string
 	glob  bool
-	redir int  // 0 operand, 1 input redirection, 2 output redirection
-	write bool // an output redirection
+	redir bool // a redirection's target
+	write bool // an output redirection's
 	index int  // operand position (after the command name)
 	last  bool // the last non-option operand
 	ofArg bool // dd of=
@@ -847,11 +827,7 @@ func (s *segment) operands() []operand {
 		}
 	}
 	for _, rd := range s.redirs {
-		kind := 1
-		if rd.write {
-			kind = 2
-		}
-		add(rd.target, rd.glob, operand{redir: kind, write: rd.write})
+		add(rd.target, rd.glob, operand{redir: true, write: rd.write})
 	}
 	if s.kind == segCmd {
 		args := nonDropped(s.args)
@@ -870,21 +846,17 @@ func (s *segment) operands() []operand {
 				add(v[at+1:], a.glob, base)
 			}
 			if strings.HasPrefix(v, "-") {
-				_, val, ok := strings.Cut(v, "=")
-				if !ok {
-					continue
+				if _, val, ok := strings.Cut(v, "="); ok {
+					add(val, a.glob, base)
 				}
-				add(val, a.glob, base)
-				continue
-			}
-			if j := strings.IndexByte(v, '='); j > 0 && !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~") {
-				add(v, a.glob, base)
-				vb := base
-				vb.ofArg = v[:j] == "of"
-				add(v[j+1:], a.glob, vb)
 				continue
 			}
 			add(v, a.glob, base)
+			if j := strings.IndexByte(v, '='); j > 0 && !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "~") {
+				vb := base
+				vb.ofArg = v[:j] == "of"
+				add(v[j+1:], a.glob, vb)
+			}
 		}
 	}
 	s.ops = &out
@@ -910,23 +882,17 @@ func (s *segment) writes(op operand) bool {
 		return op.ofArg
 	case "-i":
 		return hasFlag(args[1:], []string{mode})
-	case "-fprint":
-		// find -fprint FILE (and -fprint0, -fprintf FILE FORMAT, -fls)
-		// writes FILE.
-		if op.index > 1 && op.index < len(args) {
-			switch args[op.index-1] {
-			case "-fprint", "-fprint0", "-fprintf", "-fls":
-				return true
-			}
-		}
-		return false
-	case "-o", "-O":
-		// Only the option's value is written (sort -o FILE, curl -o FILE).
-		if op.index > 1 && op.index < len(args) {
-			prev := args[op.index-1]
-			return prev == mode || prev == "--output" || prev == "--output-document"
-		}
-		return false
+	case "-fprint", "-o", "-O":
+		// Only an option's value is written (sort -o FILE, curl -o FILE).
+		return op.index > 1 && op.index < len(args) && slices.Contains(valueWriters[mode], args[op.index-1])
 	}
 	return true
+}
+
+// valueWriters are, for the modes of writers that name an option, the
+// options whose value the command writes.
+var valueWriters = map[string][]string{
+	"-fprint": {"-fprint", "-fprint0", "-fprintf", "-fls"}, // find -fprintf FILE FORMAT
+	"-o":      {"-o", "--output", "--output-document"},
+	"-O":      {"-O", "--output", "--output-document"},
 }

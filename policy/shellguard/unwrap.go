@@ -41,11 +41,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	seg.finish()
 	seg.cwd = w.cwd
 	w.addSeg(seg)
-	for _, a := range seg.args {
-		if a.susp && w.defWalk == 0 {
-			w.finding("obfuscated_expansion", "string operations on an unknown variable build text the command does not show", seg.text)
-			break
-		}
+	if w.defWalk == 0 && slices.ContainsFunc(seg.args, func(a arg) bool { return a.susp }) {
+		w.finding("obfuscated_expansion", "string operations on an unknown variable build text the command does not show", seg.text)
 	}
 	if len(seg.args) > 0 && w.defWalk == 0 {
 		a0 := seg.args[0]
@@ -72,10 +69,11 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 	}
 	// A copy or link of a command made earlier runs that command.
-	if target, ok := w.pathCmds[w.fileKey(seg.argv[0])]; ok && target != name {
-		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
-	} else if target, ok := w.pathCmds[name]; ok && target != name {
-		w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
+	for _, key := range [...]string{w.fileKey(seg.argv[0]), name} {
+		if target, ok := w.pathCmds[key]; ok && target != name {
+			w.runCommand(seg.derive(append([]arg{{e: target, p: target}}, args[1:]...), nil), sc, stdin, pc)
+			break
+		}
 	}
 	if fn, ok := w.funcs[name]; ok {
 		inner := &scope{pos: args[1:], posKnown: true, pos0: sc.pos0, depth: sc.depth + 1}
@@ -196,19 +194,14 @@ func opensslNet(args []arg) bool {
 // firstP is the arguments as written, joined with spaces.
 func firstP(args []arg) string { return joinData(args, " ").texts[0] }
 
+// nonDropped is args less those that disappear in the empty view (args
+// itself when none does).
 func nonDropped(args []arg) []arg {
-	for _, a := range args {
-		if a.drop {
-			out := make([]arg, 0, len(args))
-			for _, b := range args {
-				if !b.drop {
-					out = append(out, b)
-				}
-			}
-			return out
-		}
+	dropped := func(a arg) bool { return a.drop }
+	if !slices.ContainsFunc(args, dropped) {
+		return args
 	}
-	return args
+	return slices.DeleteFunc(slices.Clone(args), dropped)
 }
 
 func originsOf(d *data) originSet {
@@ -318,8 +311,7 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 			seg.unwrapped = true
 		}
 		if u.payload != nil {
-			scope := &scope{depth: sc.depth + 1, pos0: arg{e: "sh", p: "sh"}}
-			w.runShellData(u.payload, scope, seg)
+			w.runShellData(u.payload, &scope{depth: sc.depth + 1, pos0: arg{e: "sh", p: "sh"}}, seg)
 			res.kinds |= ksShell
 		}
 		for _, as := range u.assigns {
@@ -327,7 +319,7 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		}
 		if len(u.inner) == 0 {
 			if len(u.assigns) > 0 {
-				w.addSeg(w.assignSeg(append(slices.Clone(seg.assigns), u.assigns...), seg.redirs))
+				w.addSeg(w.assignSeg(slices.Concat(seg.assigns, u.assigns), seg.redirs))
 			}
 			if li == 0 {
 				res.out = w.outputOf(seg, stdin)
@@ -440,10 +432,9 @@ func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 	}
 	switch {
 	case r.Code >= 0:
-		scope := &scope{depth: sc.depth + 1, posKnown: true, pos0: args[0]}
-		if r.Args < len(args) {
-			scope.pos0 = args[r.Args]
-			scope.pos = args[r.Args+1:]
+		scope := w.childScope(args[r.Args:], sc) // sh -c TEXT NAME ARGS...: $0 is NAME
+		if r.Args == len(args) {
+			scope.pos0 = args[0]
 		}
 		seg.unwrapped = !args[r.Code].dyn
 		w.runShellData(argData(args[r.Code]), scope, seg)
@@ -477,9 +468,7 @@ func (w *walker) runSu(seg *segment, sc *scope, stdin *data) {
 func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stageResult {
 	args := nonDropped(seg.args)
 	r := shellsyntax.Read(seg)
-	replace := r.Replace
-	nul := false
-	delim := ""
+	replace, nul, delim := r.Replace, false, ""
 	for _, o := range r.Opts {
 		switch o.Name {
 		case "0", "null":
@@ -514,10 +503,7 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 			default:
 				words = strings.Fields(t)
 			}
-			if len(words) > 64 {
-				words = words[:64]
-			}
-			items = append(items, literalArgs(words))
+			items = append(items, literalArgs(words[:min(len(words), 64)]))
 		}
 	} else if stdin != nil && stdin.list != nil {
 		// A listing: judged as the command run over what it lists.

@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"strings"
@@ -152,10 +153,9 @@ func put[K comparable, V any](m *map[K]V, k K, v V) {
 	(*m)[k] = v
 }
 
+// failParse refuses the text, unless it is refused already.
 func (w *walker) failParse(rule, desc string) {
-	if w.err == nil {
-		w.err = parseErr(rule, desc, "")
-	}
+	w.err = cmp.Or(w.err, parseErr(rule, desc, ""))
 }
 
 func (w *walker) tooDeep() { w.failParse("too_deep", "commands are nested more than 8 levels deep") }
@@ -218,9 +218,7 @@ func (w *walker) walkScript(src string, sc *scope, stdin *data) *data {
 	}
 	f, err := parse(src, sc.depth, &w.work)
 	if err != nil {
-		if w.err == nil {
-			w.err = err
-		}
+		w.err = cmp.Or(w.err, err) // the first refusal stands
 		return nil
 	}
 	return w.walkFile(f, src, sc, stdin)
@@ -299,10 +297,7 @@ func (w *walker) walkPipeline(pl *syntax.Stmt, sc *scope, stdin *data, pc pipeCt
 	stages := chain(pl, true, buf[:0])
 	ctx := pc
 	ctx.piped = ctx.piped || len(stages) > 1
-	in := stdin
-	if in == nil {
-		in = w.stdin
-	}
+	in := cmp.Or(stdin, w.stdin) // what exec redirected, unless the pipeline has its own
 	var res stageResult
 	var prev kindSet
 	for i, s := range stages {
@@ -340,13 +335,8 @@ func concatData(a, b *data, first bool) *data {
 	}
 	// Keep what is known of each side: consumers that read line by line
 	// (crontab) still see those lines.
-	for _, d := range []*data{a, b} {
-		for _, t := range append(d.texts, d.partial...) {
-			if len(out.partial) < 4 {
-				out.partial = append(out.partial, t)
-			}
-		}
-	}
+	parts := slices.Concat(a.texts, a.partial, b.texts, b.partial)
+	out.partial = parts[:min(len(parts), 4)]
 	return out
 }
 
@@ -468,9 +458,7 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 			}
 		case *syntax.CStyleLoop:
 			for _, e := range []syntax.ArithmExpr{lp.Init, lp.Cond, lp.Post} {
-				if e != nil {
-					w.arithSubs(e, sc)
-				}
+				w.arithSubs(e, sc) // (an empty part is 0)
 			}
 		}
 		res = w.walkStmts(x.Do, sc, in, pc)
@@ -501,7 +489,14 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		w.arithSubs(x.X, sc)
 		res.out = &data{texts: []string{""}}
 	case *syntax.TestClause:
-		w.testWords(x.X, sc)
+		// The words of [[ ]] are expanded for what they run.
+		syntax.Walk(x.X, func(n syntax.Node) bool {
+			word, ok := n.(*syntax.Word)
+			if ok {
+				w.expandWord(word, sc, false)
+			}
+			return !ok
+		})
 		res.out = &data{texts: []string{""}}
 	default:
 		inner := *sc
@@ -514,28 +509,11 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 	return res
 }
 
-// testWords expands the words of [[ ]] for what they run.
-func (w *walker) testWords(e syntax.TestExpr, sc *scope) {
-	switch x := e.(type) {
-	case *syntax.Word:
-		w.expandWord(x, sc, false)
-	case *syntax.UnaryTest:
-		w.testWords(x.X, sc)
-	case *syntax.BinaryTest:
-		w.testWords(x.X, sc)
-		w.testWords(x.Y, sc)
-	case *syntax.ParenTest:
-		w.testWords(x.X, sc)
-	}
-}
-
+// walkLists walks a compound command's lists one after the other; when
+// they are several (branches, a loop's condition and body), only where
+// their output comes from is known.
 func (w *walker) walkLists(ls [][]*syntax.Stmt, sc *scope, stdin *data, pc pipeCtx) stageResult {
-	var res stageResult
-	for i, l := range ls {
-		r := w.walkStmts(l, sc, stdin, pc)
-		res.kinds |= r.kinds
-		res.out = concatData(res.out, r.out, i == 0)
-	}
+	res := w.walkStmts(slices.Concat(ls...), sc, stdin, pc)
 	if res.out != nil && len(ls) > 1 {
 		res.out = &data{origins: res.out.origins | originOther}
 	}
@@ -803,9 +781,6 @@ func (w *walker) runEnv(name, value string, sc *scope) {
 // they give the command (here-documents, files, process substitutions)
 // and the >(...) bodies that read the command's output.
 func (w *walker) expandRedirs(rs []*syntax.Redirect, sc *scope, stdin *data) ([]redirTarget, *data, [][]*syntax.Stmt) {
-	if len(rs) == 0 {
-		return nil, stdin, nil
-	}
 	in := stdin
 	var out []redirTarget
 	var procOuts [][]*syntax.Stmt
@@ -944,9 +919,7 @@ func isNetDevice(s string) bool {
 // execRedirs records what exec's input redirections make the shell read.
 func (w *walker) execRedirs(rs []*syntax.Redirect, in *data, sc *scope, exec bool) {
 	for _, r := range rs {
-		switch r.Op {
-		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		default:
+		if !slices.Contains([]syntax.RedirOperator{syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc}, r.Op) {
 			continue
 		}
 		if r.N == nil || r.N.Value == "0" {
@@ -1124,9 +1097,7 @@ func baseName(s string) string {
 
 // derive makes the segment of a command another one runs.
 func (s *segment) derive(args []arg, assigns []assign) *segment {
-	n := &segment{kind: segCmd, args: args, redirs: s.redirs}
-	n.assigns = append(append([]assign{}, s.assigns...), assigns...)
-	return n
+	return &segment{kind: segCmd, args: args, redirs: s.redirs, assigns: slices.Concat(s.assigns, assigns)}
 }
 
 // literalArgs makes arguments from known strings.

@@ -39,8 +39,7 @@ func EnvRuns(name string) bool {
 func EnvCommand(name, value string) string {
 	switch {
 	case name == "LESSOPEN" || name == "LESSCLOSE":
-		v := strings.TrimLeft(strings.TrimSpace(value), "|-")
-		return strings.ReplaceAll(v, "%s", "file")
+		return strings.ReplaceAll(strings.TrimLeft(strings.TrimSpace(value), "|-"), "%s", "file")
 	case strings.HasPrefix(name, "BASH_FUNC_") || strings.HasSuffix(name, "%%") || strings.HasSuffix(name, "()"):
 		f := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, "BASH_FUNC_"), "%%"), "()")
 		if f == "" || strings.ContainsAny(f, " \t\n;&|<>()$`'\"\\") {

@@ -253,19 +253,13 @@ func init() {
 // GrammarOf finds a program's grammar by its base name; an interpreter's
 // version suffix (python3.12, perl5.36, lua5.4, pypy3) is ignored.
 func GrammarOf(name string) *Grammar {
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	if g, ok := grammars[base]; ok {
+	// The table's names are lower case.
+	base := strings.ToLower(name[strings.LastIndexByte(name, '/')+1:])
+	if g := grammars[base]; g != nil {
 		return g
 	}
-	lower := strings.ToLower(base)
-	if g, ok := grammars[lower]; ok {
+	if g := grammars[strings.TrimRight(base, "0123456789.-")]; g != nil && g.Role == RoleInterp {
 		return g
-	}
-	trimmed := strings.TrimRight(lower, "0123456789.-")
-	if trimmed != lower && trimmed != "" {
-		if g, ok := grammars[trimmed]; ok && g.Role == RoleInterp {
-			return g
-		}
 	}
 	return nil
 }

@@ -67,11 +67,8 @@ func Read(w Words) Reading {
 	n := w.Len()
 	r := Reading{Operand: n, Rest: n, Cmd: -1, Line: -1, Code: -1, Script: -1, Args: n}
 	name, ok := w.Text(0)
-	if !ok {
-		return r
-	}
 	g := GrammarOf(name)
-	if g == nil {
+	if !ok || g == nil {
 		return r
 	}
 	r.G = g
@@ -102,10 +99,8 @@ func Read(w Words) Reading {
 		switch {
 		case base == "eval":
 			r.Line = 1 // (an empty line when its words are all unknown)
-		case base == "trap" && r.Operand+1 < n:
-			if lit(w, r.Operand) != "-" {
-				r.Code = r.Operand
-			}
+		case base == "trap" && r.Operand+1 < n && lit(w, r.Operand) != "-":
+			r.Code = r.Operand // trap CODE SIGNAL... (trap - SIGNAL resets)
 		}
 	case RoleWrapper, RoleXargs, RoleSu, RolePlain:
 		r.readCommand(g, w, base)
@@ -162,19 +157,16 @@ func (r *Reading) readProgram(g *Grammar, w Words, codeVerb bool) {
 	progBefore := slices.ContainsFunc(r.Opts, func(o Opt) bool {
 		return o.Word < op && (o.Kind == OptCode || o.Kind == OptProg)
 	})
-	if op < n && (r.ShellFlag || codeVerb || g.ProgArg && !progBefore) {
+	switch {
+	case op < n && (r.ShellFlag || codeVerb || g.ProgArg && !progBefore):
 		r.Code, r.Args = op, op+1
-		return
-	}
-	if r.ShellFlag || r.Program {
+	case r.ShellFlag || r.Program:
 		r.Args = op
-		return
-	}
-	if op < n && !r.has(OptStdin) {
+	case op < n && !r.has(OptStdin):
 		r.Script, r.Args = op, op+1
-		return
+	default:
+		r.Stdin, r.Args = true, op
 	}
-	r.Stdin, r.Args = true, op
 }
 
 // readCommand finds the command a wrapper runs, or the command line it
@@ -242,9 +234,7 @@ func (r *Reading) readCommand(g *Grammar, w Words, base string) {
 func (r *Reading) readExec(w Words) {
 	n := w.Len()
 	for k := 1; k < n; k++ {
-		switch lit(w, k) {
-		case "-exec", "-execdir", "-ok", "-okdir":
-		default:
+		if !slices.Contains([]string{"-exec", "-execdir", "-ok", "-okdir"}, lit(w, k)) {
 			continue
 		}
 		end := k + 1

@@ -22,9 +22,8 @@ var bashParsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Var
 // ParseBash parses src as a bash script.
 func ParseBash(src string) (*syntax.File, error) {
 	p := bashParsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	bashParsers.Put(p)
-	return f, err
+	defer bashParsers.Put(p)
+	return p.Parse(strings.NewReader(src), "")
 }
 
 // IsNameByte reports whether c may stand in a shell variable name (first:
@@ -34,17 +33,7 @@ func IsNameByte(c byte, first bool) bool {
 }
 
 // IsName reports whether s is a shell variable name.
-func IsName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !IsNameByte(s[i], i == 0) {
-			return false
-		}
-	}
-	return true
-}
+func IsName(s string) bool { return syntax.ValidName(s) }
 
 // commentParsers are bash parsers that keep comments, for the template
 // check (a placeholder in a comment is refused).
@@ -55,26 +44,23 @@ var commentParsers = sync.Pool{New: func() any {
 // ParseBashComments parses src as a bash script, keeping its comments.
 func ParseBashComments(src string) (*syntax.File, error) {
 	p := commentParsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	commentParsers.Put(p)
-	return f, err
+	defer commentParsers.Put(p)
+	return p.Parse(strings.NewReader(src), "")
 }
 
 // ParseArithm parses expr as a bash arithmetic expression.
 func ParseArithm(expr string) (syntax.ArithmExpr, error) {
 	p := bashParsers.Get().(*syntax.Parser)
-	x, err := p.Arithmetic(strings.NewReader(expr))
-	bashParsers.Put(p)
-	return x, err
+	defer bashParsers.Put(p)
+	return p.Arithmetic(strings.NewReader(expr))
 }
 
 // ParseDocument parses text as the body of a here-document: one word of
 // text with expansions.
 func ParseDocument(text string) (*syntax.Word, error) {
 	p := bashParsers.Get().(*syntax.Parser)
-	w, err := p.Document(strings.NewReader(text))
-	bashParsers.Put(p)
-	return w, err
+	defer bashParsers.Put(p)
+	return p.Document(strings.NewReader(text))
 }
 
 // Quote returns s as one single-quoted shell word. A single quote in s
