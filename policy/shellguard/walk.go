@@ -502,6 +502,12 @@ func (w *walker) walkCompound(s *syntax.Stmt, body []*syntax.Stmt, sc *scope, st
 		inner := *sc
 		res = w.walkStmts(body, &inner, in, pc)
 	}
+	return w.redirected(res, redirs, procOuts, sc)
+}
+
+// redirected writes a stage's output to the files it redirects to and
+// runs the bodies of its >(...) targets with it as their input.
+func (w *walker) redirected(res stageResult, redirs []redirTarget, procOuts [][]*syntax.Stmt, sc *scope) stageResult {
 	w.writeRedirFiles(redirs, res.out)
 	for _, po := range procOuts {
 		w.walkSub(po, sc, res.out)
@@ -971,10 +977,10 @@ func (w *walker) walkSimple(assigns []*syntax.Assign, words []*syntax.Word, rs [
 		return stageResult{}
 	}
 	if len(words) == 0 {
+		// Only assignments and redirections: nothing runs but the
+		// substitutions they hold, a >(...) target's body among them.
 		w.addSeg(w.assignSeg(as, redirs))
-		out := &data{texts: []string{""}}
-		w.writeRedirFiles(redirs, out)
-		return stageResult{out: out}
+		return w.redirected(stageResult{out: &data{texts: []string{""}}}, redirs, procOuts, sc)
 	}
 	variants := w.expandWords(words, sc)
 	// exec with only redirections changes the shell's own descriptors for
@@ -1004,11 +1010,7 @@ func (w *walker) walkSimple(assigns []*syntax.Assign, words []*syntax.Word, rs [
 			}
 		}
 	}
-	w.writeRedirFiles(redirs, res.out)
-	for _, po := range procOuts {
-		w.walkSub(po, sc, res.out)
-	}
-	return res
+	return w.redirected(res, redirs, procOuts, sc)
 }
 
 // v is the argument's value in the empty view, before normalisation.
