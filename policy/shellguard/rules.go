@@ -596,10 +596,11 @@ func (rs *Rules) Groups() []string {
 
 // CheckCommand checks a shell command line (the text sh -c runs) and
 // returns a *DeniedError for the first rule it breaks, or nil.
-func (rs *Rules) CheckCommand(cmd string) error {
+func (rs *Rules) CheckCommand(cmd string) (err error) {
 	if err := checkInput(cmd); err != nil {
 		return err
 	}
+	defer refuseOnPanic(cmd, &err)
 	w := newShWalker()
 	w.walkScript(cmd, &scope{pos0: arg{e: "sh", p: "sh"}, posKnown: true}, nil)
 	return rs.verdict(w, cmd)
@@ -608,7 +609,7 @@ func (rs *Rules) CheckCommand(cmd string) error {
 // CheckArgv checks an argument vector run without a shell. Its words are
 // taken literally (no quoting, globbing or expansion happens), but the
 // commands wrappers run are followed (env, sudo, xargs, sh -c TEXT...).
-func (rs *Rules) CheckArgv(argv []string) error {
+func (rs *Rules) CheckArgv(argv []string) (err error) {
 	line := strings.Join(argv, " ")
 	for _, a := range argv {
 		if err := checkInput(a); err != nil {
@@ -622,10 +623,21 @@ func (rs *Rules) CheckArgv(argv []string) error {
 	if len(argv) == 0 {
 		return nil
 	}
+	defer refuseOnPanic(line, &err)
 	w := newShWalker()
 	sc := &scope{pos0: arg{e: "sh", p: "sh"}, posKnown: true}
 	w.runCommand(&segment{kind: segCmd, args: literalArgs(argv)}, sc, nil, pipeCtx{})
 	return rs.verdict(w, line)
+}
+
+// refuseOnPanic turns a fault in the walk (a bug: perf's option loop once
+// stepped past its words) into a refusal with a stable rule name: a
+// command the checker could not judge is not run, and one input never
+// takes down the process that asked.
+func refuseOnPanic(text string, err *error) {
+	if r := recover(); r != nil {
+		*err = parseErr("checker_fault", fmt.Sprintf("the checker failed on this command (%v), so it is refused", r), text)
+	}
 }
 
 func (rs *Rules) verdict(w *walker, input string) error {

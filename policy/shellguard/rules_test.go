@@ -1142,3 +1142,18 @@ func TestThroughLinkShortest(t *testing.T) {
 		}
 	}
 }
+
+// A fault in the walk is a refusal with a stable rule name, not a panic.
+func TestRefuseOnPanic(t *testing.T) {
+	err := func() (err error) {
+		defer refuseOnPanic("some command", &err)
+		var args []arg
+		_ = args[3] // what a walk's bug does
+		return nil
+	}()
+	var de *DeniedError
+	if !errors.As(err, &de) || de.Group != GroupParse || de.Rule != "checker_fault" || de.Segment != "some command" ||
+		!strings.Contains(de.Description, "index out of range") {
+		t.Fatalf("got %#v", err)
+	}
+}
