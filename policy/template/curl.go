@@ -17,11 +17,8 @@ import (
 
 // curlFileOpts take a local file (or socket) whose content curl sends or
 // obeys: a placeholder may not be the value.
-var curlFileOpts = map[string]bool{
-	"-T": true, "--upload-file": true, "-K": true, "--config": true, "--netrc-file": true,
-	"--unix-socket": true, "--abstract-unix-socket": true, "--variable": true, "--cert": true,
-	"-E": true, "--key": true, "--proxy-cert": true, "--proxy-key": true,
-}
+var curlFileOpts = shellsyntax.WordSet(`-T --upload-file -K --config --netrc-file --unix-socket
+	--abstract-unix-socket --variable --cert -E --key --proxy-cert --proxy-key`)
 
 // checkCurl marks curl's words for the render checks and refuses a
 // placeholder that is the whole value of a file option, or that could

@@ -44,17 +44,11 @@ import (
 )
 
 // leadWords are reserved words after which a command starts.
-var leadWords = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "do": true,
-	"while": true, "until": true, "!": true, "{": true,
-}
+var leadWords = shellsyntax.WordSet(`if then else elif do while until ! {`)
 
 // noCommand are reserved words after which no command word follows in
 // the same simple command.
-var noCommand = map[string]bool{
-	"for": true, "select": true, "case": true, "function": true, "in": true,
-	"esac": true, "fi": true, "done": true, "}": true, "]]": true, "[[": true,
-}
+var noCommand = shellsyntax.WordSet(`for select case function in esac fi done } ]] [[`)
 
 // cmdWords are a command's words as the reader (policy/shellsyntax) sees
 // them: a word with a placeholder or an expansion is not known; of one
@@ -149,7 +143,7 @@ func isStdin(path string) bool {
 // that programs read as code, as a place to load code from, or as a
 // command: PATH=..., LD_PRELOAD=..., GIT_SSH_COMMAND=..., PYTHONPATH=...
 func (ck *checker) checkAssign(w *word) error {
-	if w.assign != "" && w.hasPH && codeEnv(w.assign) {
+	if w.assign != "" && w.hasPH && CodeEnv(w.assign) {
 		return ck.errAt(w.pos, "an argument may not set %s: programs read it as code, a command or a place to load code from", w.assign)
 	}
 	return nil

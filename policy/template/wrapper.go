@@ -92,13 +92,10 @@ func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []
 
 // plusCommands read an operand starting with "+" as a command to run at
 // start-up (less +!cmd runs a shell, vi +cmd an ex command).
-var plusCommands = map[string]bool{
-	"less": true, "more": true, "most": true, "pg": true, "vi": true, "vim": true, "nvim": true,
-	"view": true, "ex": true, "vimdiff": true, "gvim": true, "rvim": true, "nano": true,
-}
+var plusCommands = shellsyntax.WordSet(`less more most pg vi vim nvim view ex vimdiff gvim rvim nano`)
 
 // sqlOperands are programs whose operands after the first are commands.
-var sqlOperands = map[string]bool{"sqlite3": true, "sqlite": true, "duckdb": true}
+var sqlOperands = shellsyntax.WordSet(`sqlite3 sqlite duckdb`)
 
 // checkSQLOperands refuses a placeholder as a command operand of sqlite3
 // (its options' values are the grammar's, policy/shellsyntax).
