@@ -32,11 +32,10 @@ func (ck *checker) checkCurl(args []*word) error {
 			}
 			continue
 		}
-		lit := litOf(w)
-		opt := prev
+		lit, opt := litOf(w), prev
 		prev = ""
 		if !w.hasPH {
-			if strings.HasPrefix(lit, "-") && !strings.Contains(lit, "=") && shellsyntax.CurlValueOpts[lit] {
+			if shellsyntax.CurlValueOpts[lit] { // each starts with "-" and holds no "="
 				prev = lit
 			}
 			continue

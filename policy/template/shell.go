@@ -106,7 +106,7 @@ func CompileShell(command string) (*CompiledShell, error) {
 	}
 	cs := &CompiledShell{t: t, mode: ShellModeShell}
 	for _, cmd := range c.cmds {
-		cs.addChecks(cmd.words)
+		cs.addChecks(cmd)
 	}
 	cs.addChecks(c.loose)
 	if argv, ok := c.argv(); ok {

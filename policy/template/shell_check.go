@@ -31,6 +31,7 @@ package template
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -72,11 +73,6 @@ type word struct {
 	plusRule  bool // a value starting with "+" would be a command (less +!cmd, vi +cmd)
 }
 
-// command is one simple command.
-type command struct {
-	words []*word
-}
-
 // markers holds the marker of a short placeholder, as its first bytes.
 var markers = "\uE000" + strings.Repeat("_", 61)
 
@@ -90,9 +86,9 @@ type checker struct {
 	hasArgs bool   // an argument placeholder (not only secrets)
 	hasPH   bool   // any placeholder
 
-	cmds   []*command // simple commands outside substitutions
-	nested []*command // commands inside $(…), `…`, <(…), for the rules pass
-	loose  []*word    // words outside commands (for lists, case words)
+	cmds   [][]*word // the words of simple commands outside substitutions
+	nested [][]*word // commands inside $(…), `…`, <(…), for the rules pass
+	loose  []*word   // words outside commands (for lists, case words)
 
 	err   *Error // the refusal with the smallest offset
 	shell bool   // only a shell understands this template
@@ -219,22 +215,15 @@ func (c *checker) fail(off int, format string, args ...any) {
 
 // phIn returns the offset of the first placeholder in [from, to).
 func (c *checker) phIn(from, to int) (int, bool) {
-	for _, p := range c.t.phs {
-		if p.Offset >= from && p.Offset < to {
-			return p.Offset, true
-		}
+	if i := slices.IndexFunc(c.t.phs, func(p Placeholder) bool { return p.Offset >= from && p.Offset < to }); i >= 0 {
+		return c.t.phs[i].Offset, true
 	}
 	return 0, false
 }
 
 // phAt returns the index of the placeholder at offset off, or -1.
 func (c *checker) phAt(off int) int {
-	for i, p := range c.t.phs {
-		if p.Offset == off {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(c.t.phs, func(p Placeholder) bool { return p.Offset == off })
 }
 
 // failIn refuses any placeholder within n as msg.
@@ -286,29 +275,28 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 		s.Negated || s.Background || s.Coprocess || len(s.Redirs) > 0 || s.Semicolon.IsValid() {
 		c.shell = true
 	}
-	var cmd *command
+	var cmd []*word // nil, or a simple command's words (a call has one at least)
 	switch x := s.Cmd.(type) {
 	case *syntax.CallExpr:
-		cmd = &command{}
 		for _, a := range x.Assigns {
-			cmd.words = append(cmd.words, c.assignWord(a, cx))
+			cmd = append(cmd, c.assignWord(a, cx))
 		}
 		for _, w := range x.Args {
-			cmd.words = append(cmd.words, c.argWord(w, cx))
+			cmd = append(cmd, c.argWord(w, cx))
 		}
 	case *syntax.DeclClause:
-		cmd = &command{words: []*word{keyword(x.Variant.ValuePos, x.Variant.Value)}}
+		cmd = []*word{keyword(x.Variant.ValuePos, x.Variant.Value)}
 		for _, a := range x.Args {
-			cmd.words = append(cmd.words, c.assignWord(a, cx))
+			cmd = append(cmd, c.assignWord(a, cx))
 		}
 	case *syntax.LetClause:
-		cmd = &command{words: []*word{keyword(x.Let, "let")}}
+		cmd = []*word{keyword(x.Let, "let")}
 		for _, e := range x.Exprs {
-			cmd.words = append(cmd.words, c.letWord(e, cx))
+			cmd = append(cmd, c.letWord(e, cx))
 		}
 	case *syntax.TimeClause:
 		if x.Stmt == nil {
-			cmd = &command{words: []*word{keyword(x.Time, "time")}}
+			cmd = []*word{keyword(x.Time, "time")}
 		}
 		c.compound(x, cx) // the timed statement
 	case nil:
@@ -317,7 +305,7 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	}
 	for _, r := range s.Redirs {
 		if w := c.redirect(r, cx); cmd != nil {
-			cmd.words = append(cmd.words, w)
+			cmd = append(cmd, w)
 		}
 	}
 	if cmd != nil {
@@ -572,14 +560,9 @@ func (c *checker) argWord(w *syntax.Word, cx place) *word {
 	switch {
 	case strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "+="):
 		wd.assign = name
-	case strings.HasPrefix(rest, "["):
-		for j := 1; j < len(rest); j++ {
-			if rest[j] == ']' && (strings.HasPrefix(rest[j+1:], "=") || strings.HasPrefix(rest[j+1:], "+=")) {
-				wd.assign = name
-				c.arith(wd.pos, "an array assignment NAME[subscript]=")
-				break
-			}
-		}
+	case strings.HasPrefix(rest, "[") && (strings.Contains(rest, "]=") || strings.Contains(rest, "]+=")):
+		wd.assign = name
+		c.arith(wd.pos, "an array assignment NAME[subscript]=")
 	}
 	return wd
 }
@@ -890,7 +873,7 @@ func (c *checker) argv() ([][]piece, bool) {
 	if c.shell || len(c.cmds) != 1 || len(c.nested) != 0 || len(c.loose) != 0 {
 		return nil, false
 	}
-	words := c.cmds[0].words
+	words := c.cmds[0]
 	if len(words) == 0 || words[0].assign != "" {
 		return nil, false
 	}

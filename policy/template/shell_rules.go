@@ -93,7 +93,7 @@ func (ck *checker) checkRules() error {
 	if err := ck.checkBash(); err != nil {
 		return err
 	}
-	for _, cs := range [][]*command{ck.cmds, ck.nested} {
+	for _, cs := range [][][]*word{ck.cmds, ck.nested} {
 		for _, c := range cs {
 			if err := ck.checkCommand(c); err != nil {
 				return err
@@ -150,9 +150,9 @@ func (ck *checker) checkAssign(w *word) error {
 }
 
 // checkCommand finds the command word of a simple command and checks it.
-func (ck *checker) checkCommand(c *command) error {
+func (ck *checker) checkCommand(words []*word) error {
 	// Redirection targets and here-document delimiters are not operands.
-	ws := slices.DeleteFunc(slices.Clone(c.words), func(w *word) bool { return w.redir || w.heredoc })
+	ws := slices.DeleteFunc(slices.Clone(words), func(w *word) bool { return w.redir || w.heredoc })
 	i := 0
 	for i < len(ws) {
 		lit, ok := literal(ws[i])

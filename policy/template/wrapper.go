@@ -2,6 +2,7 @@ package template
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -77,10 +78,10 @@ func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []
 		c, _ := literal(ws[r.Code])
 		code += c
 	}
-	if code == "" || !runsArgs[lang].MatchString(code) {
+	runs := strings.TrimSpace(runsArgs[lang].FindString(code)) // every pattern needs a character that is not a space
+	if runs == "" {
 		return nil
 	}
-	runs := strings.TrimSpace(runsArgs[lang].FindString(code))
 	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil {
 		return err
 	}
@@ -100,14 +101,12 @@ var sqlOperands = shellsyntax.WordSet(`sqlite3 sqlite duckdb`)
 // checkSQLOperands refuses a placeholder as a command operand of sqlite3
 // (its options' values are the grammar's, policy/shellsyntax).
 func (ck *checker) checkSQLOperands(name string, args []*word) error {
-	seenDB := false
-	for _, w := range args {
-		if sqlOperands[name] && !strings.HasPrefix(litOf(w), "-") {
-			if seenDB && w.hasPH {
-				return ck.errAt(w.pos, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
-			}
-			seenDB = true
-		}
+	if !sqlOperands[name] {
+		return nil
 	}
-	return nil
+	ops := slices.DeleteFunc(slices.Clone(args), func(w *word) bool { return strings.HasPrefix(litOf(w), "-") })
+	if len(ops) < 2 {
+		return nil
+	}
+	return ck.refuseAny(ops[1:], hasPH, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
 }
