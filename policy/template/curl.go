@@ -26,18 +26,16 @@ var curlFileOpts = shellsyntax.WordSet(`-T --upload-file -K --config --netrc-fil
 func (ck *checker) checkCurl(args []*word) error {
 	prev := ""
 	for _, w := range args {
-		if w.afterDD {
-			if w.hasPH {
-				w.curlOpt = "--url" // after "--" every word is a URL
-			}
-			continue
-		}
 		lit, opt := litOf(w), prev
 		prev = ""
 		if !w.hasPH {
 			if shellsyntax.CurlValueOpts[lit] { // each starts with "-" and holds no "="
 				prev = lit
 			}
+			continue
+		}
+		if w.afterDD {
+			w.curlOpt = "--url" // after "--" every word is a URL
 			continue
 		}
 		// An attached value: --opt=VALUE or -TVALUE.

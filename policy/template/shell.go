@@ -120,7 +120,7 @@ func (c *CompiledShell) addChecks(ws []*word) {
 	for _, w := range ws {
 		// After "--" only what a program does with an operand is left to
 		// check (curl's URLs), not where an option may start.
-		if w.hasPH && !w.redir && !w.heredoc && (!w.afterDD || w.curlOpt != "") {
+		if w.hasPH && !w.redir && (!w.afterDD || w.curlOpt != "") {
 			w.pieces = normPieces(w.pieces)
 			c.checks = append(c.checks, w)
 		}

@@ -64,8 +64,7 @@ type word struct {
 	quoted  bool // some part was quoted or escaped
 	glob    bool // holds an unquoted *, ?, { or }
 	bracket bool // holds an unquoted [
-	redir   bool // the target of a redirection
-	heredoc bool // a here-document delimiter
+	redir   bool // the target of a redirection or a here-document's delimiter: not an operand
 
 	procSubst bool // holds a <(…) or >(…) process substitution (bash)
 	fromData  bool // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
@@ -411,16 +410,13 @@ func (c *checker) arithm(n syntax.Node, cx place) {
 // command (a target or a here-document delimiter).
 func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
-		w := c.word(&word{}, r.Word, cx)
-		w.redir = true
-		return w
+		return c.word(&word{redir: true}, r.Word, cx)
 	}
 	if cx.subst > 0 {
 		c.fail(off(r.OpPos), "here-documents inside $(...) are not supported in templates")
 	}
 	c.failIn(r.Word, msgDelim)
-	d := c.word(&word{}, r.Word, place{locked: true, msg: msgDelim})
-	d.heredoc = true
+	d := c.word(&word{redir: true}, r.Word, place{locked: true, msg: msgDelim})
 	delim := litOf(d)
 	if delim == "" || strings.ContainsAny(delim, "$`\n") || d.expand {
 		c.fail(d.pos, "unsupported here-document delimiter %q", delim)
@@ -882,7 +878,7 @@ func (c *checker) argv() ([][]piece, bool) {
 	}
 	argv := make([][]piece, len(words))
 	for i, w := range words {
-		if w.redir || w.heredoc || w.expand {
+		if w.redir || w.expand {
 			return nil, false
 		}
 		argv[i] = normPieces(w.pieces)

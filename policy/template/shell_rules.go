@@ -93,11 +93,9 @@ func (ck *checker) checkRules() error {
 	if err := ck.checkBash(); err != nil {
 		return err
 	}
-	for _, cs := range [][][]*word{ck.cmds, ck.nested} {
-		for _, c := range cs {
-			if err := ck.checkCommand(c); err != nil {
-				return err
-			}
+	for _, c := range slices.Concat(ck.cmds, ck.nested) {
+		if err := ck.checkCommand(c); err != nil {
+			return err
 		}
 	}
 	return ck.checkBash()
@@ -152,7 +150,7 @@ func (ck *checker) checkAssign(w *word) error {
 // checkCommand finds the command word of a simple command and checks it.
 func (ck *checker) checkCommand(words []*word) error {
 	// Redirection targets and here-document delimiters are not operands.
-	ws := slices.DeleteFunc(slices.Clone(words), func(w *word) bool { return w.redir || w.heredoc })
+	ws := slices.DeleteFunc(slices.Clone(words), func(w *word) bool { return w.redir })
 	i := 0
 	for i < len(ws) {
 		lit, ok := literal(ws[i])
@@ -379,14 +377,13 @@ func (ck *checker) checkOptions(name string, g *shellsyntax.Grammar, ws []*word,
 // can reach through a pipe: with -I/-i/--replace, the words of the command
 // holding the replacement string; otherwise one more operand at the end.
 func (ck *checker) xargsData(repl string, inner []*word, at *word) []*word {
-	if !ck.hasArgs {
-		return inner
+	switch {
+	case repl != "":
+		ck.markData(inner, repl) // (only in a template with arguments)
+	case ck.hasArgs:
+		return append(slices.Clone(inner), &word{pos: at.pos, fromData: true})
 	}
-	if repl != "" {
-		ck.markData(inner, repl)
-		return inner
-	}
-	return append(append([]*word(nil), inner...), &word{pos: at.pos, fromData: true})
+	return inner
 }
 
 // markData marks, in a template with arguments, the words holding repl,
