@@ -210,8 +210,7 @@ func text(ps []piece, vals []string) string {
 // glob character (glob), bash's brace expansion ({,x}) can make any value
 // start a word.
 func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) error {
-	atStart := true
-	prevEq := false
+	atStart, prevEq := true, false
 	for _, p := range w.pieces {
 		if p.ph < 0 {
 			atStart = w.glob

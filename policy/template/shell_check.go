@@ -141,9 +141,6 @@ func check(t *Template) (*checker, error) {
 			return nil, errorAt(t.src, i, "the command contains a NUL byte")
 		}
 	}
-	if strings.ContainsAny(t.src, "\uE000\uE001") {
-		c.shell = true // kept out of argv mode, as before markers
-	}
 	// Each placeholder becomes a marker: a character no shell syntax uses,
 	// padded to the placeholder's length so offsets stay the template's.
 	// A carriage return is a word character to sh and bash, a blank to the
@@ -155,9 +152,10 @@ func check(t *Template) (*checker, error) {
 		return "\uE000" + strings.Repeat("_", ph.End-ph.Offset-len("\uE000")), nil
 	})
 	c.src = strings.ReplaceAll(c.src, "\r", "\x01")
-	if strings.IndexByte(t.src, '\r') >= 0 || strings.Contains(c.src, "\\\n") {
-		c.shell = true // a carriage return or a line continuation: left to the shell
-	}
+	// Left to the shell: a marker character written in the template (kept
+	// out of argv mode, as before markers), a carriage return or a line
+	// continuation.
+	c.shell = strings.ContainsAny(t.src, "\uE000\uE001\r") || strings.Contains(c.src, "\\\n")
 	if at := shellsyntax.DeepBrackets(c.src, 4*maxNesting); at >= 0 {
 		// The parser backtracks on deep $(( nesting; text this deep is
 		// refused before it is parsed.
@@ -447,8 +445,7 @@ func (c *checker) heredocLines(from, to int) {
 		}
 		if strings.ContainsAny(line, "$`") {
 			if _, err := shellsyntax.ParseDocument(line); err != nil {
-				at := from + opener(line)
-				c.fail(at, "an expansion in a here-document must close on its own line in a template (%s)", parseText(err))
+				c.fail(from+opener(line), "an expansion in a here-document must close on its own line in a template (%s)", parseText(err))
 			}
 		}
 		from += len(l)

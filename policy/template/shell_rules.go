@@ -235,8 +235,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			ck.arith(cmd.pos, name)
 		}
 		for _, w := range args {
-			lit, isLit := literal(w)
-			if isLit && strings.HasPrefix(lit, "-") || isLit && strings.HasPrefix(lit, "+") {
+			if lit, ok := literal(w); ok && lit != "" && (lit[0] == '-' || lit[0] == '+') {
 				if strings.ContainsAny(lit[1:], "inaA") {
 					ck.arith(w.pos, name+" "+lit)
 				}
@@ -327,12 +326,10 @@ func (ck *checker) checkInterp(name string, r shellsyntax.Reading, ws []*word) e
 		if ck.hasArgs {
 			return ck.errAt(ws[0].pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
 		}
-	case !r.ShellFlag && r.Operand < len(ws):
+	case !r.ShellFlag && r.Operand < len(ws) && ck.scriptTainted(ws[r.Operand]):
 		// The first operand as written: a lone "-" (which a shell skips)
 		// is standard input.
-		if ck.scriptTainted(ws[r.Operand]) {
-			return ck.errAt(ws[r.Operand].pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
-		}
+		return ck.errAt(ws[r.Operand].pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
 	}
 	return nil
 }
