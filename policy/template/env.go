@@ -60,17 +60,13 @@ var codeEnvSuffixes = []string{
 // options, or load code from where it points (LD_PRELOAD, PYTHONPATH,
 // GIT_CONFIG_*, PAGER...).
 func CodeEnv(name string) bool {
-	if codeEnvNames[name] || shellsyntax.EnvRuns(name) {
-		return true
-	}
 	upper := strings.ToUpper(name)
-	if slices.ContainsFunc(codeEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) ||
-		slices.ContainsFunc(codeEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) }) {
-		return true
-	}
-	// Bash imports older name() forms as functions too (BASH_FUNC_name%%
-	// is EnvRuns').
-	return strings.HasSuffix(name, "()")
+	return codeEnvNames[name] || shellsyntax.EnvRuns(name) ||
+		slices.ContainsFunc(codeEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) ||
+		slices.ContainsFunc(codeEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) }) ||
+		// Bash imports older name() forms as functions too
+		// (BASH_FUNC_name%% is EnvRuns').
+		strings.HasSuffix(name, "()")
 }
 
 // ValidateShellEnv checks one entry of a shell tool's env: block when the
@@ -86,13 +82,8 @@ func ValidateShellEnv(name, value string) error {
 	if err != nil {
 		return err
 	}
-	if !CodeEnv(name) {
-		return nil
-	}
-	for _, p := range t.Placeholders() {
-		if !p.Secret {
-			return errorAt(value, p.Offset, "an argument may not set %s: programs run it, read it as code or options, or load code from it", name)
-		}
+	if i := slices.IndexFunc(t.phs, func(p Placeholder) bool { return !p.Secret }); i >= 0 && CodeEnv(name) {
+		return errorAt(value, t.phs[i].Offset, "an argument may not set %s: programs run it, read it as code or options, or load code from it", name)
 	}
 	return nil
 }

@@ -83,7 +83,6 @@ type checker struct {
 	t       *Template
 	src     string // the template with markers in place of placeholders
 	hasArgs bool   // an argument placeholder (not only secrets)
-	hasPH   bool   // any placeholder
 
 	cmds   [][]*word // the words of simple commands outside substitutions
 	nested [][]*word // commands inside $(…), `…`, <(…), for the rules pass
@@ -131,7 +130,7 @@ const (
 // check parses and walks t and applies the command rules. The error is a
 // *Error.
 func check(t *Template) (*checker, error) {
-	c := &checker{t: t, arithPos: -1, definePos: -1, hasArgs: t.HasArgs(), hasPH: len(t.phs) > 0}
+	c := &checker{t: t, arithPos: -1, definePos: -1, hasArgs: t.HasArgs()}
 	// Placeholders are ASCII: only the literal text can hold these.
 	for i, r := range t.src {
 		if r == utf8.RuneError && !strings.HasPrefix(t.src[i:], "\uFFFD") {
@@ -667,7 +666,7 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 				// $'…' lets \' escape a quote, so shells disagree
 				// about where it ends.
 				c.shell, wd.expand = true, true
-				if c.hasPH {
+				if len(c.t.phs) > 0 {
 					c.fail(off(x.Left), "$'...' quoting is not supported in a template with placeholders")
 				}
 				continue
