@@ -1,7 +1,9 @@
 package template
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -47,11 +49,10 @@ func (ck *checker) checkCurl(args []*word) error {
 			opt = name
 			lit = strings.TrimPrefix(strings.TrimPrefix(lit, name), "=")
 		}
-		startsPH := len(w.pieces) > 0 && w.pieces[0].ph >= 0
-		if len(w.pieces) > 1 && w.pieces[0].ph < 0 && strings.HasPrefix(w.pieces[0].lit, "-") {
-			// -T{{x}}, --opt={{x}}: the placeholder starts the value.
-			startsPH = w.pieces[1].ph >= 0 && (opt == w.pieces[0].lit || opt+"=" == w.pieces[0].lit)
-		}
+		// {{x}}, -T{{x}} or --opt={{x}}: the placeholder starts the value.
+		p := w.pieces
+		startsPH := len(p) > 0 && p[0].ph >= 0 ||
+			len(p) > 1 && p[1].ph >= 0 && strings.HasPrefix(p[0].lit, "-") && (p[0].lit == opt || p[0].lit == opt+"=")
 		switch {
 		case curlFileOpts[opt]:
 			return ck.errAt(w.pos, "the value of curl %s names a local file (or socket) curl reads and sends; it may not come from an argument", opt)
@@ -59,11 +60,8 @@ func (ck *checker) checkCurl(args []*word) error {
 			return ck.errAt(w.pos, "curl %s NAME=@FILE reads a local file: an argument may be the field's value (after a literal \"NAME=\"), not the whole field", opt)
 		case opt == "--data-urlencode" && startsPH:
 			return ck.errAt(w.pos, "curl --data-urlencode NAME@FILE reads a local file: an argument may be the content (after a literal \"NAME=\"), not the whole value")
-		case opt == "":
-			w.curlOpt = "--url" // a URL operand
-		default:
-			w.curlOpt = opt
 		}
+		w.curlOpt = cmp.Or(opt, "--url") // no option: a URL operand
 	}
 	return nil
 }
@@ -74,19 +72,11 @@ var urlScheme = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*):`)
 // checkCurlWord checks a rendered curl word against what the value of its
 // option (curlOpt) may not make curl do with a file.
 func checkCurlWord(w *word, vals []string, phs []Placeholder) error {
-	first := -1
-	for _, p := range w.pieces {
-		if p.ph >= 0 && phs[p.ph].Secret {
-			return nil // the operator's own value
-		}
-		if p.ph >= 0 && first < 0 {
-			first = p.ph
-		}
+	first := slices.IndexFunc(w.pieces, func(p piece) bool { return p.ph >= 0 })
+	if first < 0 || slices.ContainsFunc(w.pieces, func(p piece) bool { return p.ph >= 0 && phs[p.ph].Secret }) {
+		return nil // no value, or the operator's own value in it
 	}
-	if first < 0 {
-		return nil
-	}
-	s, name := text(w.pieces, vals), phs[first].Name
+	s, name := text(w.pieces, vals), phs[w.pieces[first].ph].Name
 	switch w.curlOpt {
 	case "--data-urlencode":
 		// An "@" before any "=" names a file.
