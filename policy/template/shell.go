@@ -213,12 +213,10 @@ func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) err
 	atStart, prevEq := true, false
 	for _, p := range w.pieces {
 		if p.ph < 0 {
-			atStart = w.glob
-			prevEq = strings.HasSuffix(p.lit, "=")
+			atStart, prevEq = w.glob, strings.HasSuffix(p.lit, "=")
 			continue
 		}
-		v := vals[p.ph]
-		ph := c.t.phs[p.ph]
+		v, ph := vals[p.ph], c.t.phs[p.ph]
 		if v == "" {
 			continue // the next piece starts where this one would have
 		}

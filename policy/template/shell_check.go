@@ -188,7 +188,9 @@ func (c *checker) walk(f *syntax.File) {
 	if len(f.Stmts) != 1 {
 		c.shell = true
 	}
-	c.stmts(f.Stmts, place{})
+	for _, s := range f.Stmts {
+		c.stmt(s, place{})
+	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if cm, ok := n.(*syntax.Comment); ok {
 			c.shell = true
@@ -258,12 +260,6 @@ func (c *checker) define(pos int, what string) {
 }
 
 func off(p syntax.Pos) int { return int(p.Offset()) }
-
-func (c *checker) stmts(ss []*syntax.Stmt, cx place) {
-	for _, s := range ss {
-		c.stmt(s, cx)
-	}
-}
 
 func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	// Only a simple command without assignments can run as an argv.
@@ -856,7 +852,9 @@ func (c *checker) subst(wd *word, n syntax.Node, ss []*syntax.Stmt, cx place) {
 		return
 	}
 	in.subst++
-	c.stmts(ss, in)
+	for _, s := range ss {
+		c.stmt(s, in)
+	}
 }
 
 // argv returns the words of a template that can run without a shell: one

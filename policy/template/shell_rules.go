@@ -78,10 +78,8 @@ const msgNames = "%s takes variable names, and bash evaluates a name's subscript
 
 // refuseAny refuses the first of ws that bad picks out.
 func (ck *checker) refuseAny(ws []*word, bad func(*word) bool, format string, args ...any) error {
-	for _, w := range ws {
-		if bad(w) {
-			return ck.errAt(w.pos, format, args...)
-		}
+	if i := slices.IndexFunc(ws, bad); i >= 0 {
+		return ck.errAt(ws[i].pos, format, args...)
 	}
 	return nil
 }
