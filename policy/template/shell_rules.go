@@ -149,19 +149,16 @@ func (ck *checker) checkAssign(w *word) error {
 func (ck *checker) checkCommand(words []*word) error {
 	// Redirection targets and here-document delimiters are not operands.
 	ws := slices.DeleteFunc(slices.Clone(words), func(w *word) bool { return w.redir })
-	i := 0
-	for i < len(ws) {
-		lit, ok := literal(ws[i])
-		if !ok || ws[i].quoted {
-			break
-		}
-		if noCommand[lit] {
-			return nil
-		}
-		if !leadWords[lit] {
-			break
-		}
-		i++
+	// The command word comes after the reserved words that lead to one.
+	i := slices.IndexFunc(ws, func(w *word) bool {
+		lit, ok := literal(w)
+		return !ok || w.quoted || !leadWords[lit]
+	})
+	if i < 0 {
+		return nil
+	}
+	if lit, ok := literal(ws[i]); ok && !ws[i].quoted && noCommand[lit] {
+		return nil
 	}
 	for i < len(ws) && ws[i].assign != "" {
 		if err := ck.checkAssign(ws[i]); err != nil {
