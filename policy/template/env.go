@@ -41,20 +41,15 @@ var codeEnvNames = shellsyntax.WordSet(strings.Join([]string{
 // codeEnvPrefixes are families of such variables: the dynamic loader, bash
 // exported functions, git (commands, config, repository), interpreters'
 // options and load paths, package managers and build tools.
-var codeEnvPrefixes = []string{
-	"LD_", "DYLD_", "BASH_", "GIT_", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_", "npm_config_", "JAVA_", "_JAVA_",
-	"JDK_", "LUA_", "PHP", "DOTNET_", "GEM_", "BUNDLE_", "CARGO_", "RUSTC", "RUSTFLAGS", "RUSTDOC", "SSL_",
-	"OPENSSL_", "YARN_", "PIP_", "UV_", "POETRY_", "CONDA", "MAVEN_", "GRADLE_", "SBT_", "ANT_", "DENO_", "BUN_",
-	"LESS", "SYSTEMD_", "DOCKER_", "KUBE", "HELM_", "TF_CLI_", "AWS_CONFIG", "AWS_SHARED",
-}
+var codeEnvPrefixes = strings.Fields(`LD_ DYLD_ BASH_ GIT_ PYTHON PERL RUBY NODE_ NPM_ npm_config_ JAVA_ _JAVA_ JDK_
+	LUA_ PHP DOTNET_ GEM_ BUNDLE_ CARGO_ RUSTC RUSTFLAGS RUSTDOC SSL_ OPENSSL_ YARN_ PIP_ UV_ POETRY_ CONDA MAVEN_
+	GRADLE_ SBT_ ANT_ DENO_ BUN_ LESS SYSTEMD_ DOCKER_ KUBE HELM_ TF_CLI_ AWS_CONFIG AWS_SHARED`)
 
 // codeEnvSuffixes are the class of variables a program reads options or
 // code from, whatever the program: FOO_OPTS, FOO_FLAGS, FOO_PRELOAD... (the
 // class it runs, FOO_COMMAND, FOO_PAGER..., is shellsyntax.EnvRuns').
-var codeEnvSuffixes = []string{
-	"_OPTS", "_OPTIONS", "_FLAGS", "_PROG", "_WRAPPER", "_EXEC", "_PS1", "_PROMPT", "_HISTORY", "_HISTFILE",
-	"_PRELOAD", "_LAUNCHER", "_INTERPRETER", "_HELPER", "_DIFF", "_MERGE",
-}
+var codeEnvSuffixes = strings.Fields(`_OPTS _OPTIONS _FLAGS _PROG _WRAPPER _EXEC _PS1 _PROMPT _HISTORY _HISTFILE
+	_PRELOAD _LAUNCHER _INTERPRETER _HELPER _DIFF _MERGE`)
 
 // CodeEnv reports whether programs run name's value, read it as code or
 // options, or load code from where it points (LD_PRELOAD, PYTHONPATH,
