@@ -42,12 +42,11 @@ func (ck *checker) checkCurl(args []*word) error {
 		}
 		// An attached value: --opt=VALUE or -TVALUE.
 		if strings.HasPrefix(lit, "-") && opt == "" {
-			name, _, hasEq := strings.Cut(lit, "=")
-			if !hasEq && !strings.HasPrefix(lit, "--") && len(lit) >= 2 {
-				name = lit[:2]
+			opt, _, _ = strings.Cut(lit, "=")
+			if opt == lit && !strings.HasPrefix(lit, "--") && len(lit) >= 2 { // no "="
+				opt = lit[:2]
 			}
-			opt = name
-			lit = strings.TrimPrefix(strings.TrimPrefix(lit, name), "=")
+			lit = strings.TrimPrefix(strings.TrimPrefix(lit, opt), "=")
 		}
 		// {{x}}, -T{{x}} or --opt={{x}}: the placeholder starts the value.
 		p := w.pieces

@@ -450,15 +450,11 @@ func (c *checker) heredocLines(from, to int) {
 // opener is the offset of the first unescaped $(, ${, $[ or ` in line.
 func opener(line string) int {
 	for i := 0; i < len(line); i++ {
-		switch line[i] {
-		case '\\':
+		switch rest := line[i:]; {
+		case rest[0] == '\\':
 			i++
-		case '`':
+		case rest[0] == '`' || strings.HasPrefix(rest, "$(") || strings.HasPrefix(rest, "${") || strings.HasPrefix(rest, "$["):
 			return i
-		case '$':
-			if i+1 < len(line) && strings.IndexByte("({[", line[i+1]) >= 0 {
-				return i
-			}
 		}
 	}
 	return 0
