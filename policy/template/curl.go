@@ -28,7 +28,7 @@ var curlFileOpts = shellsyntax.WordSet(`-T --upload-file -K --config --netrc-fil
 func (ck *checker) checkCurl(args []*word) error {
 	prev := ""
 	for _, w := range args {
-		lit, opt := litOf(w), prev
+		lit, opt := litOf(w.pieces), prev
 		prev = ""
 		if !w.hasPH {
 			if shellsyntax.CurlValueOpts[lit] { // each starts with "-" and holds no "="

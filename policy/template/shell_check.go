@@ -410,7 +410,7 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	}
 	c.failIn(r.Word, msgDelim)
 	d := c.word(&word{redir: true}, r.Word, place{locked: true, msg: msgDelim})
-	delim := litOf(d)
+	delim := litOf(d.pieces)
 	if delim == "" || strings.ContainsAny(delim, "$`\n") || d.expand {
 		c.fail(d.pos, "unsupported here-document delimiter %q", delim)
 	}
@@ -881,16 +881,16 @@ func literal(w *word) (string, bool) {
 	if w.hasPH || w.expand {
 		return "", false
 	}
-	return litOf(w), true
+	return litOf(w.pieces), true
 }
 
-// litOf concatenates the literal pieces of w.
-func litOf(w *word) string {
-	if len(w.pieces) == 1 {
-		return w.pieces[0].lit
+// litOf concatenates the literal pieces of ps.
+func litOf(ps []piece) string {
+	if len(ps) == 1 {
+		return ps[0].lit
 	}
 	var b strings.Builder
-	for _, p := range w.pieces {
+	for _, p := range ps {
 		if p.ph < 0 {
 			b.WriteString(p.lit)
 		}

@@ -63,14 +63,9 @@ func (ws cmdWords) Text(i int) (string, bool) {
 	if !w.hasPH || w.expand {
 		return literal(w)
 	}
-	var b strings.Builder
-	for _, p := range w.pieces {
-		if p.ph >= 0 {
-			break
-		}
-		b.WriteString(p.lit)
-	}
-	return b.String(), false
+	// The text before its first placeholder (a let expression has no pieces).
+	first := slices.IndexFunc(w.pieces, func(p piece) bool { return p.ph >= 0 })
+	return litOf(w.pieces[:max(first, 0)]), false
 }
 
 // msgNames refuses a variable name (a program's %s) from an argument.
@@ -124,16 +119,12 @@ func (ck *checker) tainted(w *word) bool {
 // can carry a value).
 func (ck *checker) scriptTainted(w *word) bool {
 	lit, ok := literal(w)
-	return w.hasPH || w.fromData || ck.hasArgs && (w.procSubst || ok && isStdin(lit))
+	stdin := ok && (lit == "-" || slices.ContainsFunc(stdinPaths, func(p string) bool { return strings.HasPrefix(lit, p) }))
+	return w.hasPH || w.fromData || ck.hasArgs && (w.procSubst || stdin)
 }
 
 // stdinPaths start the paths of standard input or a pipe.
 var stdinPaths = []string{"/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"}
-
-// isStdin reports whether a path names standard input or a pipe.
-func isStdin(path string) bool {
-	return path == "-" || slices.ContainsFunc(stdinPaths, func(p string) bool { return strings.HasPrefix(path, p) })
-}
 
 // checkAssign refuses a placeholder in the value of an environment variable
 // that programs read as code, as a place to load code from, or as a
@@ -382,7 +373,7 @@ func (ck *checker) xargsData(repl string, inner []*word, at *word) []*word {
 // which xargs or find -exec replaces with data an argument can reach.
 func (ck *checker) markData(ws []*word, repl string) {
 	for _, w := range ws {
-		if ck.hasArgs && strings.Contains(litOf(w), repl) {
+		if ck.hasArgs && strings.Contains(litOf(w.pieces), repl) {
 			w.fromData = true
 		}
 	}

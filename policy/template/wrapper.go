@@ -104,7 +104,7 @@ func (ck *checker) checkSQLOperands(name string, args []*word) error {
 	if !sqlOperands[name] {
 		return nil
 	}
-	ops := slices.DeleteFunc(slices.Clone(args), func(w *word) bool { return strings.HasPrefix(litOf(w), "-") })
+	ops := slices.DeleteFunc(slices.Clone(args), func(w *word) bool { return strings.HasPrefix(litOf(w.pieces), "-") })
 	if len(ops) < 2 {
 		return nil
 	}
