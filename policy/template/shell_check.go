@@ -346,8 +346,7 @@ func (c *checker) compound(n syntax.Command, cx place) {
 			}
 			c.define(pos, "a function definition")
 		case *syntax.ArithmCmd, *syntax.CStyleLoop:
-			c.arith(off(x.Pos()), "((...))")
-			c.arithm(x, cx)
+			c.arithm(x, cx, "((...))")
 			return false
 		case *syntax.TestClause:
 			cond := cx.in(msgCond)
@@ -374,9 +373,11 @@ func (c *checker) compound(n syntax.Command, cx place) {
 	})
 }
 
-// arithm checks an arithmetic construct: no placeholder and no quotes
-// inside; command substitutions in it are walked.
-func (c *checker) arithm(n syntax.Node, cx place) {
+// arithm checks an arithmetic construct, noted as what for the bash
+// arithmetic rule: no placeholder and no quotes inside; command
+// substitutions in it are walked.
+func (c *checker) arithm(n syntax.Node, cx place, what string) {
+	c.arith(off(n.Pos()), what)
 	if cx.nest >= maxNesting {
 		c.fail(off(n.Pos()), "expansions nest more than %d deep", maxNesting)
 		return
@@ -508,14 +509,13 @@ func (c *checker) parseErr(err error) error {
 		}
 		d := at + len(rest) - len(strings.TrimLeft(strings.TrimLeft(rest, "<-"), " \t"))
 		line, _, body := strings.Cut(c.src[d:], "\n")
-		if ph, ok := c.phIn(d, d+len(line)); ok {
+		switch ph, ok := c.phIn(d, len(c.src)); {
+		case ok && ph < d+len(line):
 			return c.errAt(ph, msgDelim)
-		}
-		if !body {
-			return c.errAt(d, "here-document has no body: it needs a newline and a closing %q line", delim)
-		}
-		if ph, ok := c.phIn(d+len(line), len(c.src)); ok {
+		case ok: // (only a body has text after the delimiter's line)
 			return c.errAt(ph, msgHere)
+		case !body:
+			return c.errAt(d, "here-document has no body: it needs a newline and a closing %q line", delim)
 		}
 		return c.errAt(d, "here-document is not closed by a %q line", delim)
 	case strings.Contains(pe.Text, "must be followed by"):
@@ -676,13 +676,12 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 		case *syntax.CmdSubst:
 			c.subst(wd, x, x.Stmts, cx)
 		case *syntax.ArithmExp:
-			c.shell, wd.expand = true, true
+			wd.expand = true
 			what := "$((...))"
 			if x.Bracket {
 				what = "$[...]"
 			}
-			c.arith(off(x.Left), what)
-			c.arithm(x, cx)
+			c.arithm(x, cx, what)
 		case *syntax.ProcSubst:
 			wd.procSubst = true
 			c.subst(wd, x, x.Stmts, cx)
@@ -786,7 +785,6 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 	}
 	cx.nest++
 	c.refuse(x, cx, msgParam)
-	in := cx.in(msgParam)
 	if x.Index != nil && x.Param != nil {
 		c.arith(off(x.Param.End()), "an array subscript in ${...}")
 		syntax.Walk(x.Index, func(m syntax.Node) bool {
@@ -828,7 +826,7 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 				}
 			}
 		}
-		c.parts(&word{}, w.Parts, in, false)
+		c.parts(&word{}, w.Parts, cx.in(msgParam), false)
 	}
 }
 
