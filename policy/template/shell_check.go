@@ -319,7 +319,11 @@ func (c *checker) compound(n syntax.Command, cx place) {
 			c.stmt(x, cx)
 			return false
 		case *syntax.Word:
-			c.looseWord(x, cx)
+			// A word outside a simple command (a for list, a case word):
+			// its placeholders still get the option rule.
+			if wd := c.word(&word{}, x, cx); cx.subst == 0 {
+				c.loose = append(c.loose, wd)
+			}
 			return false
 		case *syntax.WordIter:
 			c.failIn(x.Name, msgName)
@@ -537,11 +541,8 @@ func (c *checker) argWord(w *syntax.Word, cx place) *word {
 	for i < len(raw) && shellsyntax.IsNameByte(raw[i], i == 0) {
 		i++
 	}
-	if i == 0 {
-		return wd
-	}
-	name, rest := raw[:i], raw[i:]
-	switch {
+	switch name, rest := raw[:i], raw[i:]; {
+	case name == "":
 	case strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "+="):
 		wd.assign = name
 	case strings.HasPrefix(rest, "[") && (strings.Contains(rest, "]=") || strings.Contains(rest, "]+=")):
@@ -549,14 +550,6 @@ func (c *checker) argWord(w *syntax.Word, cx place) *word {
 		c.arith(wd.pos, "an array assignment NAME[subscript]=")
 	}
 	return wd
-}
-
-// looseWord is a word outside a simple command (a for list, a case word);
-// its placeholders still get the option rule.
-func (c *checker) looseWord(w *syntax.Word, cx place) {
-	if wd := c.word(&word{}, w, cx); cx.subst == 0 {
-		c.loose = append(c.loose, wd)
-	}
 }
 
 // keyword is the word of a keyword that stands as a command's name
