@@ -353,11 +353,10 @@ func (c *checker) compound(n syntax.Command, cx place) {
 			c.arithm(x, cx, "((...))")
 			return false
 		case *syntax.TestClause:
-			cond := cx.in(msgCond)
 			syntax.Walk(x.X, func(n syntax.Node) bool {
 				switch t := n.(type) {
 				case *syntax.Word:
-					c.word(&word{}, t, cond)
+					c.word(&word{}, t, cx.in(msgCond))
 					return false
 				case *syntax.BinaryTest:
 					switch t.Op {
@@ -419,15 +418,13 @@ func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if delim == "" || strings.ContainsAny(delim, "$`\n") || d.expand {
 		c.fail(d.pos, "unsupported here-document delimiter %q", delim)
 	}
-	if r.Hdoc == nil {
-		return d
+	if r.Hdoc != nil {
+		c.failIn(r.Hdoc, msgHere)
 	}
-	c.failIn(r.Hdoc, msgHere)
-	if d.quoted {
-		return d
+	if r.Hdoc != nil && !d.quoted { // an unquoted body is expanded
+		c.heredocLines(off(r.Hdoc.Pos()), off(r.Hdoc.End()))
+		c.word(&word{}, r.Hdoc, place{locked: true, msg: msgHere, subst: cx.subst, nest: cx.nest})
 	}
-	c.heredocLines(off(r.Hdoc.Pos()), off(r.Hdoc.End()))
-	c.word(&word{}, r.Hdoc, place{locked: true, msg: msgHere, subst: cx.subst, nest: cx.nest})
 	return d
 }
 

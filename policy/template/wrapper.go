@@ -82,11 +82,8 @@ func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []
 	if runs == "" {
 		return nil
 	}
-	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil {
+	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil || !readsArgs[lang].MatchString(code) {
 		return err
-	}
-	if !readsArgs[lang].MatchString(code) {
-		return nil
 	}
 	return ck.refuseAny(ws[r.Args:], hasPH, "%s's program runs its arguments as code (%s); no argument may be one", name, runs)
 }
