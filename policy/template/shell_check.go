@@ -185,9 +185,7 @@ func check(t *Template) (*checker, error) {
 
 // walk walks a parsed template.
 func (c *checker) walk(f *syntax.File) {
-	if len(f.Stmts) != 1 {
-		c.shell = true
-	}
+	c.shell = c.shell || len(f.Stmts) != 1 // only one statement can be an argv
 	for _, s := range f.Stmts {
 		c.stmt(s, place{})
 	}
