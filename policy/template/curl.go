@@ -1,7 +1,9 @@
 package template
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -17,11 +19,8 @@ import (
 
 // curlFileOpts take a local file (or socket) whose content curl sends or
 // obeys: a placeholder may not be the value.
-var curlFileOpts = map[string]bool{
-	"-T": true, "--upload-file": true, "-K": true, "--config": true, "--netrc-file": true,
-	"--unix-socket": true, "--abstract-unix-socket": true, "--variable": true, "--cert": true,
-	"-E": true, "--key": true, "--proxy-cert": true, "--proxy-key": true,
-}
+var curlFileOpts = shellsyntax.WordSet(`-T --upload-file -K --config --netrc-file --unix-socket
+	--abstract-unix-socket --variable --cert -E --key --proxy-cert --proxy-key`)
 
 // checkCurl marks curl's words for the render checks and refuses a
 // placeholder that is the whole value of a file option, or that could
@@ -29,35 +28,30 @@ var curlFileOpts = map[string]bool{
 func (ck *checker) checkCurl(args []*word) error {
 	prev := ""
 	for _, w := range args {
-		if w.afterDD {
-			if w.hasPH {
-				w.curlOpt = "--url" // after "--" every word is a URL
-			}
-			continue
-		}
-		lit := litOf(w)
-		opt := prev
+		lit, opt := litOf(w.pieces), prev
 		prev = ""
 		if !w.hasPH {
-			if strings.HasPrefix(lit, "-") && !strings.Contains(lit, "=") && shellsyntax.CurlValueOpts[lit] {
+			if shellsyntax.CurlValueOpts[lit] { // each starts with "-" and holds no "="
 				prev = lit
 			}
 			continue
 		}
+		if w.afterDD {
+			w.curlOpt = "--url" // after "--" every word is a URL
+			continue
+		}
 		// An attached value: --opt=VALUE or -TVALUE.
 		if strings.HasPrefix(lit, "-") && opt == "" {
-			name, _, hasEq := strings.Cut(lit, "=")
-			if !hasEq && !strings.HasPrefix(lit, "--") && len(lit) >= 2 {
-				name = lit[:2]
+			opt, _, _ = strings.Cut(lit, "=")
+			if opt == lit && !strings.HasPrefix(lit, "--") && len(lit) >= 2 { // no "="
+				opt = lit[:2]
 			}
-			opt = name
-			lit = strings.TrimPrefix(strings.TrimPrefix(lit, name), "=")
+			lit = strings.TrimPrefix(strings.TrimPrefix(lit, opt), "=")
 		}
-		startsPH := len(w.pieces) > 0 && w.pieces[0].ph >= 0
-		if len(w.pieces) > 1 && w.pieces[0].ph < 0 && strings.HasPrefix(w.pieces[0].lit, "-") {
-			// -T{{x}}, --opt={{x}}: the placeholder starts the value.
-			startsPH = w.pieces[1].ph >= 0 && (opt == w.pieces[0].lit || opt+"=" == w.pieces[0].lit)
-		}
+		// {{x}}, -T{{x}} or --opt={{x}}: the placeholder starts the value.
+		p := w.pieces
+		startsPH := len(p) > 0 && p[0].ph >= 0 ||
+			len(p) > 1 && p[1].ph >= 0 && strings.HasPrefix(p[0].lit, "-") && (p[0].lit == opt || p[0].lit == opt+"=")
 		switch {
 		case curlFileOpts[opt]:
 			return ck.errAt(w.pos, "the value of curl %s names a local file (or socket) curl reads and sends; it may not come from an argument", opt)
@@ -65,11 +59,8 @@ func (ck *checker) checkCurl(args []*word) error {
 			return ck.errAt(w.pos, "curl %s NAME=@FILE reads a local file: an argument may be the field's value (after a literal \"NAME=\"), not the whole field", opt)
 		case opt == "--data-urlencode" && startsPH:
 			return ck.errAt(w.pos, "curl --data-urlencode NAME@FILE reads a local file: an argument may be the content (after a literal \"NAME=\"), not the whole value")
-		case opt == "":
-			w.curlOpt = "--url" // a URL operand
-		default:
-			w.curlOpt = opt
 		}
+		w.curlOpt = cmp.Or(opt, "--url") // no option: a URL operand
 	}
 	return nil
 }
@@ -80,19 +71,11 @@ var urlScheme = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9+.-]*):`)
 // checkCurlWord checks a rendered curl word against what the value of its
 // option (curlOpt) may not make curl do with a file.
 func checkCurlWord(w *word, vals []string, phs []Placeholder) error {
-	first := -1
-	for _, p := range w.pieces {
-		if p.ph >= 0 && phs[p.ph].Secret {
-			return nil // the operator's own value
-		}
-		if p.ph >= 0 && first < 0 {
-			first = p.ph
-		}
+	first := slices.IndexFunc(w.pieces, func(p piece) bool { return p.ph >= 0 })
+	if first < 0 || slices.ContainsFunc(w.pieces, func(p piece) bool { return p.ph >= 0 && phs[p.ph].Secret }) {
+		return nil // no value, or the operator's own value in it
 	}
-	if first < 0 {
-		return nil
-	}
-	s, name := text(w.pieces, vals), phs[first].Name
+	s, name := text(w.pieces, vals), phs[w.pieces[first].ph].Name
 	switch w.curlOpt {
 	case "--data-urlencode":
 		// An "@" before any "=" names a file.

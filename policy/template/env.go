@@ -19,67 +19,49 @@ import (
 
 // codeEnvNames are variables that programs read as code or options, or
 // load code from, by group (those they run are shellsyntax.EnvRuns').
-var codeEnvNames = map[string]bool{
+var codeEnvNames = shellsyntax.WordSet(strings.Join([]string{
 	// Shells: start-up files, prompts (expanded, so $(...) runs), option
 	// sets, word splitting, the search paths and the home directory.
-	"ENV": true, "BASH_ENV": true, "ZDOTDIR": true, "PS2": true, "PS3": true,
-	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "CDPATH": true,
-	"PATH": true, "HOME": true, "SHELL": true, "HISTFILE": true, "INPUTRC": true, "FPATH": true,
+	"ENV BASH_ENV ZDOTDIR PS2 PS3 SHELLOPTS BASHOPTS IFS CDPATH PATH HOME SHELL HISTFILE INPUTRC FPATH",
 	// Pager options and key bindings.
-	"LESS": true, "LESSKEY": true, "LESSKEYIN": true,
+	"LESS LESSKEY LESSKEYIN",
 	// The C library and dynamic loader load code they name.
-	"GCONV_PATH": true, "LOCPATH": true, "NLSPATH": true, "HOSTALIASES": true, "RESOLV_HOST_CONF": true,
+	"GCONV_PATH LOCPATH NLSPATH HOSTALIASES RESOLV_HOST_CONF",
 	// Interpreters and runtimes: options and load paths.
-	"CLASSPATH": true, "PHPRC": true, "PHP_INI_SCAN_DIR": true, "TCLLIBPATH": true, "R_PROFILE": true,
-	"R_PROFILE_USER": true, "ERL_AFLAGS": true, "ERL_FLAGS": true, "ELIXIR_ERL_OPTIONS": true,
+	"CLASSPATH PHPRC PHP_INI_SCAN_DIR TCLLIBPATH R_PROFILE R_PROFILE_USER ERL_AFLAGS ERL_FLAGS ELIXIR_ERL_OPTIONS",
 	// Tools that read configuration, credentials or a daemon address that
 	// decides what they run or where.
-	"TMPDIR": true, "XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CONFIG_DIRS": true, "XDG_DATA_DIRS": true,
-	"http_proxy": true, "https_proxy": true, "HTTP_PROXY": true, "HTTPS_PROXY": true, "ALL_PROXY": true, "all_proxy": true,
-	"KUBECONFIG": true, "DOCKER_HOST": true, "DOCKER_CONFIG": true, "MAKEFLAGS": true, "MFLAGS": true, "GNUPGHOME": true,
-	"CURL_HOME": true, "WGETRC": true, "SSH_AUTH_SOCK": true,
-	"GOFLAGS": true, "GOPATH": true, "GOROOT": true, "GOPROXY": true, "GOTOOLCHAIN": true, "GOENV": true,
-	"CC": true, "CXX": true, "CPP": true, "LD": true, "AR": true, "CFLAGS": true, "CXXFLAGS": true,
-	"CPPFLAGS": true, "LDFLAGS": true, "PKG_CONFIG_PATH": true, "SQLITE_HISTORY": true,
-}
+	"TMPDIR XDG_CONFIG_HOME XDG_DATA_HOME XDG_CONFIG_DIRS XDG_DATA_DIRS",
+	"http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy",
+	"KUBECONFIG DOCKER_HOST DOCKER_CONFIG MAKEFLAGS MFLAGS GNUPGHOME CURL_HOME WGETRC SSH_AUTH_SOCK",
+	"GOFLAGS GOPATH GOROOT GOPROXY GOTOOLCHAIN GOENV CC CXX CPP LD AR CFLAGS CXXFLAGS",
+	"CPPFLAGS LDFLAGS PKG_CONFIG_PATH SQLITE_HISTORY",
+}, " "))
 
 // codeEnvPrefixes are families of such variables: the dynamic loader, bash
 // exported functions, git (commands, config, repository), interpreters'
 // options and load paths, package managers and build tools.
-var codeEnvPrefixes = []string{
-	"LD_", "DYLD_", "BASH_", "GIT_", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_", "npm_config_", "JAVA_", "_JAVA_",
-	"JDK_", "LUA_", "PHP", "DOTNET_", "GEM_", "BUNDLE_", "CARGO_", "RUSTC", "RUSTFLAGS", "RUSTDOC", "SSL_",
-	"OPENSSL_", "YARN_", "PIP_", "UV_", "POETRY_", "CONDA", "MAVEN_", "GRADLE_", "SBT_", "ANT_", "DENO_", "BUN_",
-	"LESS", "SYSTEMD_", "DOCKER_", "KUBE", "HELM_", "TF_CLI_", "AWS_CONFIG", "AWS_SHARED",
-}
+var codeEnvPrefixes = strings.Fields(`LD_ DYLD_ BASH_ GIT_ PYTHON PERL RUBY NODE_ NPM_ npm_config_ JAVA_ _JAVA_ JDK_
+	LUA_ PHP DOTNET_ GEM_ BUNDLE_ CARGO_ RUSTC RUSTFLAGS RUSTDOC SSL_ OPENSSL_ YARN_ PIP_ UV_ POETRY_ CONDA MAVEN_
+	GRADLE_ SBT_ ANT_ DENO_ BUN_ LESS SYSTEMD_ DOCKER_ KUBE HELM_ TF_CLI_ AWS_CONFIG AWS_SHARED`)
 
 // codeEnvSuffixes are the class of variables a program reads options or
 // code from, whatever the program: FOO_OPTS, FOO_FLAGS, FOO_PRELOAD... (the
 // class it runs, FOO_COMMAND, FOO_PAGER..., is shellsyntax.EnvRuns').
-var codeEnvSuffixes = []string{
-	"_OPTS", "_OPTIONS", "_FLAGS", "_PROG", "_WRAPPER", "_EXEC", "_PS1", "_PROMPT", "_HISTORY", "_HISTFILE",
-	"_PRELOAD", "_LAUNCHER", "_INTERPRETER", "_HELPER", "_DIFF", "_MERGE",
-}
+var codeEnvSuffixes = strings.Fields(`_OPTS _OPTIONS _FLAGS _PROG _WRAPPER _EXEC _PS1 _PROMPT _HISTORY _HISTFILE
+	_PRELOAD _LAUNCHER _INTERPRETER _HELPER _DIFF _MERGE`)
 
 // CodeEnv reports whether programs run name's value, read it as code or
 // options, or load code from where it points (LD_PRELOAD, PYTHONPATH,
 // GIT_CONFIG_*, PAGER...).
-func CodeEnv(name string) bool { return codeEnv(name) }
-
-// codeEnv reports whether programs run name's value, read it as code or
-// options, or load code from where it points.
-func codeEnv(name string) bool {
-	if codeEnvNames[name] || shellsyntax.EnvRuns(name) {
-		return true
-	}
+func CodeEnv(name string) bool {
 	upper := strings.ToUpper(name)
-	if slices.ContainsFunc(codeEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) ||
-		slices.ContainsFunc(codeEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) }) {
-		return true
-	}
-	// Bash imports older name() forms as functions too (BASH_FUNC_name%%
-	// is EnvRuns').
-	return strings.HasSuffix(name, "()")
+	return codeEnvNames[name] || shellsyntax.EnvRuns(name) ||
+		slices.ContainsFunc(codeEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) ||
+		slices.ContainsFunc(codeEnvSuffixes, func(s string) bool { return strings.HasSuffix(upper, s) }) ||
+		// Bash imports older name() forms as functions too
+		// (BASH_FUNC_name%% is EnvRuns').
+		strings.HasSuffix(name, "()")
 }
 
 // ValidateShellEnv checks one entry of a shell tool's env: block when the
@@ -95,13 +77,8 @@ func ValidateShellEnv(name, value string) error {
 	if err != nil {
 		return err
 	}
-	if !codeEnv(name) {
-		return nil
-	}
-	for _, p := range t.Placeholders() {
-		if !p.Secret {
-			return errorAt(value, p.Offset, "an argument may not set %s: programs run it, read it as code or options, or load code from it", name)
-		}
+	if i := slices.IndexFunc(t.phs, func(p Placeholder) bool { return !p.Secret }); i >= 0 && CodeEnv(name) {
+		return errorAt(value, t.phs[i].Offset, "an argument may not set %s: programs run it, read it as code or options, or load code from it", name)
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func FuzzShellEnv(f *testing.F) {
 		err := ValidateShellEnv(name, value)
 		_ = shellsyntax.EnvRuns(name)
 		_ = shellsyntax.EnvCommand(name, value)
-		if err == nil && codeEnv(name) && !strings.ContainsAny(name, "=\x00") {
+		if err == nil && CodeEnv(name) && !strings.ContainsAny(name, "=\x00") {
 			if tpl, perr := Parse(value); perr == nil && len(tpl.Vars()) > 0 {
 				t.Fatalf("ValidateShellEnv(%q, %q) accepted an argument in a code variable", name, value)
 			}

@@ -106,7 +106,7 @@ func CompileShell(command string) (*CompiledShell, error) {
 	}
 	cs := &CompiledShell{t: t, mode: ShellModeShell}
 	for _, cmd := range c.cmds {
-		cs.addChecks(cmd.words)
+		cs.addChecks(cmd)
 	}
 	cs.addChecks(c.loose)
 	if argv, ok := c.argv(); ok {
@@ -120,7 +120,7 @@ func (c *CompiledShell) addChecks(ws []*word) {
 	for _, w := range ws {
 		// After "--" only what a program does with an operand is left to
 		// check (curl's URLs), not where an option may start.
-		if w.hasPH && !w.redir && !w.heredoc && (!w.afterDD || w.curlOpt != "") {
+		if w.hasPH && !w.redir && (!w.afterDD || w.curlOpt != "") {
 			w.pieces = normPieces(w.pieces)
 			c.checks = append(c.checks, w)
 		}
@@ -210,16 +210,13 @@ func text(ps []piece, vals []string) string {
 // glob character (glob), bash's brace expansion ({,x}) can make any value
 // start a word.
 func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) error {
-	atStart := true
-	prevEq := false
+	atStart, prevEq := true, false
 	for _, p := range w.pieces {
 		if p.ph < 0 {
-			atStart = w.glob
-			prevEq = strings.HasSuffix(p.lit, "=")
+			atStart, prevEq = w.glob, strings.HasSuffix(p.lit, "=")
 			continue
 		}
-		v := vals[p.ph]
-		ph := c.t.phs[p.ph]
+		v, ph := vals[p.ph], c.t.phs[p.ph]
 		if v == "" {
 			continue // the next piece starts where this one would have
 		}

@@ -31,6 +31,7 @@ package template
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -63,18 +64,12 @@ type word struct {
 	quoted  bool // some part was quoted or escaped
 	glob    bool // holds an unquoted *, ?, { or }
 	bracket bool // holds an unquoted [
-	redir   bool // the target of a redirection
-	heredoc bool // a here-document delimiter
+	redir   bool // the target of a redirection or a here-document's delimiter: not an operand
 
 	procSubst bool // holds a <(…) or >(…) process substitution (bash)
 	fromData  bool // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
 	afterDD   bool // follows the "--" that ends its program's options (set by the rules pass)
 	plusRule  bool // a value starting with "+" would be a command (less +!cmd, vi +cmd)
-}
-
-// command is one simple command.
-type command struct {
-	words []*word
 }
 
 // markers holds the marker of a short placeholder, as its first bytes.
@@ -88,11 +83,10 @@ type checker struct {
 	t       *Template
 	src     string // the template with markers in place of placeholders
 	hasArgs bool   // an argument placeholder (not only secrets)
-	hasPH   bool   // any placeholder
 
-	cmds   []*command // simple commands outside substitutions
-	nested []*command // commands inside $(…), `…`, <(…), for the rules pass
-	loose  []*word    // words outside commands (for lists, case words)
+	cmds   [][]*word // the words of simple commands outside substitutions
+	nested [][]*word // commands inside $(…), `…`, <(…), for the rules pass
+	loose  []*word   // words outside commands (for lists, case words)
 
 	err   *Error // the refusal with the smallest offset
 	shell bool   // only a shell understands this template
@@ -136,7 +130,7 @@ const (
 // check parses and walks t and applies the command rules. The error is a
 // *Error.
 func check(t *Template) (*checker, error) {
-	c := &checker{t: t, arithPos: -1, definePos: -1, hasArgs: t.HasArgs(), hasPH: len(t.phs) > 0}
+	c := &checker{t: t, arithPos: -1, definePos: -1, hasArgs: t.HasArgs()}
 	// Placeholders are ASCII: only the literal text can hold these.
 	for i, r := range t.src {
 		if r == utf8.RuneError && !strings.HasPrefix(t.src[i:], "\uFFFD") {
@@ -145,9 +139,6 @@ func check(t *Template) (*checker, error) {
 		if r == 0 {
 			return nil, errorAt(t.src, i, "the command contains a NUL byte")
 		}
-	}
-	if strings.ContainsAny(t.src, "\uE000\uE001") {
-		c.shell = true // kept out of argv mode, as before markers
 	}
 	// Each placeholder becomes a marker: a character no shell syntax uses,
 	// padded to the placeholder's length so offsets stay the template's.
@@ -160,9 +151,10 @@ func check(t *Template) (*checker, error) {
 		return "\uE000" + strings.Repeat("_", ph.End-ph.Offset-len("\uE000")), nil
 	})
 	c.src = strings.ReplaceAll(c.src, "\r", "\x01")
-	if strings.IndexByte(t.src, '\r') >= 0 || strings.Contains(c.src, "\\\n") {
-		c.shell = true // a carriage return or a line continuation: left to the shell
-	}
+	// Left to the shell: a marker character written in the template (kept
+	// out of argv mode, as before markers), a carriage return or a line
+	// continuation.
+	c.shell = strings.ContainsAny(t.src, "\uE000\uE001\r") || strings.Contains(c.src, "\\\n")
 	if at := shellsyntax.DeepBrackets(c.src, 4*maxNesting); at >= 0 {
 		// The parser backtracks on deep $(( nesting; text this deep is
 		// refused before it is parsed.
@@ -193,10 +185,10 @@ func check(t *Template) (*checker, error) {
 
 // walk walks a parsed template.
 func (c *checker) walk(f *syntax.File) {
-	if len(f.Stmts) != 1 {
-		c.shell = true
+	c.shell = c.shell || len(f.Stmts) != 1 // only one statement can be an argv
+	for _, s := range f.Stmts {
+		c.stmt(s, place{})
 	}
-	c.stmts(f.Stmts, place{})
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if cm, ok := n.(*syntax.Comment); ok {
 			c.shell = true
@@ -219,22 +211,15 @@ func (c *checker) fail(off int, format string, args ...any) {
 
 // phIn returns the offset of the first placeholder in [from, to).
 func (c *checker) phIn(from, to int) (int, bool) {
-	for _, p := range c.t.phs {
-		if p.Offset >= from && p.Offset < to {
-			return p.Offset, true
-		}
+	if i := slices.IndexFunc(c.t.phs, func(p Placeholder) bool { return p.Offset >= from && p.Offset < to }); i >= 0 {
+		return c.t.phs[i].Offset, true
 	}
 	return 0, false
 }
 
 // phAt returns the index of the placeholder at offset off, or -1.
 func (c *checker) phAt(off int) int {
-	for i, p := range c.t.phs {
-		if p.Offset == off {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(c.t.phs, func(p Placeholder) bool { return p.Offset == off })
 }
 
 // failIn refuses any placeholder within n as msg.
@@ -274,41 +259,34 @@ func (c *checker) define(pos int, what string) {
 
 func off(p syntax.Pos) int { return int(p.Offset()) }
 
-func (c *checker) stmts(ss []*syntax.Stmt, cx place) {
-	for _, s := range ss {
-		c.stmt(s, cx)
-	}
-}
-
 func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	// Only a simple command without assignments can run as an argv.
 	if call, ok := s.Cmd.(*syntax.CallExpr); !ok && s.Cmd != nil || ok && len(call.Assigns) > 0 ||
 		s.Negated || s.Background || s.Coprocess || len(s.Redirs) > 0 || s.Semicolon.IsValid() {
 		c.shell = true
 	}
-	var cmd *command
+	var cmd []*word // nil, or a simple command's words (a call has one at least)
 	switch x := s.Cmd.(type) {
 	case *syntax.CallExpr:
-		cmd = &command{}
 		for _, a := range x.Assigns {
-			cmd.words = append(cmd.words, c.assignWord(a, cx))
+			cmd = append(cmd, c.assignWord(a, cx))
 		}
 		for _, w := range x.Args {
-			cmd.words = append(cmd.words, c.argWord(w, cx))
+			cmd = append(cmd, c.argWord(w, cx))
 		}
 	case *syntax.DeclClause:
-		cmd = &command{words: []*word{keyword(x.Variant.ValuePos, x.Variant.Value)}}
+		cmd = []*word{keyword(x.Variant.ValuePos, x.Variant.Value)}
 		for _, a := range x.Args {
-			cmd.words = append(cmd.words, c.assignWord(a, cx))
+			cmd = append(cmd, c.assignWord(a, cx))
 		}
 	case *syntax.LetClause:
-		cmd = &command{words: []*word{keyword(x.Let, "let")}}
+		cmd = []*word{keyword(x.Let, "let")}
 		for _, e := range x.Exprs {
-			cmd.words = append(cmd.words, c.letWord(e, cx))
+			cmd = append(cmd, c.letWord(e, cx))
 		}
 	case *syntax.TimeClause:
 		if x.Stmt == nil {
-			cmd = &command{words: []*word{keyword(x.Time, "time")}}
+			cmd = []*word{keyword(x.Time, "time")}
 		}
 		c.compound(x, cx) // the timed statement
 	case nil:
@@ -317,7 +295,7 @@ func (c *checker) stmt(s *syntax.Stmt, cx place) {
 	}
 	for _, r := range s.Redirs {
 		if w := c.redirect(r, cx); cmd != nil {
-			cmd.words = append(cmd.words, w)
+			cmd = append(cmd, w)
 		}
 	}
 	if cmd != nil {
@@ -339,7 +317,11 @@ func (c *checker) compound(n syntax.Command, cx place) {
 			c.stmt(x, cx)
 			return false
 		case *syntax.Word:
-			c.looseWord(x, cx)
+			// A word outside a simple command (a for list, a case word):
+			// its placeholders still get the option rule.
+			if wd := c.word(&word{}, x, cx); cx.subst == 0 {
+				c.loose = append(c.loose, wd)
+			}
 			return false
 		case *syntax.WordIter:
 			c.failIn(x.Name, msgName)
@@ -366,15 +348,13 @@ func (c *checker) compound(n syntax.Command, cx place) {
 			}
 			c.define(pos, "a function definition")
 		case *syntax.ArithmCmd, *syntax.CStyleLoop:
-			c.arith(off(x.Pos()), "((...))")
-			c.arithm(x, cx)
+			c.arithm(x, cx, "((...))")
 			return false
 		case *syntax.TestClause:
-			cond := cx.in(msgCond)
 			syntax.Walk(x.X, func(n syntax.Node) bool {
 				switch t := n.(type) {
 				case *syntax.Word:
-					c.word(&word{}, t, cond)
+					c.word(&word{}, t, cx.in(msgCond))
 					return false
 				case *syntax.BinaryTest:
 					switch t.Op {
@@ -394,9 +374,11 @@ func (c *checker) compound(n syntax.Command, cx place) {
 	})
 }
 
-// arithm checks an arithmetic construct: no placeholder and no quotes
-// inside; command substitutions in it are walked.
-func (c *checker) arithm(n syntax.Node, cx place) {
+// arithm checks an arithmetic construct, noted as what for the bash
+// arithmetic rule: no placeholder and no quotes inside; command
+// substitutions in it are walked.
+func (c *checker) arithm(n syntax.Node, cx place, what string) {
+	c.arith(off(n.Pos()), what)
 	if cx.nest >= maxNesting {
 		c.fail(off(n.Pos()), "expansions nest more than %d deep", maxNesting)
 		return
@@ -423,29 +405,24 @@ func (c *checker) arithm(n syntax.Node, cx place) {
 // command (a target or a here-document delimiter).
 func (c *checker) redirect(r *syntax.Redirect, cx place) *word {
 	if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc {
-		w := c.word(&word{}, r.Word, cx)
-		w.redir = true
-		return w
+		return c.word(&word{redir: true}, r.Word, cx)
 	}
 	if cx.subst > 0 {
 		c.fail(off(r.OpPos), "here-documents inside $(...) are not supported in templates")
 	}
 	c.failIn(r.Word, msgDelim)
-	d := c.word(&word{}, r.Word, place{locked: true, msg: msgDelim})
-	d.heredoc = true
-	delim := litOf(d)
+	d := c.word(&word{redir: true}, r.Word, place{locked: true, msg: msgDelim})
+	delim := litOf(d.pieces)
 	if delim == "" || strings.ContainsAny(delim, "$`\n") || d.expand {
 		c.fail(d.pos, "unsupported here-document delimiter %q", delim)
 	}
-	if r.Hdoc == nil {
-		return d
+	if r.Hdoc != nil {
+		c.failIn(r.Hdoc, msgHere)
 	}
-	c.failIn(r.Hdoc, msgHere)
-	if d.quoted {
-		return d
+	if r.Hdoc != nil && !d.quoted { // an unquoted body is expanded
+		c.heredocLines(off(r.Hdoc.Pos()), off(r.Hdoc.End()))
+		c.word(&word{}, r.Hdoc, place{locked: true, msg: msgHere, subst: cx.subst, nest: cx.nest})
 	}
-	c.heredocLines(off(r.Hdoc.Pos()), off(r.Hdoc.End()))
-	c.word(&word{}, r.Hdoc, place{locked: true, msg: msgHere, subst: cx.subst, nest: cx.nest})
 	return d
 }
 
@@ -463,8 +440,7 @@ func (c *checker) heredocLines(from, to int) {
 		}
 		if strings.ContainsAny(line, "$`") {
 			if _, err := shellsyntax.ParseDocument(line); err != nil {
-				at := from + opener(line)
-				c.fail(at, "an expansion in a here-document must close on its own line in a template (%s)", parseText(err))
+				c.fail(from+opener(line), "an expansion in a here-document must close on its own line in a template (%s)", parseText(err))
 			}
 		}
 		from += len(l)
@@ -474,15 +450,11 @@ func (c *checker) heredocLines(from, to int) {
 // opener is the offset of the first unescaped $(, ${, $[ or ` in line.
 func opener(line string) int {
 	for i := 0; i < len(line); i++ {
-		switch line[i] {
-		case '\\':
+		switch rest := line[i:]; {
+		case rest[0] == '\\':
 			i++
-		case '`':
+		case rest[0] == '`' || strings.HasPrefix(rest, "$(") || strings.HasPrefix(rest, "${") || strings.HasPrefix(rest, "$["):
 			return i
-		case '$':
-			if i+1 < len(line) && strings.IndexByte("({[", line[i+1]) >= 0 {
-				return i
-			}
 		}
 	}
 	return 0
@@ -536,14 +508,13 @@ func (c *checker) parseErr(err error) error {
 		}
 		d := at + len(rest) - len(strings.TrimLeft(strings.TrimLeft(rest, "<-"), " \t"))
 		line, _, body := strings.Cut(c.src[d:], "\n")
-		if ph, ok := c.phIn(d, d+len(line)); ok {
+		switch ph, ok := c.phIn(d, len(c.src)); {
+		case ok && ph < d+len(line):
 			return c.errAt(ph, msgDelim)
-		}
-		if !body {
-			return c.errAt(d, "here-document has no body: it needs a newline and a closing %q line", delim)
-		}
-		if ph, ok := c.phIn(d+len(line), len(c.src)); ok {
+		case ok: // (only a body has text after the delimiter's line)
 			return c.errAt(ph, msgHere)
+		case !body:
+			return c.errAt(d, "here-document has no body: it needs a newline and a closing %q line", delim)
 		}
 		return c.errAt(d, "here-document is not closed by a %q line", delim)
 	case strings.Contains(pe.Text, "must be followed by"):
@@ -565,31 +536,15 @@ func (c *checker) argWord(w *syntax.Word, cx place) *word {
 	for i < len(raw) && shellsyntax.IsNameByte(raw[i], i == 0) {
 		i++
 	}
-	if i == 0 {
-		return wd
-	}
-	name, rest := raw[:i], raw[i:]
-	switch {
+	switch name, rest := raw[:i], raw[i:]; {
+	case name == "":
 	case strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, "+="):
 		wd.assign = name
-	case strings.HasPrefix(rest, "["):
-		for j := 1; j < len(rest); j++ {
-			if rest[j] == ']' && (strings.HasPrefix(rest[j+1:], "=") || strings.HasPrefix(rest[j+1:], "+=")) {
-				wd.assign = name
-				c.arith(wd.pos, "an array assignment NAME[subscript]=")
-				break
-			}
-		}
+	case strings.HasPrefix(rest, "[") && (strings.Contains(rest, "]=") || strings.Contains(rest, "]+=")):
+		wd.assign = name
+		c.arith(wd.pos, "an array assignment NAME[subscript]=")
 	}
 	return wd
-}
-
-// looseWord is a word outside a simple command (a for list, a case word);
-// its placeholders still get the option rule.
-func (c *checker) looseWord(w *syntax.Word, cx place) {
-	if wd := c.word(&word{}, w, cx); cx.subst == 0 {
-		c.loose = append(c.loose, wd)
-	}
 }
 
 // keyword is the word of a keyword that stands as a command's name
@@ -691,7 +646,7 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 				// $'…' lets \' escape a quote, so shells disagree
 				// about where it ends.
 				c.shell, wd.expand = true, true
-				if c.hasPH {
+				if len(c.t.phs) > 0 {
 					c.fail(off(x.Left), "$'...' quoting is not supported in a template with placeholders")
 				}
 				continue
@@ -709,13 +664,12 @@ func (c *checker) parts(wd *word, ps []syntax.WordPart, cx place, inDQ bool) {
 		case *syntax.CmdSubst:
 			c.subst(wd, x, x.Stmts, cx)
 		case *syntax.ArithmExp:
-			c.shell, wd.expand = true, true
+			wd.expand = true
 			what := "$((...))"
 			if x.Bracket {
 				what = "$[...]"
 			}
-			c.arith(off(x.Left), what)
-			c.arithm(x, cx)
+			c.arithm(x, cx, what)
 		case *syntax.ProcSubst:
 			wd.procSubst = true
 			c.subst(wd, x, x.Stmts, cx)
@@ -819,7 +773,6 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 	}
 	cx.nest++
 	c.refuse(x, cx, msgParam)
-	in := cx.in(msgParam)
 	if x.Index != nil && x.Param != nil {
 		c.arith(off(x.Param.End()), "an array subscript in ${...}")
 		syntax.Walk(x.Index, func(m syntax.Node) bool {
@@ -861,7 +814,7 @@ func (c *checker) param(wd *word, x *syntax.ParamExp, cx place) {
 				}
 			}
 		}
-		c.parts(&word{}, w.Parts, in, false)
+		c.parts(&word{}, w.Parts, cx.in(msgParam), false)
 	}
 }
 
@@ -881,7 +834,9 @@ func (c *checker) subst(wd *word, n syntax.Node, ss []*syntax.Stmt, cx place) {
 		return
 	}
 	in.subst++
-	c.stmts(ss, in)
+	for _, s := range ss {
+		c.stmt(s, in)
+	}
 }
 
 // argv returns the words of a template that can run without a shell: one
@@ -890,7 +845,7 @@ func (c *checker) argv() ([][]piece, bool) {
 	if c.shell || len(c.cmds) != 1 || len(c.nested) != 0 || len(c.loose) != 0 {
 		return nil, false
 	}
-	words := c.cmds[0].words
+	words := c.cmds[0]
 	if len(words) == 0 || words[0].assign != "" {
 		return nil, false
 	}
@@ -899,7 +854,7 @@ func (c *checker) argv() ([][]piece, bool) {
 	}
 	argv := make([][]piece, len(words))
 	for i, w := range words {
-		if w.redir || w.heredoc || w.expand {
+		if w.redir || w.expand {
 			return nil, false
 		}
 		argv[i] = normPieces(w.pieces)
@@ -912,16 +867,16 @@ func literal(w *word) (string, bool) {
 	if w.hasPH || w.expand {
 		return "", false
 	}
-	return litOf(w), true
+	return litOf(w.pieces), true
 }
 
-// litOf concatenates the literal pieces of w.
-func litOf(w *word) string {
-	if len(w.pieces) == 1 {
-		return w.pieces[0].lit
+// litOf concatenates the literal pieces of ps.
+func litOf(ps []piece) string {
+	if len(ps) == 1 {
+		return ps[0].lit
 	}
 	var b strings.Builder
-	for _, p := range w.pieces {
+	for _, p := range ps {
 		if p.ph < 0 {
 			b.WriteString(p.lit)
 		}

@@ -44,17 +44,11 @@ import (
 )
 
 // leadWords are reserved words after which a command starts.
-var leadWords = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "do": true,
-	"while": true, "until": true, "!": true, "{": true,
-}
+var leadWords = shellsyntax.WordSet(`if then else elif do while until ! {`)
 
 // noCommand are reserved words after which no command word follows in
 // the same simple command.
-var noCommand = map[string]bool{
-	"for": true, "select": true, "case": true, "function": true, "in": true,
-	"esac": true, "fi": true, "done": true, "}": true, "]]": true, "[[": true,
-}
+var noCommand = shellsyntax.WordSet(`for select case function in esac fi done } ]] [[`)
 
 // cmdWords are a command's words as the reader (policy/shellsyntax) sees
 // them: a word with a placeholder or an expansion is not known; of one
@@ -69,14 +63,9 @@ func (ws cmdWords) Text(i int) (string, bool) {
 	if !w.hasPH || w.expand {
 		return literal(w)
 	}
-	var b strings.Builder
-	for _, p := range w.pieces {
-		if p.ph >= 0 {
-			break
-		}
-		b.WriteString(p.lit)
-	}
-	return b.String(), false
+	// The text before its first placeholder (a let expression has no pieces).
+	first := slices.IndexFunc(w.pieces, func(p piece) bool { return p.ph >= 0 })
+	return litOf(w.pieces[:max(first, 0)]), false
 }
 
 // msgNames refuses a variable name (a program's %s) from an argument.
@@ -84,10 +73,8 @@ const msgNames = "%s takes variable names, and bash evaluates a name's subscript
 
 // refuseAny refuses the first of ws that bad picks out.
 func (ck *checker) refuseAny(ws []*word, bad func(*word) bool, format string, args ...any) error {
-	for _, w := range ws {
-		if bad(w) {
-			return ck.errAt(w.pos, format, args...)
-		}
+	if i := slices.IndexFunc(ws, bad); i >= 0 {
+		return ck.errAt(ws[i].pos, format, args...)
 	}
 	return nil
 }
@@ -99,11 +86,9 @@ func (ck *checker) checkRules() error {
 	if err := ck.checkBash(); err != nil {
 		return err
 	}
-	for _, cs := range [][]*command{ck.cmds, ck.nested} {
-		for _, c := range cs {
-			if err := ck.checkCommand(c); err != nil {
-				return err
-			}
+	for _, c := range slices.Concat(ck.cmds, ck.nested) {
+		if err := ck.checkCommand(c); err != nil {
+			return err
 		}
 	}
 	return ck.checkBash()
@@ -134,44 +119,37 @@ func (ck *checker) tainted(w *word) bool {
 // can carry a value).
 func (ck *checker) scriptTainted(w *word) bool {
 	lit, ok := literal(w)
-	return w.hasPH || w.fromData || ck.hasArgs && (w.procSubst || ok && isStdin(lit))
+	stdin := ok && (lit == "-" || slices.ContainsFunc(stdinPaths, func(p string) bool { return strings.HasPrefix(lit, p) }))
+	return w.hasPH || w.fromData || ck.hasArgs && (w.procSubst || stdin)
 }
 
 // stdinPaths start the paths of standard input or a pipe.
 var stdinPaths = []string{"/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"}
 
-// isStdin reports whether a path names standard input or a pipe.
-func isStdin(path string) bool {
-	return path == "-" || slices.ContainsFunc(stdinPaths, func(p string) bool { return strings.HasPrefix(path, p) })
-}
-
 // checkAssign refuses a placeholder in the value of an environment variable
 // that programs read as code, as a place to load code from, or as a
 // command: PATH=..., LD_PRELOAD=..., GIT_SSH_COMMAND=..., PYTHONPATH=...
 func (ck *checker) checkAssign(w *word) error {
-	if w.assign != "" && w.hasPH && codeEnv(w.assign) {
+	if w.assign != "" && w.hasPH && CodeEnv(w.assign) {
 		return ck.errAt(w.pos, "an argument may not set %s: programs read it as code, a command or a place to load code from", w.assign)
 	}
 	return nil
 }
 
 // checkCommand finds the command word of a simple command and checks it.
-func (ck *checker) checkCommand(c *command) error {
+func (ck *checker) checkCommand(words []*word) error {
 	// Redirection targets and here-document delimiters are not operands.
-	ws := slices.DeleteFunc(slices.Clone(c.words), func(w *word) bool { return w.redir || w.heredoc })
-	i := 0
-	for i < len(ws) {
-		lit, ok := literal(ws[i])
-		if !ok || ws[i].quoted {
-			break
-		}
-		if noCommand[lit] {
-			return nil
-		}
-		if !leadWords[lit] {
-			break
-		}
-		i++
+	ws := slices.DeleteFunc(slices.Clone(words), func(w *word) bool { return w.redir })
+	// The command word comes after the reserved words that lead to one.
+	i := slices.IndexFunc(ws, func(w *word) bool {
+		lit, ok := literal(w)
+		return !ok || w.quoted || !leadWords[lit]
+	})
+	if i < 0 {
+		return nil
+	}
+	if lit, ok := literal(ws[i]); ok && !ws[i].quoted && noCommand[lit] {
+		return nil
 	}
 	for i < len(ws) && ws[i].assign != "" {
 		if err := ck.checkAssign(ws[i]); err != nil {
@@ -243,8 +221,7 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 			ck.arith(cmd.pos, name)
 		}
 		for _, w := range args {
-			lit, isLit := literal(w)
-			if isLit && strings.HasPrefix(lit, "-") || isLit && strings.HasPrefix(lit, "+") {
+			if lit, ok := literal(w); ok && lit != "" && (lit[0] == '-' || lit[0] == '+') {
 				if strings.ContainsAny(lit[1:], "inaA") {
 					ck.arith(w.pos, name+" "+lit)
 				}
@@ -335,12 +312,10 @@ func (ck *checker) checkInterp(name string, r shellsyntax.Reading, ws []*word) e
 		if ck.hasArgs {
 			return ck.errAt(ws[0].pos, "%s reads its program from standard input here, which can carry an argument's value; give it a script or code", name)
 		}
-	case !r.ShellFlag && r.Operand < len(ws):
+	case !r.ShellFlag && r.Operand < len(ws) && ck.scriptTainted(ws[r.Operand]):
 		// The first operand as written: a lone "-" (which a shell skips)
 		// is standard input.
-		if ck.scriptTainted(ws[r.Operand]) {
-			return ck.errAt(ws[r.Operand].pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
-		}
+		return ck.errAt(ws[r.Operand].pos, "the first operand of %s is the script it runs; an argument may not choose code to run", name)
 	}
 	return nil
 }
@@ -385,21 +360,20 @@ func (ck *checker) checkOptions(name string, g *shellsyntax.Grammar, ws []*word,
 // can reach through a pipe: with -I/-i/--replace, the words of the command
 // holding the replacement string; otherwise one more operand at the end.
 func (ck *checker) xargsData(repl string, inner []*word, at *word) []*word {
-	if !ck.hasArgs {
-		return inner
+	switch {
+	case repl != "":
+		ck.markData(inner, repl) // (only in a template with arguments)
+	case ck.hasArgs:
+		return append(slices.Clone(inner), &word{pos: at.pos, fromData: true})
 	}
-	if repl != "" {
-		ck.markData(inner, repl)
-		return inner
-	}
-	return append(append([]*word(nil), inner...), &word{pos: at.pos, fromData: true})
+	return inner
 }
 
 // markData marks, in a template with arguments, the words holding repl,
 // which xargs or find -exec replaces with data an argument can reach.
 func (ck *checker) markData(ws []*word, repl string) {
 	for _, w := range ws {
-		if ck.hasArgs && strings.Contains(litOf(w), repl) {
+		if ck.hasArgs && strings.Contains(litOf(w.pieces), repl) {
 			w.fromData = true
 		}
 	}

@@ -2,6 +2,7 @@ package template
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -77,40 +78,32 @@ func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []
 		c, _ := literal(ws[r.Code])
 		code += c
 	}
-	if code == "" || !runsArgs[lang].MatchString(code) {
+	runs := strings.TrimSpace(runsArgs[lang].FindString(code)) // every pattern needs a character that is not a space
+	if runs == "" {
 		return nil
 	}
-	runs := strings.TrimSpace(runsArgs[lang].FindString(code))
-	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil {
+	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil || !readsArgs[lang].MatchString(code) {
 		return err
-	}
-	if !readsArgs[lang].MatchString(code) {
-		return nil
 	}
 	return ck.refuseAny(ws[r.Args:], hasPH, "%s's program runs its arguments as code (%s); no argument may be one", name, runs)
 }
 
 // plusCommands read an operand starting with "+" as a command to run at
 // start-up (less +!cmd runs a shell, vi +cmd an ex command).
-var plusCommands = map[string]bool{
-	"less": true, "more": true, "most": true, "pg": true, "vi": true, "vim": true, "nvim": true,
-	"view": true, "ex": true, "vimdiff": true, "gvim": true, "rvim": true, "nano": true,
-}
+var plusCommands = shellsyntax.WordSet(`less more most pg vi vim nvim view ex vimdiff gvim rvim nano`)
 
 // sqlOperands are programs whose operands after the first are commands.
-var sqlOperands = map[string]bool{"sqlite3": true, "sqlite": true, "duckdb": true}
+var sqlOperands = shellsyntax.WordSet(`sqlite3 sqlite duckdb`)
 
 // checkSQLOperands refuses a placeholder as a command operand of sqlite3
 // (its options' values are the grammar's, policy/shellsyntax).
 func (ck *checker) checkSQLOperands(name string, args []*word) error {
-	seenDB := false
-	for _, w := range args {
-		if sqlOperands[name] && !strings.HasPrefix(litOf(w), "-") {
-			if seenDB && w.hasPH {
-				return ck.errAt(w.pos, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
-			}
-			seenDB = true
-		}
+	if !sqlOperands[name] {
+		return nil
 	}
-	return nil
+	ops := slices.DeleteFunc(slices.Clone(args), func(w *word) bool { return strings.HasPrefix(litOf(w.pieces), "-") })
+	if len(ops) < 2 {
+		return nil
+	}
+	return ck.refuseAny(ops[1:], hasPH, "%s runs its operands after the database as SQL and dot commands (.shell runs a program); no argument may be one", name)
 }
