@@ -77,11 +77,24 @@ func compressedHead(b []byte) format {
 	return notCompressed
 }
 
+// compressedBase64Start refines the first-letter filter where a letter is
+// common in text that is not base64: a run of a path starts with / (xz's
+// magic gives /Td6 or _Td6), and Q is bzip2's only when Qlpo follows.
+func compressedBase64Start(r string) bool {
+	switch r[0] {
+	case '/', '_':
+		return strings.HasPrefix(r[1:], "Td6")
+	case 'Q':
+		return strings.HasPrefix(r[1:], "lpo")
+	}
+	return true
+}
+
 // inflated is inflatedFinds for a run aligned at its start: base64 in enc,
 // or hex when enc is nil. Its first characters, decoded into a buffer on
 // the stack (this runs for every run), tell a compressed stream.
 func (s *Scrubber) inflated(r string, enc *base64.Encoding, off, n int, budget *decodeBudget) []found {
-	if enc != nil && strings.IndexByte(compressedLetters, r[0]) < 0 {
+	if enc != nil && (strings.IndexByte(compressedLetters, r[0]) < 0 || !compressedBase64Start(r)) {
 		return nil
 	}
 	var head [6]byte

@@ -449,12 +449,17 @@ func TestCompressedHeadBase64Letters(t *testing.T) {
 		}
 		seen[f] = true
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-			if c := enc.EncodeToString(h)[0]; !strings.ContainsRune(compressedLetters, rune(c)) {
-				t.Fatalf("% x starts base64 with %q, which the filter drops", h, c)
+			if b := enc.EncodeToString(h); !strings.ContainsRune(compressedLetters, rune(b[0])) || !compressedBase64Start(b) {
+				t.Fatalf("% x starts base64 with %q, which the filter drops", h, b[:4])
 			}
 		}
 	}
 	if len(seen) != 5 {
 		t.Errorf("formats told from these heads: %v, want all five", seen)
+	}
+	for _, path := range []string{"/usr/local/lib/python3", "_build_output_dir", "QueueSizeExceeded"} {
+		if compressedBase64Start(path) {
+			t.Errorf("%q passes the filter", path)
+		}
 	}
 }
