@@ -112,33 +112,26 @@ func zlibbed(d string) []byte {
 }
 
 func bzipped(d string) []byte {
-	return compressWith(d, func(w io.Writer) io.WriteCloser {
-		zw, err := dsbzip2.NewWriter(w, nil)
-		if err != nil {
-			panic(err)
-		}
-		return zw
-	})
+	return compressWith(d, must(func(w io.Writer) (io.WriteCloser, error) { return dsbzip2.NewWriter(w, nil) }))
 }
 
 func xzed(d string) []byte {
-	return compressWith(d, func(w io.Writer) io.WriteCloser {
-		zw, err := xz.NewWriter(w)
-		if err != nil {
-			panic(err)
-		}
-		return zw
-	})
+	return compressWith(d, must(func(w io.Writer) (io.WriteCloser, error) { return xz.NewWriter(w) }))
 }
 
 func zstded(d string) []byte {
-	return compressWith(d, func(w io.Writer) io.WriteCloser {
-		zw, err := zstd.NewWriter(w)
+	return compressWith(d, must(func(w io.Writer) (io.WriteCloser, error) { return zstd.NewWriter(w) }))
+}
+
+// must opens a writer whose options are fixed, so that it cannot fail.
+func must(open func(io.Writer) (io.WriteCloser, error)) func(io.Writer) io.WriteCloser {
+	return func(w io.Writer) io.WriteCloser {
+		zw, err := open(w)
 		if err != nil {
 			panic(err)
 		}
 		return zw
-	})
+	}
 }
 
 // compressors are the writers above, by name.

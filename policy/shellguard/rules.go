@@ -784,7 +784,7 @@ var writers = map[string]string{
 	"vi": "all", "vim": "all", "nano": "all", "ed": "all", "ex": "all", "visudo": "all", "vipw": "all",
 	"sponge": "all", "patch": "all", "tar": "all", "unzip": "all", "curl": "-o", "wget": "-O",
 	"sort": "-o", "uniq": "last", "split": "last", "csplit": "last", "iconv": "-o", "gpg": "-o",
-	"cat": "", "echo": "", "printf": "", "find": "-fprint", "gfind": "-fprint", "bfs": "-fprint",
+	"find": "-fprint", "gfind": "-fprint", "bfs": "-fprint",
 }
 
 // targetMatches reports whether one of the segment's paths is protected:
@@ -878,7 +878,7 @@ func (s *segment) operands() []operand {
 // writes reports whether the segment's command writes an operand.
 func (s *segment) writes(op operand) bool {
 	mode, ok := writers[s.name]
-	if !ok || mode == "" {
+	if !ok {
 		return false
 	}
 	args := s.argv // the words operands() counts: the arguments less the dropped ones

@@ -961,7 +961,7 @@ func (w *walker) fileKey(p string) string {
 
 func (w *walker) writeRedirFiles(rs []redirTarget, out *data) {
 	for _, r := range rs {
-		if r.write && r.target != "" && !isNetDevice(r.target) && !strings.HasPrefix(r.target, "/dev/") {
+		if r.write && r.target != "" && !strings.HasPrefix(r.target, "/dev/") { // not /dev/null, /dev/tcp/...
 			if out == nil {
 				out = &data{texts: []string{""}}
 			}
