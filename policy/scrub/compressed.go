@@ -77,9 +77,11 @@ func compressedHead(b []byte) format {
 	return notCompressed
 }
 
-// compressedBase64Start refines the first-letter filter where a letter is
-// common in text that is not base64: a run of a path starts with / (xz's
-// magic gives /Td6 or _Td6), and Q is bzip2's only when Qlpo follows.
+// compressedBase64Start reports whether a base64 run may start a
+// compressed stream: its first letter is one of compressedLetters and,
+// where that letter is common in text that is not base64, what follows
+// matches too (a path starts with /, xz's magic gives /Td6 or _Td6; Q is
+// bzip2's only before lpo).
 func compressedBase64Start(r string) bool {
 	switch r[0] {
 	case '/', '_':
@@ -87,14 +89,14 @@ func compressedBase64Start(r string) bool {
 	case 'Q':
 		return strings.HasPrefix(r[1:], "lpo")
 	}
-	return true
+	return strings.IndexByte(compressedLetters, r[0]) >= 0
 }
 
 // inflated is inflatedFinds for a run aligned at its start: base64 in enc,
 // or hex when enc is nil. Its first characters, decoded into a buffer on
 // the stack (this runs for every run), tell a compressed stream.
 func (s *Scrubber) inflated(r string, enc *base64.Encoding, off, n int, budget *decodeBudget) []found {
-	if enc != nil && (strings.IndexByte(compressedLetters, r[0]) < 0 || !compressedBase64Start(r)) {
+	if enc != nil && !compressedBase64Start(r) {
 		return nil
 	}
 	var head [6]byte
@@ -128,8 +130,13 @@ func (s *Scrubber) inflatedFinds(dec []byte, off, n int, budget *decodeBudget) [
 	if budget.bytes <= 0 {
 		return nil
 	}
-	zr, state, closer := openStream(dec)
-	if zr == nil || state > budget.state {
+	f := compressedHead(dec)
+	state, ok := streamState(f, dec)
+	if !ok || state > budget.state {
+		return nil
+	}
+	zr, closer := openStream(f, dec)
+	if zr == nil {
 		return nil
 	}
 	budget.state -= state
@@ -142,47 +149,58 @@ func (s *Scrubber) inflatedFinds(dec []byte, off, n int, budget *decodeBudget) [
 	return nil
 }
 
-// openStream opens a reader of the compressed stream in dec, with the
-// state it will allocate and how to release it; a nil reader when the
-// stream cannot be read or asks for more than maxStreamState.
-func openStream(dec []byte) (io.Reader, int, func()) {
-	src := bytes.NewReader(dec)
-	none := func() {}
-	switch compressedHead(dec) {
-	case gzipStream:
-		if zr, err := gzip.NewReader(src); err == nil {
-			return zr, deflateState, none
-		}
-	case zlibStream:
-		if zr, err := zlib.NewReader(src); err == nil {
-			return zr, deflateState, none
-		}
+// streamState is what a reader of the stream in dec will allocate (its
+// window, dictionary or block), read from the stream's header before any
+// reader exists; ok is false when the header cannot be read or declares
+// a window or dictionary over maxStreamState.
+func streamState(f format, dec []byte) (int, bool) {
+	switch f {
+	case gzipStream, zlibStream:
+		return deflateState, true
 	case bzip2Stream:
 		// The block size is the level in hundreds of kilobytes; the
 		// reader keeps four bytes per block byte.
-		return bzip2.NewReader(src), int(dec[3]-'0') * 400_000, none
+		return int(dec[3]-'0') * 400_000, true
 	case xzStream:
 		dict, ok := xzDictCap(dec)
-		if !ok || dict > maxStreamState {
-			return nil, 0, none
-		}
-		if zr, err := xz.NewReader(src); err == nil {
-			return zr, dict, none
-		}
+		return dict, ok && dict <= maxStreamState
 	case zstdStream:
 		window, ok := zstdWindow(dec)
-		if !ok || window > maxStreamState {
-			return nil, 0, none
-		}
-		// WithDecoderMaxMemory would refuse a window larger than the budget;
-		// the output is cut at the budget by the caller instead.
-		zr, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(maxStreamState))
-		if err == nil {
-			return zr, window + zstdBlock, zr.Close
-		}
+		return window + zstdBlock, ok && window <= maxStreamState
 	}
-	return nil, 0, none
+	return 0, false
+}
+
+// openStream opens a reader of the stream in dec, in format f, and says
+// how to release it; a nil reader when the stream cannot be read.
+func openStream(f format, dec []byte) (io.Reader, func()) {
+	src := bytes.NewReader(dec)
+	none := func() {}
+	var zr io.Reader
+	var err error
+	switch f {
+	case gzipStream:
+		zr, err = gzip.NewReader(src)
+	case zlibStream:
+		zr, err = zlib.NewReader(src)
+	case bzip2Stream:
+		zr = bzip2.NewReader(src)
+	case xzStream:
+		zr, err = xz.NewReader(src)
+	case zstdStream:
+		// WithDecoderMaxMemory would refuse a window larger than the
+		// budget; the output is cut at the budget by the caller instead.
+		d, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxWindow(maxStreamState))
+		if err != nil {
+			return nil, none
+		}
+		return d, d.Close
+	}
+	if err != nil || zr == nil {
+		return nil, none
+	}
+	return zr, none
 }
 
 // xzDictCap reads the dictionary size the first block of an xz stream

@@ -174,38 +174,16 @@ func (s *Scrubber) foldedKnown(text string, spans []scrubSpan) []scrubSpan {
 		shortest = min(shortest, l)
 	}
 	var pos []int32
-	// Raw breaks, then escaped ones (\n in a JSON string).
-	for _, br := range [][2]string{{"\n", "\r"}, {`\n`, `\r`}} {
-		nl, cr := br[0], br[1]
-		for k := strings.Index(text, nl); k >= 0; {
-			b0, k1 := k, k+len(nl) // the break is text[b0:k1]
-			if strings.HasSuffix(text[:b0], cr) {
-				b0 -= len(cr)
+	// Raw breaks, then escaped ones (\n in a JSON string); a \r before
+	// either belongs to the break.
+	for _, br := range [...]struct{ nl, cr string }{{"\n", "\r"}, {`\n`, `\r`}} {
+		for k := strings.Index(text, br.nl); k >= 0; {
+			b0, k1 := k, k+len(br.nl)
+			if strings.HasSuffix(text[:b0], br.cr) {
+				b0 -= len(br.cr)
 			}
-			// Each break gets its own window (reach bounds it): a window
-			// stopped short of a later break must not hide it.
-			if b0 > 0 && k1 < len(text) && !blank(text[b0-1]) && !blank(text[k1]) {
-				lo := b0
-				for lo > 0 && b0-lo < reach && !blank(text[lo-1]) {
-					lo--
-				}
-				hi := k1
-				for hi < len(text) && hi-k1 < reach {
-					if n := gapLen(text, hi); n > 0 && hi+n < len(text) && !blank(text[hi+n]) {
-						hi += n // folded again
-						continue
-					}
-					if blank(text[hi]) {
-						break
-					}
-					hi++
-				}
-				// Shorter than any known value: prose words around a break.
-				if hi-lo-(k1-b0) >= shortest {
-					pos, spans = s.scanJoined(text, lo, hi, pos[:0], spans)
-				}
-			}
-			n := strings.Index(text[k1:], nl)
+			pos, spans = s.foldedAt(text, b0, k1, reach, shortest, pos, spans)
+			n := strings.Index(text[k1:], br.nl)
 			if n < 0 {
 				break
 			}
@@ -213,6 +191,36 @@ func (s *Scrubber) foldedKnown(text string, spans []scrubSpan) []scrubSpan {
 		}
 	}
 	return spans
+}
+
+// foldedAt searches the printing characters around the break text[b0:k1]
+// for known values, when there are some on both sides. Each break gets
+// its own window (reach bounds it): a window stopped short of a later
+// break must not hide it.
+func (s *Scrubber) foldedAt(text string, b0, k1, reach, shortest int, pos []int32, spans []scrubSpan) ([]int32, []scrubSpan) {
+	if b0 == 0 || k1 == len(text) || blank(text[b0-1]) || blank(text[k1]) {
+		return pos, spans
+	}
+	lo := b0
+	for lo > 0 && b0-lo < reach && !blank(text[lo-1]) {
+		lo--
+	}
+	hi := k1
+	for hi < len(text) && hi-k1 < reach {
+		if n := gapLen(text, hi); n > 0 && hi+n < len(text) && !blank(text[hi+n]) {
+			hi += n // folded again
+			continue
+		}
+		if blank(text[hi]) {
+			break
+		}
+		hi++
+	}
+	// Shorter than any known value: prose words around a break.
+	if hi-lo-(k1-b0) < shortest {
+		return pos, spans
+	}
+	return s.scanJoined(text, lo, hi, pos[:0], spans)
 }
 
 // scanJoined walks the known values' automaton over text[lo:hi] with its

@@ -82,8 +82,11 @@ func (ck *checker) checkPositionalCode(name string, r shellsyntax.Reading, ws []
 	if runs == "" {
 		return nil
 	}
-	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil || !readsArgs[lang].MatchString(code) {
+	if err := ck.refuseAny(vars, hasPH, "%s's program runs what it is given (%s); a value handed in with -v is code here, so it may not come from an argument", name, runs); err != nil {
 		return err
+	}
+	if !readsArgs[lang].MatchString(code) {
+		return nil
 	}
 	return ck.refuseAny(ws[r.Args:], hasPH, "%s's program runs its arguments as code (%s); no argument may be one", name, runs)
 }
