@@ -33,7 +33,7 @@ var (
 	engineExecErr  error
 )
 
-func engineExecutor(t *testing.T) string {
+func engineExecutor(t testing.TB) string {
 	t.Helper()
 	engineExecOnce.Do(func() {
 		if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
@@ -69,7 +69,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // newEngineRunner is a DockerRunner on the real engine with the executor
 // image, as the daemon makes it.
-func newEngineRunner(t *testing.T) *DockerRunner {
+func newEngineRunner(t testing.TB) *DockerRunner {
 	t.Helper()
 	_, cli := imagetest.Engine(t)
 	// An image of its own per test (imagetest's is per test binary, and
@@ -100,7 +100,7 @@ func newEngineRunner(t *testing.T) *DockerRunner {
 
 // mountTree makes dir/ws and dir/secret, each holding a file "marker"
 // that names it, readable by the sandbox's ids, and returns dir.
-func mountTree(t *testing.T) string {
+func mountTree(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "tc-mount-race-")
 	if err != nil {
@@ -320,6 +320,35 @@ func TestWarmExecutorMountChanged(t *testing.T) {
 			}
 			want("swapped back", "MARK-new", 1)
 			want("warm again", "MARK-new", 0)
+		})
+	}
+}
+
+// BenchmarkMountColdStart times a cold start of an executor with one
+// workspace mount, in a container and in the process sandbox: what the
+// pinning (and, for docker, the private bind and the check of the
+// container's view) costs is the difference to the same benchmark on the
+// runner without it.
+func BenchmarkMountColdStart(b *testing.B) {
+	for _, iso := range []string{"docker", "process"} {
+		b.Run(iso, func(b *testing.B) {
+			var p *Pool
+			if iso == "docker" {
+				r := newEngineRunner(b)
+				p = NewPool(PoolConfig{Runners: map[string]Runner{"docker": r}, Logger: slog.New(slog.DiscardHandler)})
+				b.Cleanup(func() { p.Close() })
+			} else {
+				needSandbox(b)
+				p, _, _ = newSandboxPool(b, sandbox.Config{})
+			}
+			ws := filepath.Join(mountTree(b), "ws")
+			key := NewKey(executors.KindShell, iso, []string{"filesystem"}).WithMounts([]Mount{{Source: ws, Target: "/workspace"}})
+			key.Reset = true
+			for b.Loop() {
+				if err := p.StartOne(context.Background(), key); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

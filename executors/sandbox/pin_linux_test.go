@@ -83,3 +83,14 @@ func TestReadLineLimit(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPinID: what a warm call with a mount pays before it is handed
+// its executor (CheckReuse pins each source again).
+func BenchmarkPinID(b *testing.B) {
+	p := filepath.Join(symlinkTree(b), "real", "sub")
+	for b.Loop() {
+		if _, err := PinID(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
