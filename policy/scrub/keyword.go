@@ -68,8 +68,10 @@ func keywordAll(text string, ks, ke int) []found {
 	for b < len(text) && b-ke < 64 && isNameByte(text[b]) {
 		b++
 	}
-	if a > 0 && (text[a-1] == '/' || text[a-1] == '\\') {
-		return nil // a file: /run/secrets/db_password
+	if a > 0 && text[a-1] == '\\' && a < ks && (text[a] == 'n' || text[a] == 't' || text[a] == 'r') {
+		a++ // after a JSON-escaped line break: "[default]\nservice_key = …"
+	} else if a > 0 && (text[a-1] == '/' || text[a-1] == '\\') {
+		return nil // a file: /run/secrets/db_password, C:\secrets\db_password
 	}
 	if inMarker(text, a) {
 		return nil // [REDACTED:password]
@@ -78,7 +80,7 @@ func keywordAll(text string, ks, ke int) []found {
 	// key="ApiKey" value="…"/>); otherwise it is a value ("token_type":
 	// "bearer").
 	pair := false
-	if valueAt(text, a) {
+	if valueAt(text, a, b) {
 		if pair = pairValue(text, b) > 0; !pair {
 			return nil
 		}
@@ -97,7 +99,7 @@ func keywordAll(text string, ks, ke int) []found {
 		quoted = e > 0
 	} else if rest, ok := strings.CutPrefix(text[b:], "</key>"); ok {
 		// A property list: <key>API_KEY</key> <string>VALUE</string>.
-		i := b + len("</key>") + (len(rest) - len(strings.TrimLeft(rest, " \t\r\n")))
+		i := b + len("</key>") + (len(rest) - len(trimBlankEscapes(rest)))
 		if strings.HasPrefix(text[i:], "<string>") {
 			v = i + len("<string>")
 			e = v + max(0, strings.IndexByte(text[v:min(len(text), v+4<<10)], '<'))
@@ -281,11 +283,21 @@ func keywordValue(text string, a, b int, provider bool) (v, e int, quoted, tight
 				return 0, 0, false, false, false
 			}
 			i++
+		case c == '\\' && i+1 < len(text) && (text[i+1] == 'n' || text[i+1] == 'r' || text[i+1] == 't'):
+			// A line break or tab as JSON writes it: a tool's output
+			// reaches the scrubber inside the result's JSON.
+			if text[i+1] == 'n' {
+				if lines++; lines > 1 || words > 0 {
+					return 0, 0, false, false, false
+				}
+				nl = i
+			}
+			i += 2
 		case c == '\\':
 			i++ // an escaped quote: \"token\": \"…\"
 		case c == '"' || c == '\'' || c == '`':
-			if !bound && words == 0 && i <= b+2 {
-				i++ // the name's closing quote
+			if !bound && words == 0 && strings.Trim(text[b:i], "\\") == "" {
+				i++ // the name's closing quote, escaped or not
 				continue
 			}
 			if !bound && words == 0 && !flag {
@@ -298,7 +310,17 @@ func keywordValue(text string, a, b int, provider bool) (v, e int, quoted, tight
 			for e < end && text[e] != q && text[e] != '\\' {
 				e++
 			}
-			if e >= end || text[e] == '\\' && (e+1 >= len(text) || text[e+1] != q) {
+			if e < end && text[e] == '\\' {
+				// The closing quote escaped once or more: \" or \\\" in JSON
+				// inside JSON.
+				k := e
+				for k < end && text[k] == '\\' {
+					k++
+				}
+				if k >= end || text[k] != q {
+					return 0, 0, false, false, false
+				}
+			} else if e >= end {
 				return 0, 0, false, false, false
 			}
 			if k := skipBlank(text, e+1); k < len(text) && text[k] == ':' && (k+1 >= len(text) || text[k+1] != '/') {
@@ -410,9 +432,9 @@ func keywordValueOK(tier nameTier, name, v string, quoted, tight bool, text stri
 		if !quoted && !tight && lowerWord(v) {
 			// "password: must be eight characters": prose, unless the
 			// word is all the line holds.
-			rest := text[e:lineEnd(text, e, 256)]
-			if strings.TrimLeft(rest, " \t") != "" && !strings.HasPrefix(strings.TrimLeft(rest, " \t"), "#") {
-				return false
+			rest := strings.TrimLeft(text[e:lineEnd(text, e, 256)], " \t")
+			if rest != "" && rest[0] != '#' && rest[0] != '"' && rest[0] != '\'' && rest[0] != '\\' {
+				return false // more words follow on the line, or in the string
 			}
 		}
 		return true
@@ -688,14 +710,14 @@ func tokenEdges(text string, a, b int) bool {
 	return (a == 0 || !in(text[a-1])) && (b == len(text) || !in(text[b]))
 }
 
-// valueAt reports whether the word at a is a quoted value: "…": "word".
-func valueAt(text string, a int) bool {
+// valueAt reports whether the word at [a, b) is a whole quoted value:
+// "…": "word".
+func valueAt(text string, a, b int) bool {
 	i := a
-	if i > 0 && (text[i-1] == '"' || text[i-1] == '\'') {
-		i--
-	} else {
+	if i == 0 || text[i-1] != '"' && text[i-1] != '\'' || b >= len(text) || text[b] != text[i-1] {
 		return false
 	}
+	i--
 	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
 		i--
 	}
@@ -780,4 +802,18 @@ func fileLike(v string) bool {
 		return true
 	}
 	return false
+}
+
+// trimBlankEscapes trims leading blanks, raw or JSON-escaped (\n, \t).
+func trimBlankEscapes(s string) string {
+	for {
+		switch {
+		case s != "" && (s[0] == ' ' || s[0] == '\t' || s[0] == '\r' || s[0] == '\n'):
+			s = s[1:]
+		case len(s) > 1 && s[0] == '\\' && (s[1] == 'n' || s[1] == 't' || s[1] == 'r'):
+			s = s[2:]
+		default:
+			return s
+		}
+	}
 }
