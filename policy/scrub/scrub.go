@@ -314,6 +314,7 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 	if len(spans) == 0 {
 		return text, false
 	}
+	spans = repeatSpans(text, spans)
 	slices.SortFunc(spans, func(a, b scrubSpan) int {
 		if a.start != b.start {
 			return a.start - b.start
@@ -529,7 +530,8 @@ func (r *scrubRule) accept(w string, loc []int, off, ri int, spans []scrubSpan) 
 	switch {
 	case strings.HasPrefix(secret, markerPrefix),
 		r.valid != nil && !r.valid(w, loc, secret),
-		r.MinEntropy > 0 && entropy(secret) < r.MinEntropy:
+		r.MinEntropy > 0 && entropy(secret) < r.MinEntropy,
+		r.builtin && r.at == nil && examplePlaceholder(secret): // sk_abcdefghijklmnopqrstuvwxyz123
 		return spans
 	}
 	return append(spans, scrubSpan{off + a, off + b, ri, markerPrefix + r.Kind + "]"})
