@@ -207,6 +207,7 @@ func knownForms(v string) []string {
 		hex.EncodeToString(b), // upper case is matched by case folding
 		jsonString(v, true),   // inside a JSON string, as Go writes it
 		jsonString(v, false),  // ... and as most other encoders do
+		reversed(v),           // rev
 	}
 }
 
