@@ -261,7 +261,9 @@ func litPrefix(p string) string {
 // clean is path.Clean that keeps a leading ~ component intact.
 func clean(p string) string {
 	c := path.Clean(p)
-	if c == "." && p != "." && p != "./" {
+	// x/.. is kept as written (x may be a link), but ./. and .// are the
+	// directory itself.
+	if c == "." && p != "." && (strings.Contains(p, "..") || strings.Trim(p, "./") != "") {
 		return p
 	}
 	return c

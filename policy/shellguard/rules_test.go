@@ -41,6 +41,10 @@ func loadDefaultShellRules(t testing.TB) *Rules {
 var denyCases = []struct{ cmd, want string }{
 	// Destructive file operations and the spellings that hide them.
 	{`rm -rf /`, "destructive_file_ops/rm_recursive_critical"},
+	// Every file of the working directory (issue 22: rm -rf . was denied
+	// while these passed).
+	{`find . -type f -exec rm {} \;`, "destructive_file_ops/rm_recursive_critical"},
+	{`find . -delete`, "destructive_file_ops/rm_recursive_critical"},
 	{`rm -r -f /`, "destructive_file_ops/rm_recursive_critical"},
 	{`rm -fr /*`, "destructive_file_ops/rm_recursive_critical"},
 	{`rm --recursive --force /`, "destructive_file_ops/rm_recursive_critical"},
@@ -585,7 +589,7 @@ var allowCases = []string{
 	`ssh -i ~/.ssh/id_rsa user@host uptime`,
 	`find . -name '*.go' | xargs wc -l`,
 	`find . -name '*.o' -delete`,
-	`find . -type f -exec rm {} \;`,
+	`find build -type f -exec rm {} \;`,
 	`find /var/log -name '*.gz' -mtime +7 -delete`,
 	`find ~ -name '*.tmp' -delete`,
 	`find . -name '*.tmp' | xargs rm -f`,

@@ -551,8 +551,9 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 	args := nonDropped(seg.args)
 	// A traversal that selects every file acts on the whole tree: -delete
-	// is rm -rf of each root, -exec rm {} is rm -r. One that selects some
-	// hands {} paths below the roots, never a root itself.
+	// is rm -rf of each root, -exec rm {} is rm -r, whatever the root (find
+	// . -delete wipes the working directory as rm -rf . does). One that
+	// selects some hands {} paths below the roots, never a root itself.
 	starts, narrowed, minDepth, _ := findShape(args)
 	namePat := "_"
 	for k := 1; k+1 < len(args); k++ {
@@ -562,7 +563,7 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 		}
 	}
 	for k, st := range starts {
-		if k >= 4 || narrowed || !absOrHome(st.e) || !slices.ContainsFunc(args, func(a arg) bool { return a.e == "-delete" }) {
+		if k >= 4 || narrowed || !slices.ContainsFunc(args, func(a arg) bool { return a.e == "-delete" }) {
 			continue
 		}
 		root := st
@@ -587,7 +588,7 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 					inner[n] = arg{e: normalise(strings.ReplaceAll(a.e, "{}", st.e)), p: strings.ReplaceAll(a.p, "{}", st.p), glob: st.glob}
 				}
 			}
-			if !narrowed && absOrHome(st.e) && deleters[baseName(inner[0].e)] {
+			if !narrowed && deleters[baseName(inner[0].e)] {
 				inner = append(inner[:1:1], append(literalArgs([]string{"-r"}), inner[1:]...)...)
 			}
 			w.runCommand(seg.derive(inner, nil), sc, nil, pc)
