@@ -47,7 +47,17 @@ type DeniedError struct {
 }
 
 func (e *DeniedError) Error() string {
+	if e.NotParsed() {
+		// Not a judgement that the command is dangerous: it was not read.
+		return fmt.Sprintf("refused by %s/%s: %s (in %s)", e.Group, e.Rule, e.Description, strconv.Quote(e.Segment))
+	}
 	return fmt.Sprintf("denied by shell rule %s/%s: %s (in %s)", e.Group, e.Rule, e.Description, strconv.Quote(e.Segment))
+}
+
+// NotParsed reports a refusal of text that is not valid shell (unbalanced
+// quotes, a syntax error): nothing in it was found dangerous.
+func (e *DeniedError) NotParsed() bool {
+	return e.Group == GroupParse && (e.Rule == "unbalanced" || e.Rule == "syntax")
 }
 
 // Rule is one deny rule. Every condition that is set must hold; a rule

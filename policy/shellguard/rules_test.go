@@ -917,6 +917,26 @@ func TestCheckArgv(t *testing.T) {
 	}
 }
 
+// TestParseRefusalMessage: text that does not parse is refused with a
+// message that says so, not one that calls it dangerous (issue 22).
+func TestParseRefusalMessage(t *testing.T) {
+	rs := loadDefaultShellRules(t)
+	for _, cmd := range []string{`echo 'it`, `grep "x file`, "echo `ls", `if true; then echo`, `a |; b`} {
+		err := rs.CheckCommand(cmd)
+		var d *DeniedError
+		if !errors.As(err, &d) || !d.NotParsed() {
+			t.Errorf("CheckCommand(%q) = %v, want a parse refusal", cmd, err)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, "does not parse") || strings.Contains(msg, "denied") || strings.Contains(msg, "danger") {
+			t.Errorf("CheckCommand(%q) message %q: want 'does not parse', not a denial", cmd, msg)
+		}
+	}
+	if err := rs.CheckCommand("rm -rf /"); err == nil || strings.Contains(err.Error(), "does not parse") {
+		t.Errorf("a rule's denial reads %v", err)
+	}
+}
+
 func TestShellDeniedErrorMessage(t *testing.T) {
 	rs := loadDefaultShellRules(t)
 	err := rs.CheckCommand("dd if=/dev/zero of=/dev/sda")
