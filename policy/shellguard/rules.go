@@ -135,6 +135,11 @@ type Rule struct {
 	// ExceptLoopback turns the rule off for a network command whose every
 	// address is this machine (curl -d @body.json http://127.0.0.1:8080/).
 	ExceptLoopback bool `json:"except_loopback,omitempty"`
+	// ExceptFiltered turns the rule off for a listing piped straight into
+	// grep for named variables (env | grep ^GO, printenv | grep -i proxy):
+	// not an inverted match, not a pattern file, no name that reads as a
+	// credential.
+	ExceptFiltered bool `json:"except_filtered,omitempty"`
 }
 
 // Options adjusts a rule set.
@@ -714,7 +719,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 		// Command, when set, limits the interpreters.
 		return (r.cmdSet == nil && r.cmdGlobs == nil || r.nameMatches(seg.name)) && r.codeRe.MatchString(seg.code) && r.withOK(w)
 	}
-	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) {
+	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) || r.src.ExceptFiltered && seg.filtered {
 		return false
 	}
 	args := seg.argv[min(1, len(seg.argv)):] // the words after the name

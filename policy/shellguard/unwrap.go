@@ -39,6 +39,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		return stageResult{}
 	}
 	seg.finish()
+	sendsLiteralStdin(seg, stdin)
 	seg.cwd = w.cwd
 	w.addSeg(seg)
 	if w.defWalk == 0 && slices.ContainsFunc(seg.args, func(a arg) bool { return a.susp }) {
