@@ -254,7 +254,7 @@ func (w *walker) fileData(a arg, stdin *data) *data {
 	if d := w.readPath(a); d != nil {
 		return d
 	}
-	if w.fetchedBase[path.Base(a.e)] {
+	if w.fetchedBase[path.Base(a.e)] || len(w.files) > 0 && w.unpackedFetch(a.e) {
 		// Saved by a download under a directory option (wget -P,
 		// curl --output-dir).
 		return &data{origins: originFetch}
@@ -499,10 +499,10 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 				words = strings.Split(strings.TrimRight(t, "\x00\n"), "\x00")
 			case delim != "":
 				words = strings.Split(t, echoEscapes(delim))
-			case replace != "":
-				words = strings.Split(strings.TrimRight(t, "\n"), "\n")
 			default:
-				words = strings.Fields(t)
+				// xargs reads quotes and backslashes: '"rm -rf /"' is one
+				// item; with -I an item is a line.
+				words = xargsItems(t, replace != "")
 			}
 			items = append(items, literalArgs(words[:min(len(words), 64)]))
 		}
@@ -542,6 +542,13 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 		cmd := append(append([]arg{}, inner...), its...)
 		r := w.runCommand(seg.derive(cmd, nil), sc, stdin, pc)
 		res.kinds |= r.kinds
+		if codeFromItems(inner) && len(its) > 1 {
+			// xargs sh -c <<< 'rm -rf /': the first item is the code and
+			// the rest its $0, $1...; judged as the line the items spell
+			// too, which is what the input means and what -0, -d or -L1
+			// would make it.
+			w.runShellData(joinData(its, " "), sc.deeper(), seg)
+		}
 	}
 	res.out = &data{origins: originsOf(stdin) | originOther}
 	return res
@@ -595,4 +602,55 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 			w.runCommand(seg.derive(inner, nil), sc, nil, pc)
 		}
 	}
+}
+
+// xargsItems splits xargs' input as xargs does without -0 or -d: blanks
+// and newlines separate items (newlines only, when lines), single and
+// double quotes group, a backslash escapes the next character. An
+// unmatched quote (which xargs refuses) ends the item there.
+func xargsItems(t string, lines bool) []string {
+	var items []string
+	var b strings.Builder
+	in := false // an item has begun (a quoted empty one counts)
+	var quote byte
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			b.WriteByte(c)
+		case c == '\\' && i+1 < len(t):
+			i++
+			b.WriteByte(t[i])
+			in = true
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == '\n' || !lines && (c == ' ' || c == '\t'):
+			if in || b.Len() > 0 {
+				items = append(items, b.String())
+			}
+			b.Reset()
+			in = false
+		case lines && b.Len() == 0 && !in && (c == ' ' || c == '\t'):
+			// -I strips leading blanks.
+		default:
+			b.WriteByte(c)
+			in = true
+		}
+	}
+	if in || b.Len() > 0 {
+		items = append(items, b.String())
+	}
+	return items
+}
+
+// codeFromItems reports whether the items xargs appends to cmd become the
+// code of a shell: cmd is a shell (or su) with -c and no code of its own.
+func codeFromItems(cmd []arg) bool {
+	if len(cmd) == 0 {
+		return false
+	}
+	r := shellsyntax.Read(argWords(cmd))
+	return r.G != nil && r.ShellFlag && r.Code < 0 && r.Line < 0 && (r.G.Role == shellsyntax.RoleShell || r.G.Role == shellsyntax.RoleSu)
 }
