@@ -112,6 +112,9 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		w.trackLink(args)
 	}
 	g := shellsyntax.GrammarOf(name)
+	if g != nil && g.Subs != nil {
+		g = shellsyntax.Read(seg).G // the verb's: docker exec runs a command
+	}
 	role := shellsyntax.RolePlain
 	if g != nil && (g.Role != shellsyntax.RoleInterp || g.Lang != "") {
 		role = g.Role
