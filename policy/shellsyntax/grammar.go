@@ -103,6 +103,12 @@ type Grammar struct {
 	// optsAfter: options may follow the leading operands, before the
 	// command (ssh HOST -t CMD, kubectl exec POD -c C -- CMD).
 	OptsAfter bool
+	// operandForms: what makes an operand without a leading "-" an option
+	// or a target, whether or not "--" came first: "@" and "+" at its
+	// start (dig @server +tcp), ":" before any "/" (rsync and scp read
+	// host:path as another host's), "=" after a name (dd of=FILE, make
+	// VAR=value set an option or a variable).
+	OperandForms string
 }
 
 var (
@@ -122,7 +128,10 @@ var (
 	tarGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}}
 	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
 	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
-	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}}
+	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}, OperandForms: "="}
+	// DNS tools: @server picks the server asked, +option sets a query
+	// option (dig @169.254.169.254, +tcp).
+	digGrammar = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "bcfkpqtxy", OperandForms: "@+"}
 )
 
 // Programs that run a command in another machine, container or pod: the
@@ -248,8 +257,8 @@ var grammars = map[string]*Grammar{
 	"curl":     {Role: RoleCurl},
 	// Options that run commands.
 	"tar": tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
-	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
-	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
+	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}, OperandForms: ":"},
+	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF", OperandForms: ":"},
 	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
 	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager", "html"}},
 	"zip":   {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
@@ -265,6 +274,8 @@ var grammars = map[string]*Grammar{
 	"emacs": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"eval", "execute", "f", "funcall"}, ProgLong: []string{"l", "load"}},
 	"make":  makeGrammar, "gmake": makeGrammar, "bmake": makeGrammar, "remake": makeGrammar,
 	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
+	"dig":       digGrammar, "kdig": digGrammar, "delv": digGrammar, "drill": digGrammar,
+	"dd": {Role: RolePlain, OperandForms: "="},
 	// Commands run in a container, a pod or a virtual machine.
 	"docker": containerGrammar, "podman": containerGrammar, "nerdctl": containerGrammar,
 	"docker-compose": composeGrammar, "podman-compose": composeGrammar,
