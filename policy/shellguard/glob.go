@@ -223,6 +223,10 @@ func pathForms(arg, cwd string) []string {
 		}
 		return []string{c}
 	case arg == "~" || strings.HasPrefix(arg, "~/"):
+		if rel := path.Clean(strings.TrimPrefix(arg[1:], "/")); rel == ".." || strings.HasPrefix(rel, "../") {
+			// Above the home directory (~/..): /home, or / for root's.
+			return []string{clean("/home/user/" + rel), clean("/root/" + rel)}
+		}
 		return []string{clean(arg)}
 	case strings.HasPrefix(arg, "~"):
 		// ~user: another account's home directory.

@@ -26,6 +26,8 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 		if ops := operands(args, true); len(ops) > 0 {
 			target = ops[0]
 		}
+		old := w.cwd
+		defer func() { w.setOldPWD(old) }()
 		switch {
 		case target.dyn || target.glob || target.e == "-":
 			w.cwd = "?"
@@ -612,4 +614,23 @@ func (w *walker) unpackedFetch(p string) bool {
 		}
 	}
 	return false
+}
+
+// setOldPWD sets OLDPWD, as cd does, to the directory it left (old, in
+// the walker's terms): rm -rf "$OLDPWD" after cd /tmp deletes the tool's
+// directory. That directory has no absolute name here; from elsewhere it
+// is named as the workspace root it is (or lies in) for a tool with files.
+func (w *walker) setOldPWD(old string) {
+	switch {
+	case old == "?" || w.cwd == "?":
+		w.setVar("OLDPWD", nil, originOther)
+	case old != "":
+		w.setVar("OLDPWD", []string{old}, 0)
+	case w.cwd == "":
+		w.setVar("OLDPWD", []string{"."}, 0)
+	case !strings.HasPrefix(w.cwd, "/") && !strings.HasPrefix(w.cwd, "~") && !strings.Contains(w.cwd, ".."):
+		w.setVar("OLDPWD", []string{strings.TrimSuffix(strings.Repeat("../", strings.Count(w.cwd, "/")+1), "/")}, 0)
+	default:
+		w.setVar("OLDPWD", []string{"/workspace"}, 0)
+	}
 }

@@ -422,6 +422,13 @@ func isAssignText(s string) bool {
 func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
 	r := shellsyntax.Read(seg)
+	// X=.. sh -c 'rm -rf "$X"', env X=.. sh -c ...: the shell reads the
+	// variables it was given (kept after it too, as a value X may hold).
+	for _, a := range seg.assigns {
+		if shellsyntax.IsName(a.name) {
+			w.setVar(a.name, []string{a.value}, 0)
+		}
+	}
 	for _, o := range r.Opts {
 		switch {
 		case o.Kind == shellsyntax.OptValue && o.Long && o.ValueWord >= 0:
