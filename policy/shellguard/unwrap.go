@@ -154,7 +154,9 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		if subOrigins&(originFetch|originSocket|originDecode) != 0 {
 			w.detected("shell_input", subOrigins, seg.text)
 		}
-		w.runShellData(joinData(args[r.Line:], " "), sc.deeper(), seg)
+		if !shellInitOnly(args[r.Line:]) {
+			w.runShellData(joinData(args[r.Line:], " "), sc.deeper(), seg)
+		}
 		return stageResult{out: &data{origins: originOther}}
 	case shellsyntax.RoleSource:
 		if r := shellsyntax.Read(seg); r.Script >= 0 {
@@ -663,4 +665,34 @@ func codeFromItems(cmd []arg) bool {
 	}
 	r := shellsyntax.Read(argWords(cmd))
 	return r.G != nil && r.ShellFlag && r.Code < 0 && r.Line < 0 && (r.G.Role == shellsyntax.RoleShell || r.G.Role == shellsyntax.RoleSu)
+}
+
+// shellInits are programs that print shell code of their own making for a
+// shell to eval (eval "$(ssh-agent -s)"), with the arguments that make them
+// do so: the text is fixed by the program, not by what it reads.
+var shellInits = map[string][]string{
+	"ssh-agent": {"", "-s", "-c"}, "dircolors": {"", "-b"}, "brew": {"shellenv"},
+	"pyenv": {"init -", "init - bash", "init - zsh", "virtualenv-init -"}, "rbenv": {"init -", "init - bash", "init - zsh"},
+	"nodenv": {"init -"}, "goenv": {"init -"}, "jenv": {"init -"}, "starship": {"init bash", "init zsh"},
+	"zoxide": {"init bash", "init zsh"}, "fnm": {"env", "env --use-on-cd"}, "minikube": {"docker-env"},
+	"keychain": {"--eval", "--eval --quiet"},
+}
+
+// shellInitOnly reports whether eval's words are only substitutions of
+// shellInits ("$(ssh-agent -s)", `brew shellenv`).
+func shellInitOnly(args []arg) bool {
+	for _, a := range args {
+		p := strings.TrimSuffix(strings.TrimPrefix(a.p, `"`), `"`)
+		inner, ok := strings.CutPrefix(p, "$(")
+		if ok {
+			inner, ok = strings.CutSuffix(inner, ")")
+		} else if inner, ok = strings.CutPrefix(p, "`"); ok {
+			inner, ok = strings.CutSuffix(inner, "`")
+		}
+		f := strings.Fields(inner)
+		if !ok || len(f) == 0 || !slices.Contains(shellInits[path.Base(f[0])], strings.Join(f[1:], " ")) {
+			return false
+		}
+	}
+	return len(args) > 0
 }
