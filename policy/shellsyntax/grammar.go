@@ -95,6 +95,20 @@ type Grammar struct {
 	// one by one there).
 	CmdLine bool
 	OneDash bool // every option is long, written with one dash or two (gdb -ex, emacs -eval)
+	// subs: the grammars of a program's verbs (docker exec, kubectl exec,
+	// docker compose run). The first operand after the program's own
+	// options picks one, read from there on; a verb not listed runs
+	// nothing the reader follows.
+	Subs map[string]*Grammar
+	// optsAfter: options may follow the leading operands, before the
+	// command (ssh HOST -t CMD, kubectl exec POD -c C -- CMD).
+	OptsAfter bool
+	// operandForms: what makes an operand without a leading "-" an option
+	// or a target, whether or not "--" came first: "@" and "+" at its
+	// start (dig @server +tcp), ":" before any "/" (rsync and scp read
+	// host:path as another host's), "=" after a name (dd of=FILE, make
+	// VAR=value set an option or a variable).
+	OperandForms string
 }
 
 var (
@@ -114,7 +128,46 @@ var (
 	tarGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}}
 	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
 	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
-	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}}
+	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}, OperandForms: "="}
+	// DNS tools: @server picks the server asked, +option sets a query
+	// option (dig @169.254.169.254, +tcp).
+	digGrammar = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "bcfkpqtxy", OperandForms: "@+"}
+)
+
+// Programs that run a command in another machine, container or pod: the
+// command is what would run here too, and is judged as such (issue 22).
+var (
+	// docker exec [OPTIONS] CONTAINER COMMAND...; options end at the
+	// container.
+	containerExec = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "env-file", "user", "workdir", "detach-keys"}}
+	// docker run [OPTIONS] IMAGE [COMMAND...]: most long options take a value.
+	containerRun = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "acehlmpuvw", UnknownVal: true, FlagLong: []string{
+		"detach", "interactive", "tty", "rm", "init", "privileged", "publish-all", "read-only", "no-healthcheck",
+		"oom-kill-disable", "sig-proxy", "quiet", "help", "disable-content-trust", "use-api-socket", "replace", "rmi",
+		"tls-verify", "http-proxy", "read-only-tmpfs", "env-host", "no-hosts", "passwd"}}
+	containerGrammar = &Grammar{Role: RolePlain, ValueOpts: "Hlc", ValueLong: []string{"config", "context", "host", "log-level",
+		"tlscacert", "tlscert", "tlskey", "connection", "url", "identity", "root", "runroot", "storage-driver", "namespace", "address"},
+		Subs: map[string]*Grammar{"exec": containerExec, "run": containerRun,
+			"container": {Role: RolePlain, Subs: map[string]*Grammar{"exec": containerExec, "run": containerRun}},
+			"compose":   composeGrammar}}
+	// docker compose exec SERVICE COMMAND..., compose run SERVICE COMMAND...
+	composeGrammar = &Grammar{Role: RolePlain, ValueOpts: "fp", ValueLong: []string{"file", "project-name", "project-directory",
+		"profile", "env-file", "ansi", "progress", "parallel"},
+		Subs: map[string]*Grammar{
+			"exec": {Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "user", "workdir", "index"}},
+			"run": {Role: RoleWrapper, Leading: 1, ValueOpts: "eulpvw", UnknownVal: true, FlagLong: []string{"detach", "rm", "no-deps",
+				"service-ports", "use-aliases", "remove-orphans", "build", "no-TTY", "quiet-pull", "interactive", "tty"}}}}
+	// kubectl exec POD [-c C] -- COMMAND...; options may come anywhere
+	// before "--", and most long options take a value.
+	kubeFlags = []string{"stdin", "tty", "quiet", "insecure-skip-tls-verify", "match-server-version", "warnings-as-errors",
+		"all-namespaces", "help", "rm", "attach", "command", "privileged", "leave-stdin-open", "share-processes", "same-node"}
+	kubeExec    = &Grammar{Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "cfnsv", UnknownVal: true, FlagLong: kubeFlags}
+	kubeGrammar = &Grammar{Role: RolePlain, ValueOpts: "nsv", UnknownVal: true, FlagLong: kubeFlags,
+		Subs: map[string]*Grammar{"exec": kubeExec, "run": kubeExec, "debug": kubeExec,
+			"rsh": {Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "c", ValueLong: []string{"container", "shell", "timeout", "selector"}}}}
+	// lxc exec INSTANCE [--env K=V] -- COMMAND..., multipass exec VM -- ...
+	vmExec    = &Grammar{Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "d", ValueLong: []string{"env", "user", "group", "cwd", "mode", "project", "working-directory"}}
+	vmGrammar = &Grammar{Role: RolePlain, ValueLong: []string{"project"}, Subs: map[string]*Grammar{"exec": vmExec}}
 )
 
 // grammars maps a program's base name to its grammar (init adds the
@@ -193,7 +246,8 @@ var grammars = map[string]*Grammar{
 	"xargs":            {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
 	"git":              {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
 	// Commands that join their operands into a shell command line.
-	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true},
+	// ssh reads options after its host too: ssh HOST -t -- CMD.
+	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
 	"watch":    {Role: RoleWrapper, ValueOpts: "nq", ValueLong: []string{"interval", "equexit"}, Join: true, JoinOff: "x"},
 	"parallel": {Role: RolePlain, Join: true},
 	"su":       {Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
@@ -203,8 +257,8 @@ var grammars = map[string]*Grammar{
 	"curl":     {Role: RoleCurl},
 	// Options that run commands.
 	"tar": tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
-	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
-	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
+	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}, OperandForms: ":"},
+	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF", OperandForms: ":"},
 	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
 	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager", "html"}},
 	"zip":   {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
@@ -220,6 +274,15 @@ var grammars = map[string]*Grammar{
 	"emacs": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"eval", "execute", "f", "funcall"}, ProgLong: []string{"l", "load"}},
 	"make":  makeGrammar, "gmake": makeGrammar, "bmake": makeGrammar, "remake": makeGrammar,
 	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
+	"dig":       digGrammar, "kdig": digGrammar, "delv": digGrammar, "drill": digGrammar,
+	"dd": {Role: RolePlain, OperandForms: "="},
+	// Commands run in a container, a pod or a virtual machine.
+	"docker": containerGrammar, "podman": containerGrammar, "nerdctl": containerGrammar,
+	"docker-compose": composeGrammar, "podman-compose": composeGrammar,
+	"kubectl": kubeGrammar, "oc": kubeGrammar,
+	"lxc": vmGrammar, "incus": vmGrammar, "multipass": vmGrammar,
+	"crictl":  {Role: RolePlain, ValueOpts: "ir", ValueLong: []string{"config", "image-endpoint", "runtime-endpoint", "timeout"}, Subs: map[string]*Grammar{"exec": {Role: RoleWrapper, Leading: 1, ValueLong: []string{"timeout"}}}},
+	"vagrant": {Role: RolePlain, Subs: map[string]*Grammar{"ssh": {Role: RoleWrapper, CodeOpts: "c", CodeLong: []string{"command"}}}},
 }
 
 // Programs that share a grammar with no options of its own, or one of
