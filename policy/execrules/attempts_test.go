@@ -134,3 +134,32 @@ func TestEffectsCorpus(t *testing.T) {
 	}
 	t.Logf("%d commands more than they look, %d everyday neighbours", attacks, neighbours)
 }
+
+// TestDecideClearedEnv: a wrapper that runs its command without the
+// environment the daemon gives it (the git environment) is a command of
+// its own, which the command's rule does not cover.
+func TestDecideClearedEnv(t *testing.T) {
+	rs := mustCompile(t, Rule{Pattern: "git status", Approval: "preApproved"})
+	for _, tt := range []struct{ cmd, want string }{
+		{"env -i git status", "ask"},
+		{"env - git status", "ask"},
+		{"env -u GIT_CONFIG_COUNT git status", "ask"},
+		{"env --unset=GIT_CONFIG_COUNT git status", "ask"},
+		{"env --ignore-environment git status", "ask"},
+		{"exec -c git status", "ask"},
+		{"unset GIT_CONFIG_COUNT; git status", "ask"},
+		{"export -n GIT_CONFIG_COUNT; git status", "ask"},
+		{"GIT_CONFIG_COUNT=0 git status", "ask"},
+		{"env LC_ALL=C git status", "preApproved"},
+		{"exec git status", "preApproved"},
+	} {
+		d, err := rs.Decide(tt.cmd)
+		if err != nil {
+			t.Errorf("%s: %v", tt.cmd, err)
+			continue
+		}
+		if d.Approval != tt.want {
+			t.Errorf("%s: %s, want %s (%+v)", tt.cmd, d.Approval, tt.want, d.Segments)
+		}
+	}
+}

@@ -110,6 +110,10 @@ type Segment struct {
 	// (an option that writes a file or names a program, a file that is
 	// code), when that is why it is not pre-approved.
 	Beyond string `json:"beyond,omitempty"`
+	// Program is the command's name; Subcommand, for a program with
+	// subcommands (git), the one it runs when known.
+	Program    string `json:"-"`
+	Subcommand string `json:"-"`
 }
 
 // Decision is the approval of a whole command line.
@@ -144,8 +148,13 @@ func (rs *Rules) Decide(cmd string) (Decision, error) {
 }
 
 func (rs *Rules) decide(c shellguard.Command) Segment {
-	s := Segment{Text: c.Text}
+	s := Segment{Text: c.Text, Program: c.Name}
 	ws := cmdWords{c}
+	if g := shellsyntax.GrammarOf(c.Name); g != nil && g.Subcommand {
+		if sub := shellsyntax.Read(ws).Cmd; sub > 0 {
+			s.Subcommand, _ = ws.Text(sub)
+		}
+	}
 	effects := effectsOf(c)
 	if rs != nil {
 		for _, r := range rs.rules {

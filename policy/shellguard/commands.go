@@ -77,7 +77,7 @@ func Commands(cmd string) ([]Command, error) {
 		case segFinding:
 			return nil, parseErr(seg.rule, seg.desc, seg.text)
 		case segCmd:
-			if seg.unwrapped && benignWrappers[seg.name] {
+			if seg.unwrapped && benignWrappers[seg.name] && !clearsEnv(seg) {
 				continue
 			}
 		case segAssign:
@@ -103,6 +103,26 @@ func Commands(cmd string) ([]Command, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// clearsEnv reports whether a benign wrapper runs its command with
+// variables of the line's own environment removed (env -i, env -u NAME,
+// env -, exec -c): the settings the daemon gives the command (the git
+// environment) would be gone, which no rule about the command speaks
+// for, so the wrapper stays a command of its own.
+func clearsEnv(seg *segment) bool {
+	if seg.name != "env" && seg.name != "exec" {
+		return false
+	}
+	for _, o := range shellsyntax.Read(seg).Opts {
+		switch {
+		case seg.name == "exec" && o.Name == "c",
+			seg.name == "env" && (o.Kind == shellsyntax.OptFlag && o.Name == "" || o.Name == "i" || o.Name == "u" ||
+				o.Name == "ignore-environment" || o.Name == "unset"):
+			return true
+		}
+	}
+	return false
 }
 
 // writesFile reports a redirection that writes a file.
