@@ -464,7 +464,7 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		}
 	}
 	switch sr.Detect {
-	case "", "fork_bomb", "spawn_loop", "output_to_network", "shell_to_socket", "metadata_address":
+	case "", "fork_bomb", "spawn_loop", "output_to_network", "shell_to_socket", "metadata_address", "git_program_setting":
 		if len(sr.Sources) > 0 {
 			return nil, fail("sources needs detect: shell_input")
 		}
@@ -480,7 +480,7 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 			r.sources = originFetch | originSocket | originDecode
 		}
 	default:
-		return nil, fail("unknown detector %q (fork_bomb, spawn_loop, output_to_network, shell_input, shell_to_socket, metadata_address)", sr.Detect)
+		return nil, fail("unknown detector %q (fork_bomb, spawn_loop, output_to_network, shell_input, shell_to_socket, metadata_address, git_program_setting)", sr.Detect)
 	}
 	for _, c := range sr.With {
 		r.with = append(r.with, strings.ToLower(c))

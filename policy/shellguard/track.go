@@ -171,6 +171,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 		}
 	}
 	w.optionPayloads(seg, args, sc, stdin)
+	w.gitSettings(seg, args) // gitsettings.go
 }
 
 // optionPayloads checks shell text that commands take in options or

@@ -109,6 +109,21 @@ type Grammar struct {
 	// host:path as another host's), "=" after a name (dd of=FILE, make
 	// VAR=value set an option or a variable).
 	OperandForms string
+
+	// What an option does beyond the program's own words, for Effects
+	// (an exec rule does not cover an option that writes a file or names
+	// a program unless it names the option): writeOpts/writeLong write a
+	// file (their value, or the operands: sed -i); runOpts/runLong make
+	// the program run a program or load settings the line does not spell
+	// out as code (git --ext-diff, --git-dir). Code, module, split and
+	// program options name programs by their kind already.
+	WriteOpts string
+	WriteLong []string
+	RunOpts   string
+	RunLong   []string
+	// Subcommands are the grammars of a Subcommand program's subcommands
+	// (git's, in git.go), read after the subcommand word.
+	Subcommands map[string]*Grammar
 }
 
 var (
@@ -122,7 +137,7 @@ var (
 	awkGrammar = &Grammar{Role: RoleInterp, Lang: "awk", Permute: true, ProgArg: true, ValueOpts: "Fv", ValueLong: []string{"field-separator", "assign"},
 		CodeOpts: "e", CodeLong: []string{"source"}, ModOpts: "ilE", ModLong: []string{"include", "load", "exec"}, ProgOpts: "f", ProgLong: []string{"file"}}
 	sedGrammar = &Grammar{Role: RoleInterp, Permute: true, ProgArg: true, ValueOpts: "l", ValueLong: []string{"line-length"},
-		CodeOpts: "e", CodeLong: []string{"expression"}, ProgOpts: "f", ProgLong: []string{"file"}}
+		CodeOpts: "e", CodeLong: []string{"expression"}, ProgOpts: "f", ProgLong: []string{"file"}, WriteOpts: "i", WriteLong: []string{"in-place"}}
 	sudoGrammar = &Grammar{Role: RoleWrapper, ValueOpts: "ugCDhprtTUR", ValueLong: []string{"user", "group", "host", "prompt", "chdir", "chroot", "role", "type", "close-from", "command-timeout", "other-user"},
 		ShellFlags: "si", NoExec: "lVe", Assigns: true}
 	tarGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}}
@@ -175,7 +190,7 @@ var (
 var grammars = map[string]*Grammar{
 	// Interpreters.
 	"python": pythonGrammar, "pypy": pythonGrammar,
-	"perl": {Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"},
+	"perl": {Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I", WriteOpts: "i"},
 	"ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
 	"node": nodeGrammar, "nodejs": nodeGrammar, "deno": denoGrammar, "bun": denoGrammar, "qjs": nodeGrammar, "d8": nodeGrammar,
 	"php":       {Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"},
@@ -244,7 +259,8 @@ var grammars = map[string]*Grammar{
 	"softlimit":        {Role: RoleWrapper, ValueOpts: "amdosflcrpt"},
 	"lckdo":            {Role: RoleWrapper, ValueOpts: "w", Leading: 1},
 	"xargs":            {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
-	"git":              {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
+	"git": {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"},
+		RunOpts: "C", RunLong: []string{"git-dir", "work-tree"}, Subcommands: gitSubcommands},
 	// Commands that join their operands into a shell command line.
 	// ssh reads options after its host too: ssh HOST -t -- CMD.
 	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
@@ -254,14 +270,21 @@ var grammars = map[string]*Grammar{
 	"runuser":  {Role: RoleSu, ValueOpts: "gGsuw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
 	"sg":       {Role: RoleSu, CodeOpts: "c", Leading: 1},
 	"ksu":      {Role: RoleSu, CodeOpts: "c", Leading: 1},
-	"curl":     {Role: RoleCurl},
+	"curl": {Role: RoleCurl, Permute: true, WriteOpts: "oODc", WriteLong: []string{"output", "remote-name", "remote-name-all", "output-dir", "dump-header",
+		"cookie-jar", "trace", "trace-ascii", "stderr", "libcurl", "etag-save", "hsts", "alt-svc"}, RunOpts: "K", RunLong: []string{"config"}},
 	// Options that run commands.
 	"tar": tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
-	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}, OperandForms: ":"},
-	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF", OperandForms: ":"},
-	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
-	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager", "html"}},
-	"zip":   {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
+	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}, WriteLong: []string{"log-file", "write-batch", "only-write-batch"}, OperandForms: ":"},
+	"sort": {Role: RolePlain, Permute: true, ValueOpts: "kStTo", ValueLong: []string{"key", "field-separator", "buffer-size", "temporary-directory", "output",
+		"files0-from", "parallel", "batch-size", "random-source"}, CodeLong: []string{"compress-program"}, WriteOpts: "o", WriteLong: []string{"output"}},
+	"wget": {Role: RolePlain, Permute: true, ValueOpts: "oOaPeiUtTwQ", WriteOpts: "oOaP", WriteLong: []string{"output-document", "output-file", "append-output", "directory-prefix"},
+		RunOpts: "e", RunLong: []string{"execute", "config"}},
+	"less": {Role: RolePlain, Permute: true, ValueOpts: "bhjkoOpPTxyz", WriteOpts: "oO", WriteLong: []string{"log-file", "LOG-FILE"}},
+	"npm":  {Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"script-shell", "call", "shell"}, RunLong: []string{"userconfig", "globalconfig"}},
+	"scp":  {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF", OperandForms: ":"},
+	"sftp": {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
+	"man":  {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager", "html"}},
+	"zip":  {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
 	// Programs whose option values are commands of their own: SQL with \!
 	// escapes, debugger, editor and make commands, Lisp.
 	"psql":    {Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"command"}, ProgOpts: "f", ProgLong: []string{"file"}},
@@ -305,7 +328,7 @@ func init() {
 		{Role: RoleWrapper}: "nohup busybox toybox builtin setsid valgrind catchsegv fakeroot coproc chronic unbuffer " +
 			"ifne eatmydata nocache tsocks torify firejail",
 		{Role: RoleWrapper, Leading: 1}: "gosu su-exec setuidgid envuidgid envdir setlock with-lock-ex",
-		{Role: RoleFind}:                "find gfind bfs",
+		{Role: RoleFind, WriteLong: []string{"fprint", "fprint0", "fprintf", "fls", "delete"}}: "find gfind bfs",
 	} {
 		for _, name := range strings.Fields(names) {
 			grammars[name] = g
