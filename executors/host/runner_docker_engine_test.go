@@ -23,6 +23,7 @@ import (
 	"github.com/toolcage/toolcage/executors/image"
 	"github.com/toolcage/toolcage/executors/image/imagetest"
 	"github.com/toolcage/toolcage/executors/sandbox"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // The engine tests run the real executor image: built from the real
@@ -259,7 +260,7 @@ func TestWarmExecutorMountChanged(t *testing.T) {
 			return p, r.Starts
 		}, []string{"cat", "/workspace/marker"}, `{}`},
 		{"process", func(t *testing.T) (*Pool, func() int64) {
-			needSandbox(t)
+			testutil.NeedSandbox(t)
 			p, r, _ := newSandboxPool(t, sandbox.Config{})
 			return p, r.Starts
 		}, nil, `{"op":"sh","cmd":"cat /workspace/marker"}`},
@@ -338,7 +339,7 @@ func BenchmarkMountColdStart(b *testing.B) {
 				p = NewPool(PoolConfig{Runners: map[string]Runner{"docker": r}, Logger: slog.New(slog.DiscardHandler)})
 				b.Cleanup(func() { p.Close() })
 			} else {
-				needSandbox(b)
+				testutil.NeedSandbox(b)
 				p, _, _ = newSandboxPool(b, sandbox.Config{})
 			}
 			ws := filepath.Join(mountTree(b), "ws")

@@ -437,7 +437,7 @@ func TestBindNoSymlinks(t *testing.T) {
 // another directory since (moved away, another made in its place) is
 // refused before anything runs.
 func TestBindID(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	base, err := os.MkdirTemp("/var/tmp", "tc-bindid-")
 	if err != nil {
 		t.Skip("no /var/tmp:", err)
