@@ -97,7 +97,10 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules := slices.Clone(base)
+	// The person's rules come first: a rule's index is its rank when two
+	// spans start together, and theirs name the kind they mean, where a
+	// built-in context rule only says "credential".
+	rules := make([]*scrubRule, 0, len(extra)+len(base))
 	for i, r := range extra {
 		cr, err := compileScrubRule(r)
 		if err != nil {
@@ -105,6 +108,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 		}
 		rules = append(rules, cr)
 	}
+	rules = append(rules, base...)
 	gl, err := loadGitleaks()
 	if err != nil {
 		return nil, err
