@@ -244,6 +244,10 @@ type call struct {
 	// nest places a nested call in its chain (nested.go); zero for a
 	// call a client made.
 	nest nesting
+	// secrets are the values of every secret this call and the calls
+	// above it hold (name → value), set by plan: its nested calls may not
+	// carry them, and they are redacted from all they cause (nested.go).
+	secrets map[string]string
 }
 
 // Call runs a stored tool.
@@ -455,7 +459,7 @@ func failureOutcome(err error, local bool) string {
 // scr is the call's scrubber when its secrets are known, else nil.
 func (d *Dispatcher) refuse(ctx context.Context, c *call, scr *scrub.Scrubber, err error) error {
 	if scr == nil {
-		scr = d.cfg.Scrubber
+		scr = d.inheritedScrubber(c.nest)
 	}
 	return d.finish(ctx, c, scr, outcomeRefused, nil, err)
 }
