@@ -241,6 +241,9 @@ type call struct {
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
 	approval string
+	// defHash is the hash of the tool's definition, for its approvals
+	// (approvals.go); set for a call that may park.
+	defHash string
 	// nest places a nested call in its chain (nested.go); zero for a
 	// call a client made.
 	nest nesting
