@@ -241,9 +241,16 @@ type call struct {
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
 	approval string
+	// defHash is the hash of the tool's definition, for its approvals
+	// (approvals.go); set for a call that may park.
+	defHash string
 	// nest places a nested call in its chain (nested.go); zero for a
 	// call a client made.
 	nest nesting
+	// secrets are the values of every secret this call and the calls
+	// above it hold (name → value), set by plan: its nested calls may not
+	// carry them, and they are redacted from all they cause (nested.go).
+	secrets map[string]string
 }
 
 // Call runs a stored tool.
@@ -457,7 +464,7 @@ func failureOutcome(err error, local bool) string {
 // scr is the call's scrubber when its secrets are known, else nil.
 func (d *Dispatcher) refuse(ctx context.Context, c *call, scr *scrub.Scrubber, err error) error {
 	if scr == nil {
-		scr = d.cfg.Scrubber
+		scr = d.inheritedScrubber(c.nest)
 	}
 	return d.finish(ctx, c, scr, outcomeRefused, nil, err)
 }
