@@ -50,6 +50,8 @@ type Config struct {
 	Audit           AuditConfig     `mapstructure:"audit"`
 	UI              UIConfig        `mapstructure:"ui"`
 	MCP             MCPConfig       `mapstructure:"mcp"`
+	// WorkerLimits bound what one worker's agents take (limits.go).
+	WorkerLimits WorkerLimitsConfig `mapstructure:"worker_limits"`
 	// Isolation is the isolation of tools that name none: process | docker.
 	Isolation string       `mapstructure:"isolation"`
 	Docker    DockerConfig `mapstructure:"docker"`
@@ -392,6 +394,7 @@ func (c *Config) finish(where string) error {
 	}
 	errs = append(errs, c.Profiles.check()...)
 	errs = append(errs, c.UI.check()...)
+	errs = append(errs, c.WorkerLimits.check(c.Executor.MaxPerKey)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %w", where, errors.Join(errs...))
 	}

@@ -180,6 +180,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	d.pool = host.NewPool(host.PoolConfig{
 		Runners:        runners,
 		MaxPerKey:      cfg.Executor.MaxPerKey,
+		WorkerShare:    cfg.WorkerLimits.ExecutorShare,
+		PersonReserve:  cfg.WorkerLimits.PersonExecutors,
 		MinIdle:        cfg.Executor.MinIdle,
 		IdleTimeout:    cfg.Executor.IdleTimeout,
 		AcquireTimeout: cfg.Executor.AcquireTimeout,
@@ -189,7 +191,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	d.secretsKey = newSecretsKey(secretsKey)
 	// Each worker's own SQLite database (the sql toolset), beside the
 	// daemon's: data_dir/workers/<name>/db.sqlite.
-	d.workerDBs = workerdb.New(filepath.Join(cfg.DataDir, "workers"))
+	d.workerDBs = workerdb.NewWithDefaults(filepath.Join(cfg.DataDir, "workers"),
+		workerdb.Limits{MaxResultBytes: cfg.WorkerLimits.sqlResultBytes()})
 	undo = append(undo, func() { d.workerDBs.Close() })
 	if d.events, err = newAnnouncer(cfg.Approvals, log); err != nil {
 		return nil, err
