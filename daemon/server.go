@@ -237,14 +237,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	d.mcp = d.newMCP()
 	if d.mcpLn != nil {
-		d.mcpLn = limitListener(d.mcpLn, cfg.API.MaxConnections)
+		d.mcpLn = limitListener(d.mcpLn, connLimits{Max: cfg.API.MaxConnections, PerWorker: cfg.API.WorkerConnections,
+			MaxUnclaimed: cfg.MCP.MaxUnauthenticated})
 		d.mcpSrv = d.mcpHTTPServer()
 	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
 	if d.metricsLn != nil {
 		d.metricsSrv = d.metricsServer()
 	}
-	d.ln = limitListener(ln, cfg.API.MaxConnections)
+	d.ln = limitListener(ln, connLimits{Max: cfg.API.MaxConnections, PersonReserve: cfg.API.PersonConnections,
+		PerWorker: cfg.API.WorkerConnections})
 	d.srv = &http.Server{
 		Handler:           bodyDeadline(d.routes(), cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -516,5 +518,5 @@ type peer struct {
 
 func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
 	uid, err := peerUID(c)
-	return context.WithValue(ctx, peerKey, peer{uid: uid, err: err})
+	return withConnState(context.WithValue(ctx, peerKey, peer{uid: uid, err: err}), c)
 }
