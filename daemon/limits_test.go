@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -282,5 +283,107 @@ func TestMCPListenIdleConnections(t *testing.T) {
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized || !resp.Close {
 		t.Fatalf("a bad token: %v %+v", err, resp)
+	}
+}
+
+// limitsWorker registers worker name with tools, every call preApproved
+// unless the tool asks, and returns its agent's client.
+func limitsWorker(t *testing.T, c *api.Client, name, body string) *api.Client {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	writeFile(t, path, "name: "+name+"\n"+body)
+	w, err := addWorker(c, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return withToken(c, w.Token)
+}
+
+// One worker's calls waiting for a person are capped at the edge: the
+// cap-th parks, the next is refused without parking, another worker and
+// the person still park, and a decision makes room again.
+func TestPendingApprovalsPerWorker(t *testing.T) {
+	td := startDaemon(t, "", func(c *Config) { c.WorkerLimits.PendingApprovals = 3 })
+	c := td.client
+	create(t, c, `{"name":"ask_echo","description":"d","kind":"js","approval":"ask","js":{"code":"return args"}}`)
+	wa := limitsWorker(t, c, "wa", "tools: [ask_echo]\n")
+	wb := limitsWorker(t, c, "wb", "tools: [ask_echo]\n")
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, parkNoWait(t, wa, map[string]any{"i": i}))
+	}
+	_, err := callTool(noWait(wa), "ask_echo", map[string]any{"i": 3})
+	if codeOf(err) != errdefs.RateLimited || !strings.Contains(err.Error(), "worker_limits.pending_approvals") {
+		t.Fatalf("wa's 4th pending call: %v, want rate_limited", err)
+	}
+	var l api.ApprovalList
+	if err := c.Do(context.Background(), "GET", "/v1/approvals?status=pending", nil, &l); err != nil || len(l.Approvals) != 3 {
+		t.Fatalf("pending after the refusal: %d %v", len(l.Approvals), err)
+	}
+	parkNoWait(t, wb, map[string]any{"i": 0})
+	parkNoWait(t, c, map[string]any{"i": 0})
+	personAnswers(t, c, "a worker at its pending cap")
+	if err := c.Do(context.Background(), "POST", "/v1/approvals/"+ids[0]+"/deny", api.ApprovalDecision{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	parkNoWait(t, wa, map[string]any{"i": 4})
+}
+
+// A call's arguments are bounded in size and nesting when the call
+// arrives, each at its edge, for the person and agents alike; a refused
+// call is recorded without its arguments and parks nothing, so the
+// person's approvals list stays small.
+func TestArgumentBounds(t *testing.T) {
+	td := startDaemon(t, "", func(c *Config) {
+		c.WorkerLimits.ArgumentBytes, c.WorkerLimits.ArgumentDepth = "1KiB", 8
+	})
+	c := td.client
+	create(t, c, `{"name":"ask_echo","description":"d","kind":"js","approval":"ask","js":{"code":"return args"}}`)
+	create(t, c, `{"name":"echo","description":"d","kind":"js","js":{"code":"return 1"}}`)
+	agent := limitsWorker(t, c, "wa", "tools: [echo, ask_echo]\napproval: {tools: {echo: preApproved}}\n")
+	nest := func(n int) json.RawMessage { // n levels: {"a": [...]}
+		return json.RawMessage(`{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
+	}
+	sized := func(n int) json.RawMessage { return json.RawMessage(`{"s":"` + strings.Repeat("x", n-8) + `"}`) }
+	for _, who := range []struct {
+		name string
+		c    *api.Client
+	}{{"person", c}, {"agent", agent}} {
+		for _, tc := range []struct {
+			name  string
+			args  json.RawMessage
+			limit string
+		}{
+			{"depth at the limit", nest(8), ""},
+			{"depth one over", nest(9), errdefs.LimitDepth},
+			{"bytes at the limit", sized(1024), ""},
+			{"bytes one over", sized(1025), errdefs.LimitArguments},
+		} {
+			_, err := callTool(who.c, "echo", tc.args)
+			if tc.limit == "" && err != nil {
+				t.Errorf("%s, %s: %v", who.name, tc.name, err)
+			}
+			if ae := (*api.Error)(nil); tc.limit != "" && (!errors.As(err, &ae) || ae.Code != errdefs.LimitExceeded || ae.Limit != tc.limit) {
+				t.Errorf("%s, %s: %v, want limit_exceeded (%s)", who.name, tc.name, err, tc.limit)
+			}
+		}
+	}
+	// The red team's argument, to a tool that asks: refused before it
+	// parks, recorded without it.
+	attack := json.RawMessage(`{"a":` + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + `}`)
+	if _, err := callTool(noWait(agent), "ask_echo", attack); codeOf(err) != errdefs.LimitExceeded {
+		t.Fatalf("9,000 deep to an asking tool: %v", err)
+	}
+	personAnswers(t, c, "a 9,000-deep argument")
+	var l api.ApprovalList
+	if err := c.Do(context.Background(), "GET", "/v1/approvals", nil, &l); err != nil || len(l.Approvals) != 0 {
+		t.Fatalf("approvals after the refusal: %+v %v", l.Approvals, err)
+	}
+	var ex api.ExecutionList
+	if err := c.Do(context.Background(), "GET", "/v1/executions?tool=ask_echo", nil, &ex); err != nil || len(ex.Executions) != 1 {
+		t.Fatalf("audit: %+v %v", ex, err)
+	}
+	if got := ex.Executions[0].Arguments; len(got) > 200 || !strings.Contains(string(got), "not kept") {
+		t.Fatalf("the refused call's record keeps %d bytes of arguments: %.200s", len(got), got)
 	}
 }

@@ -204,7 +204,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
 		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
 		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events, Changes: d.changes,
-		MaxCallDepth: cfg.JS.MaxCallDepth,
+		MaxCallDepth:        cfg.JS.MaxCallDepth,
+		MaxPendingApprovals: cfg.WorkerLimits.PendingApprovals,
+		ArgumentBounds:      policy.ArgumentBounds{MaxBytes: cfg.WorkerLimits.argumentBytes(), MaxDepth: cfg.WorkerLimits.ArgumentDepth},
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},

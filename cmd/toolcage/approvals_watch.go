@@ -56,7 +56,7 @@ func writeApprovalLine(a *app, ap *api.Approval) error {
 		when, extra = *ap.DecidedAt, "  by "+orDash(ap.DecidedBy)
 	}
 	_, err := fmt.Fprintf(a.out, "%s  %-7s  %s  %s v%d  %s  %s%s\n", formatTime(when, a.loc), ap.Status, ap.ID, ap.Tool, ap.Version,
-		orDash(caller), orDash(ap.Rendered), extra)
+		orDash(caller), orDash(clipCell(ap.Rendered)), extra)
 	return err
 }
 
