@@ -387,3 +387,47 @@ func TestArgumentBounds(t *testing.T) {
 		t.Fatalf("the refused call's record keeps %d bytes of arguments: %.200s", len(got), got)
 	}
 }
+
+// The tools one worker's agents keep, and the versions an agent's change
+// takes a tool to, are capped at the edge; the person's changes are not,
+// and a deleted tool makes room.
+func TestAgentToolsAndVersionsCapped(t *testing.T) {
+	td := startDaemon(t, "", func(c *Config) { c.WorkerLimits.Tools, c.WorkerLimits.Versions = 2, 3 })
+	c := td.client
+	agent := limitsWorker(t, c, "maker", "agent_tools: {create: true}\n")
+	def := func(name, ret string) []byte {
+		return []byte(`{"name":"` + name + `","description":"d","kind":"js","js":{"code":"return ` + ret + `"}}`)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"t1", "t2"} {
+		if err := agent.Do(ctx, "POST", "/v1/tools", def(name, "1"), nil); err != nil {
+			t.Fatalf("%s within the cap: %v", name, err)
+		}
+	}
+	err := agent.Do(ctx, "POST", "/v1/tools", def("t3", "1"), nil)
+	if ae := (*api.Error)(nil); !errors.As(err, &ae) || ae.Code != errdefs.LimitExceeded || ae.Limit != errdefs.LimitTools ||
+		!strings.Contains(err.Error(), "worker_limits.tools") {
+		t.Fatalf("a third tool: %v", err)
+	}
+	personAnswers(t, c, "an agent at its tool cap")
+	create(t, c, string(def("persons", "1"))) // the person's tools are not the worker's
+	// Versions: 2 and 3 pass, 4 is refused; the person may go on.
+	for i, ret := range []string{"2", "3"} {
+		if err := agent.Do(ctx, "PATCH", "/v1/tools/t1", def("t1", ret), nil); err != nil {
+			t.Fatalf("version %d: %v", i+2, err)
+		}
+	}
+	if err := agent.Do(ctx, "PATCH", "/v1/tools/t1", def("t1", "4"), nil); codeOf(err) != errdefs.LimitExceeded ||
+		!strings.Contains(err.Error(), "worker_limits.versions") {
+		t.Fatalf("version 4 by the agent: %v", err)
+	}
+	if err := c.Do(ctx, "PATCH", "/v1/tools/t1", def("t1", "4"), nil); err != nil {
+		t.Fatalf("version 4 by the person: %v", err)
+	}
+	if err := agent.Do(ctx, "DELETE", "/v1/tools/t2?confirm=true", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Do(ctx, "POST", "/v1/tools", def("t3", "1"), nil); err != nil {
+		t.Fatalf("after a delete: %v", err)
+	}
+}

@@ -112,6 +112,8 @@ type options struct {
 	rules         RulesFunc
 	mounts        func() mounts.Guard
 	onChange      func()
+	// maxTools and maxVersions bound what agents keep (agentcaps.go).
+	maxTools, maxVersions int
 }
 
 // WithMountGuard sets where the catalog learns the daemon's own paths,
@@ -321,6 +323,9 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 	if err := c.checkReserved(ctx, def, caller); err != nil {
 		return nil, err
 	}
+	if err := c.checkToolCap(ctx, caller); err != nil {
+		return nil, err
+	}
 	pending, err := c.agentChange(ctx, def, caller, by)
 	if err != nil {
 		return nil, err
@@ -462,6 +467,9 @@ func (c *Catalog) replace(ctx context.Context, cur *Tool, def *Definition, calle
 	}
 	if same {
 		return cur, nil
+	}
+	if err := c.checkVersionCap(cur, caller); err != nil {
+		return nil, err
 	}
 	next := *cur
 	next.Def = def
