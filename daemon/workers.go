@@ -82,11 +82,15 @@ func (reg *workerRegistry) run(ctx context.Context) {
 }
 
 // changed takes a good edit: the store and memory get the new version.
-func (reg *workerRegistry) changed(w *worker.Worker) {
+// An edit the daemon's check refuses is returned refused: the watcher
+// keeps the last good version and tries the edit again (on the file's
+// next change, or on its timer) until the cause is gone.
+func (reg *workerRegistry) changed(w *worker.Worker) error {
 	if reg.check != nil {
 		if err := reg.check(w); err != nil {
-			reg.refused(w.Path, fmt.Errorf("%s: %w", w.Path, err))
-			return
+			err = fmt.Errorf("%s: %w", w.Path, err)
+			reg.refused(w.Path, err)
+			return err
 		}
 	}
 	b, err := json.Marshal(w)
@@ -95,7 +99,7 @@ func (reg *workerRegistry) changed(w *worker.Worker) {
 	}
 	if err != nil {
 		reg.log.Error("storing a worker's new version", "worker", w.Name, "err", err)
-		return
+		return err
 	}
 	reg.mu.Lock()
 	reg.byName[w.Name] = w
@@ -103,6 +107,7 @@ func (reg *workerRegistry) changed(w *worker.Worker) {
 	reg.mu.Unlock()
 	reg.log.Info("worker reloaded", "worker", w.Name, "path", w.Path)
 	reg.changes.Publish()
+	return nil
 }
 
 // refused notes a broken edit; the last good version stays.
@@ -116,8 +121,13 @@ func (reg *workerRegistry) refused(path string, err error) {
 	defer reg.mu.Unlock()
 	for name, w := range reg.byName {
 		if w.Path == path {
+			// A retry refused for the same reason is not news.
+			level := slog.LevelWarn
+			if reg.errs[name] == msg {
+				level = slog.LevelDebug
+			}
 			reg.errs[name] = msg
-			reg.log.Warn("worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
+			reg.log.Log(context.Background(), level, "worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
 		}
 	}
 }
