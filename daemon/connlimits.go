@@ -89,11 +89,11 @@ type limitedListener struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	claimed  int            // connections claimed by anyone
-	agents   int            // of them, by workers' agents
-	workers  map[string]int // by each worker's
-	unclaimd []*connState   // oldest first
+	mu        sync.Mutex
+	claimed   int            // connections claimed by anyone
+	agents    int            // of them, by workers' agents
+	workers   map[string]int // by each worker's
+	unclaimed []*connState   // oldest first
 }
 
 func (l *limitedListener) Accept() (net.Conn, error) {
@@ -114,12 +114,12 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 	cs := &connState{l: l, conn: c}
 	var evict *connState
 	l.mu.Lock()
-	if l.lim.MaxUnclaimed > 0 && len(l.unclaimd) >= l.lim.MaxUnclaimed {
-		evict = l.unclaimd[0]
-		l.unclaimd = l.unclaimd[1:]
+	if l.lim.MaxUnclaimed > 0 && len(l.unclaimed) >= l.lim.MaxUnclaimed {
+		evict = l.unclaimed[0]
+		l.unclaimed = l.unclaimed[1:]
 		evict.dropped = true
 	}
-	l.unclaimd = append(l.unclaimd, cs)
+	l.unclaimed = append(l.unclaimed, cs)
 	l.mu.Unlock()
 	if evict != nil {
 		_ = evict.conn.Close() // its own Close, when the server sees it, gives the rest back
@@ -191,7 +191,7 @@ func (cs *connState) claim(worker string) error {
 func (cs *connState) claimLocked(worker string) {
 	l := cs.l
 	if !cs.dropped {
-		l.unclaimd = slices.DeleteFunc(l.unclaimd, func(o *connState) bool { return o == cs })
+		l.unclaimed = slices.DeleteFunc(l.unclaimed, func(o *connState) bool { return o == cs })
 		cs.dropped = true
 	}
 	cs.claimed, cs.worker = true, worker
@@ -228,7 +228,7 @@ func (cs *connState) release() {
 	cs.closed = true
 	cs.unclaimLocked()
 	if !cs.dropped {
-		l.unclaimd = slices.DeleteFunc(l.unclaimd, func(o *connState) bool { return o == cs })
+		l.unclaimed = slices.DeleteFunc(l.unclaimed, func(o *connState) bool { return o == cs })
 		cs.dropped = true
 	}
 	l.mu.Unlock()

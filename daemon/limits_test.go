@@ -431,3 +431,42 @@ func TestAgentToolsAndVersionsCapped(t *testing.T) {
 		t.Fatalf("after a delete: %v", err)
 	}
 }
+
+// The bounds' settings are checked at config load, each at its edge.
+func TestWorkerLimitsConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  map[string]any
+		want string // "" loads
+	}{
+		{"defaults", nil, ""},
+		{"person executors at the most", map[string]any{"executor.max_per_key": 8, "worker_limits.person_executors": 7}, ""},
+		{"person executors all", map[string]any{"executor.max_per_key": 8, "worker_limits.person_executors": 8}, "worker_limits.person_executors"},
+		{"no share", map[string]any{"worker_limits.executor_share": 0}, "worker_limits.executor_share"},
+		{"no pending", map[string]any{"worker_limits.pending_approvals": 0}, "worker_limits.pending_approvals"},
+		{"depth at the ceiling", map[string]any{"worker_limits.argument_depth": 1000}, ""},
+		{"depth past the ceiling", map[string]any{"worker_limits.argument_depth": 1001}, "worker_limits.argument_depth"},
+		{"argument bytes at the floor", map[string]any{"worker_limits.argument_bytes": "1KiB"}, ""},
+		{"argument bytes under the floor", map[string]any{"worker_limits.argument_bytes": "1023"}, "worker_limits.argument_bytes"},
+		{"sql result bytes at the ceiling", map[string]any{"worker_limits.sql_result_bytes": "256MiB"}, ""},
+		{"sql result bytes not a size", map[string]any{"worker_limits.sql_result_bytes": "lots"}, "worker_limits.sql_result_bytes"},
+		{"person connections all", map[string]any{"api.max_connections": 8, "api.person_connections": 8}, "api.person_connections"},
+		{"person connections at the most", map[string]any{"api.max_connections": 8, "api.person_connections": 7}, ""},
+		{"no worker connections", map[string]any{"api.worker_connections": 0}, "api.worker_connections"},
+		{"no unauthenticated", map[string]any{"mcp.max_unauthenticated": 0}, "mcp.max_unauthenticated"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := map[string]any{"data_dir": t.TempDir()}
+			for k, v := range tc.set {
+				set[k] = v
+			}
+			_, err := LoadConfig("", set)
+			if tc.want == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("%v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
