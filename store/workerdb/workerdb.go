@@ -640,11 +640,21 @@ func (s *Set) Schema(ctx context.Context, worker string, lim Limits) ([]Table, e
 		return nil, mapErr(ctx, err)
 	}
 	out := []Table{}
+	// The schema is held to the read cap too: a worker may make many
+	// tables, each with a long statement.
+	size := int64(0)
+	tooLarge := func() error {
+		return fmt.Errorf("%w: the schema is over max_result_bytes (%d)", ErrResultTooLarge, lim.MaxResultBytes)
+	}
 	for rows.Next() {
 		var t Table
 		if err := rows.Scan(&t.Type, &t.Name, &t.SQL); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if size += int64(len(t.Type)+len(t.Name)+len(t.SQL)) + 40; size > lim.MaxResultBytes {
+			rows.Close()
+			return nil, tooLarge()
 		}
 		out = append(out, t)
 	}
@@ -665,6 +675,10 @@ func (s *Set) Schema(ctx context.Context, worker string, lim Limits) ([]Table, e
 				return nil, err
 			}
 			c.PrimaryKey = pk > 0
+			if size += int64(len(c.Name)+len(c.Type)) + 60; size > lim.MaxResultBytes {
+				cols.Close()
+				return nil, tooLarge()
+			}
 			out[i].Columns = append(out[i].Columns, c)
 		}
 		cols.Close()

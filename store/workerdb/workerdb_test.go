@@ -415,3 +415,20 @@ func TestSizeCapOneCallFillsBoth(t *testing.T) {
 		t.Fatalf("a small temp table after: %v", err)
 	}
 }
+
+// The schema is held to the read cap too.
+func TestSchemaBytesCap(t *testing.T) {
+	s := newSet(t)
+	ctx := context.Background()
+	for i := range 20 {
+		if _, err := s.Exec(ctx, "w", fmt.Sprintf("CREATE TABLE t%d (a_long_column_name_%d TEXT, b INTEGER)", i, i), nil, Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Schema(ctx, "w", Limits{MaxResultBytes: 1024}); !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("a schema past the cap: %v", err)
+	}
+	if tables, err := s.Schema(ctx, "w", Limits{}); err != nil || len(tables) != 20 {
+		t.Fatalf("within the cap: %d %v", len(tables), err)
+	}
+}
