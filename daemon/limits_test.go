@@ -89,7 +89,7 @@ func TestExecutorShareKeepsThePersonIn(t *testing.T) {
 	})
 	c := td.client
 	create(t, c, jsTool)
-	create(t, c, `{"name":"spin","description":"d","kind":"js","limits":{"timeout":"6s"},"js":{"code":"for(;;){}"}}`)
+	create(t, c, `{"name":"spin","description":"d","kind":"js","limits":{"timeout":"15s"},"js":{"code":"for(;;){}"}}`)
 	dir := t.TempDir()
 	var agents = map[string]*api.Client{}
 	for _, name := range []string{"wa", "wb"} {
@@ -102,12 +102,15 @@ func TestExecutorShareKeepsThePersonIn(t *testing.T) {
 		agents[name] = withToken(c, w.Token)
 	}
 	var wg sync.WaitGroup
+	// The spinning calls end when the test does: their callers go away.
+	spinCtx, stopSpins := context.WithCancel(context.Background())
 	defer wg.Wait()
+	defer stopSpins()
 	spin := func(name string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = callTool(agents[name], "spin", nil)
+			_ = agents[name].Do(spinCtx, "POST", "/v1/tools/spin/call", api.CallRequest{Arguments: mustJSON(map[string]any{})}, nil)
 		}()
 	}
 	busy := func(n int) {

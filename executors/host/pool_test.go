@@ -402,7 +402,7 @@ func TestPoolWorkerShare(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := callAs(p, worker, testOp{Op: "sleep", MS: 3000}, 10*time.Second); err != nil {
+			if _, err := callAs(p, worker, testOp{Op: "sleep", MS: 5000}, 10*time.Second); err != nil {
 				t.Errorf("%s's held call: %v", worker, err)
 			}
 		}()
