@@ -473,3 +473,43 @@ func TestWorkerLimitsConfig(t *testing.T) {
 		})
 	}
 }
+
+// A worker file edit the daemon refuses (its workspace reaches the data
+// dir through a symlink) is tried again on a timer: once the symlink is
+// gone, with no edit of the file, the edit is taken.
+func TestWorkerReloadRetriedAfterARefusal(t *testing.T) {
+	data := t.TempDir()
+	td := startDaemon(t, data, nil, withWorkerRetry(200*time.Millisecond))
+	c := td.client
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rw.yaml")
+	writeFile(t, path, "name: rw\ndescription: first\n")
+	if _, err := addWorker(c, path); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	if err := os.Symlink(data, ws); err != nil {
+		t.Fatal(err)
+	}
+	get := func() api.Worker {
+		var w api.Worker
+		if err := c.Do(context.Background(), "GET", "/v1/workers/rw", nil, &w); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	writeFile(t, path, "name: rw\ndescription: second\nworkspace: ws\n")
+	waitFor(t, "the edit to be refused", func() bool { return get().ReloadError != "" })
+	if w := get(); w.Description != "first" {
+		t.Fatalf("a refused edit took effect: %+v", w)
+	}
+	// The cause goes; the file is not touched.
+	if err := os.Remove(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the refused edit to be retried and taken", func() bool { w := get(); return w.Description == "second" && w.ReloadError == "" })
+	personAnswers(t, c, "a retried reload")
+}

@@ -36,14 +36,16 @@ var Version = "dev"
 
 // Daemon is one running toolcage server.
 type Daemon struct {
-	cfg     Config
-	log     *slog.Logger
-	store   *store.Store
-	catalog *catalog.Catalog
-	pool    *host.Pool
-	disp    *dispatch.Dispatcher
-	workers *workerRegistry
-	metrics *metrics
+	cfg Config
+	// workerRetry is how often a refused worker file edit is tried again.
+	workerRetry time.Duration
+	log         *slog.Logger
+	store       *store.Store
+	catalog     *catalog.Catalog
+	pool        *host.Pool
+	disp        *dispatch.Dispatcher
+	workers     *workerRegistry
+	metrics     *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
 	egress *egress.Proxy
 	// events passes approvals and recorded calls on to the event streams
@@ -98,6 +100,12 @@ func WithPeerCheck(allow func(uid uint32) bool) Option {
 	return func(d *Daemon) { d.allowUID = allow }
 }
 
+// withWorkerRetry sets how often a worker file edit the daemon refused is
+// tried again (worker.DefaultRetryRefused otherwise); for tests.
+func withWorkerRetry(every time.Duration) Option {
+	return func(d *Daemon) { d.workerRetry = every }
+}
+
 // New opens the store, prepares the executor pool and binds the socket. It
 // does not serve until Serve is called.
 func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *Daemon, err error) {
@@ -150,7 +158,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	undo = append(undo, func() { st.Close() })
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
-	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes); err != nil {
+	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes, d.workerRetry); err != nil {
 		return nil, err
 	}
 	runner, err := d.processRunner(exe)

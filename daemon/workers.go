@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
@@ -47,9 +48,9 @@ type workerRegistry struct {
 
 // newWorkerRegistry loads the registered workers from the store and
 // watches their files (Run starts the watching).
-func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster) (*workerRegistry, error) {
+func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster, retry time.Duration) (*workerRegistry, error) {
 	reg := &workerRegistry{st: st, log: log, changes: ch, byName: map[string]*worker.Worker{}, errs: map[string]string{}}
-	w, err := worker.NewWatcher(worker.WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused})
+	w, err := worker.NewWatcher(worker.WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused, RetryRefused: retry})
 	if err != nil {
 		return nil, err
 	}
