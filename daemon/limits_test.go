@@ -513,3 +513,34 @@ func TestWorkerReloadRetriedAfterARefusal(t *testing.T) {
 	waitFor(t, "the refused edit to be retried and taken", func() bool { w := get(); return w.Description == "second" && w.ReloadError == "" })
 	personAnswers(t, c, "a retried reload")
 }
+
+// Creates racing each other cannot pass the tool cap together.
+func TestAgentToolCapConcurrentCreates(t *testing.T) {
+	td := startDaemon(t, "", func(c *Config) { c.WorkerLimits.Tools = 3 })
+	agent := limitsWorker(t, td.client, "maker", "agent_tools: {create: true}\n")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	made, refused := 0, 0
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			def := fmt.Sprintf(`{"name":"t%d","description":"d","kind":"js","js":{"code":"return 1"}}`, i)
+			err := agent.Do(context.Background(), "POST", "/v1/tools", []byte(def), nil)
+			mu.Lock()
+			defer mu.Unlock()
+			switch codeOf(err) {
+			case "":
+				made++
+			case errdefs.LimitExceeded:
+				refused++
+			default:
+				t.Errorf("t%d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if made != 3 || refused != 9 {
+		t.Fatalf("made %d, refused %d; want 3 and 9", made, refused)
+	}
+}

@@ -67,6 +67,9 @@ type Catalog struct {
 	st   *store.Store
 	opts options
 
+	// made holds agents' creates to the tool cap (agentcaps.go).
+	made agentMade
+
 	mu sync.RWMutex
 	// active caches resolved tools and compiled schemas for the call path;
 	// every mutation drops the tool's entry.
@@ -323,9 +326,12 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 	if err := c.checkReserved(ctx, def, caller); err != nil {
 		return nil, err
 	}
-	if err := c.checkToolCap(ctx, caller); err != nil {
+	made, err := c.reserveTool(ctx, caller)
+	if err != nil {
 		return nil, err
 	}
+	name := ""
+	defer func() { made(name) }()
 	pending, err := c.agentChange(ctx, def, caller, by)
 	if err != nil {
 		return nil, err
@@ -341,6 +347,7 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 	if err := c.st.CreateTool(ctx, st); err != nil {
 		return nil, storeErr(def.Name, err)
 	}
+	name = def.Name
 	c.forget(def.Name)
 	return fromStore(st)
 }
