@@ -57,6 +57,10 @@ func (d *Daemon) authenticated(next http.Handler) http.Handler {
 			writeError(w, err)
 			return
 		}
+		if err := claimConn(w, r, c); err != nil {
+			writeError(w, err)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)))
 	})
 }

@@ -36,14 +36,16 @@ var Version = "dev"
 
 // Daemon is one running toolcage server.
 type Daemon struct {
-	cfg     Config
-	log     *slog.Logger
-	store   *store.Store
-	catalog *catalog.Catalog
-	pool    *host.Pool
-	disp    *dispatch.Dispatcher
-	workers *workerRegistry
-	metrics *metrics
+	cfg Config
+	// workerRetry is how often a refused worker file edit is tried again.
+	workerRetry time.Duration
+	log         *slog.Logger
+	store       *store.Store
+	catalog     *catalog.Catalog
+	pool        *host.Pool
+	disp        *dispatch.Dispatcher
+	workers     *workerRegistry
+	metrics     *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
 	egress *egress.Proxy
 	// events passes approvals and recorded calls on to the event streams
@@ -98,6 +100,12 @@ func WithPeerCheck(allow func(uid uint32) bool) Option {
 	return func(d *Daemon) { d.allowUID = allow }
 }
 
+// withWorkerRetry sets how often a worker file edit the daemon refused is
+// tried again (worker.DefaultRetryRefused otherwise); for tests.
+func withWorkerRetry(every time.Duration) Option {
+	return func(d *Daemon) { d.workerRetry = every }
+}
+
 // New opens the store, prepares the executor pool and binds the socket. It
 // does not serve until Serve is called.
 func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *Daemon, err error) {
@@ -150,7 +158,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	undo = append(undo, func() { st.Close() })
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
-	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes); err != nil {
+	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes, d.workerRetry); err != nil {
 		return nil, err
 	}
 	runner, err := d.processRunner(exe)
@@ -180,6 +188,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	d.pool = host.NewPool(host.PoolConfig{
 		Runners:        runners,
 		MaxPerKey:      cfg.Executor.MaxPerKey,
+		WorkerShare:    cfg.WorkerLimits.ExecutorShare,
+		PersonReserve:  cfg.WorkerLimits.PersonExecutors,
 		MinIdle:        cfg.Executor.MinIdle,
 		IdleTimeout:    cfg.Executor.IdleTimeout,
 		AcquireTimeout: cfg.Executor.AcquireTimeout,
@@ -189,7 +199,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	d.secretsKey = newSecretsKey(secretsKey)
 	// Each worker's own SQLite database (the sql toolset), beside the
 	// daemon's: data_dir/workers/<name>/db.sqlite.
-	d.workerDBs = workerdb.New(filepath.Join(cfg.DataDir, "workers"))
+	d.workerDBs = workerdb.NewWithDefaults(filepath.Join(cfg.DataDir, "workers"),
+		workerdb.Limits{MaxResultBytes: cfg.WorkerLimits.sqlResultBytes()})
 	undo = append(undo, func() { d.workerDBs.Close() })
 	if d.events, err = newAnnouncer(cfg.Approvals, log); err != nil {
 		return nil, err
@@ -201,7 +212,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
 		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
 		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events, Changes: d.changes,
-		MaxCallDepth: cfg.JS.MaxCallDepth,
+		MaxCallDepth:        cfg.JS.MaxCallDepth,
+		MaxPendingApprovals: cfg.WorkerLimits.PendingApprovals,
+		ArgumentBounds:      policy.ArgumentBounds{MaxBytes: cfg.WorkerLimits.argumentBytes(), MaxDepth: cfg.WorkerLimits.ArgumentDepth},
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
@@ -234,14 +247,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	d.mcp = d.newMCP()
 	if d.mcpLn != nil {
-		d.mcpLn = limitListener(d.mcpLn, cfg.API.MaxConnections)
+		d.mcpLn = limitListener(d.mcpLn, connLimits{Max: cfg.API.MaxConnections, PerWorker: cfg.API.WorkerConnections,
+			MaxUnclaimed: cfg.MCP.MaxUnauthenticated})
 		d.mcpSrv = d.mcpHTTPServer()
 	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
 	if d.metricsLn != nil {
 		d.metricsSrv = d.metricsServer()
 	}
-	d.ln = limitListener(ln, cfg.API.MaxConnections)
+	d.ln = limitListener(ln, connLimits{Max: cfg.API.MaxConnections, PersonReserve: cfg.API.PersonConnections,
+		PerWorker: cfg.API.WorkerConnections})
 	d.srv = &http.Server{
 		Handler:           bodyDeadline(d.routes(), cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -513,5 +528,5 @@ type peer struct {
 
 func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
 	uid, err := peerUID(c)
-	return context.WithValue(ctx, peerKey, peer{uid: uid, err: err})
+	return withConnState(context.WithValue(ctx, peerKey, peer{uid: uid, err: err}), c)
 }

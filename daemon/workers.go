@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
@@ -47,9 +48,9 @@ type workerRegistry struct {
 
 // newWorkerRegistry loads the registered workers from the store and
 // watches their files (Run starts the watching).
-func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster) (*workerRegistry, error) {
+func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster, retry time.Duration) (*workerRegistry, error) {
 	reg := &workerRegistry{st: st, log: log, changes: ch, byName: map[string]*worker.Worker{}, errs: map[string]string{}}
-	w, err := worker.NewWatcher(worker.WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused})
+	w, err := worker.NewWatcher(worker.WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused, RetryRefused: retry})
 	if err != nil {
 		return nil, err
 	}
@@ -82,11 +83,15 @@ func (reg *workerRegistry) run(ctx context.Context) {
 }
 
 // changed takes a good edit: the store and memory get the new version.
-func (reg *workerRegistry) changed(w *worker.Worker) {
+// An edit the daemon's check refuses is returned refused: the watcher
+// keeps the last good version and tries the edit again (on the file's
+// next change, or on its timer) until the cause is gone.
+func (reg *workerRegistry) changed(w *worker.Worker) error {
 	if reg.check != nil {
 		if err := reg.check(w); err != nil {
-			reg.refused(w.Path, fmt.Errorf("%s: %w", w.Path, err))
-			return
+			err = fmt.Errorf("%s: %w", w.Path, err)
+			reg.refused(w.Path, err)
+			return err
 		}
 	}
 	b, err := json.Marshal(w)
@@ -95,7 +100,7 @@ func (reg *workerRegistry) changed(w *worker.Worker) {
 	}
 	if err != nil {
 		reg.log.Error("storing a worker's new version", "worker", w.Name, "err", err)
-		return
+		return err
 	}
 	reg.mu.Lock()
 	reg.byName[w.Name] = w
@@ -103,6 +108,7 @@ func (reg *workerRegistry) changed(w *worker.Worker) {
 	reg.mu.Unlock()
 	reg.log.Info("worker reloaded", "worker", w.Name, "path", w.Path)
 	reg.changes.Publish()
+	return nil
 }
 
 // refused notes a broken edit; the last good version stays.
@@ -116,8 +122,13 @@ func (reg *workerRegistry) refused(path string, err error) {
 	defer reg.mu.Unlock()
 	for name, w := range reg.byName {
 		if w.Path == path {
+			// A retry refused for the same reason is not news.
+			level := slog.LevelWarn
+			if reg.errs[name] == msg {
+				level = slog.LevelDebug
+			}
 			reg.errs[name] = msg
-			reg.log.Warn("worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
+			reg.log.Log(context.Background(), level, "worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
 		}
 	}
 }

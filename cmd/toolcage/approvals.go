@@ -108,7 +108,7 @@ func runApprovalsList(ctx context.Context, a *app, status string, jsonOut bool) 
 		if ap.CallerID != "" {
 			caller += ":" + ap.CallerID
 		}
-		cells := []string{ap.ID, ap.Tool, strconv.Itoa(ap.Version), orDash(caller), orDash(ap.Rendered), formatTime(ap.CreatedAt, a.loc)}
+		cells := []string{ap.ID, ap.Tool, strconv.Itoa(ap.Version), orDash(caller), orDash(clipCell(ap.Rendered)), formatTime(ap.CreatedAt, a.loc)}
 		if status == "" {
 			cells = append(cells, ap.Status)
 		}

@@ -57,7 +57,7 @@ func writeApprovalLine(a *app, ap *api.Approval) error {
 		when, extra = *ap.DecidedAt, "  by "+orDash(ap.DecidedBy)
 	}
 	_, err := fmt.Fprintf(a.out, "%s  %-7s  %s  %s v%d  %s  %s%s\n", formatTime(when, a.loc), termsafe.Line(ap.Status), termsafe.Line(ap.ID),
-		termsafe.Line(ap.Tool), ap.Version, termsafe.Line(orDash(caller)), termsafe.Line(orDash(ap.Rendered)), termsafe.Line(extra))
+		termsafe.Line(ap.Tool), ap.Version, termsafe.Line(orDash(caller)), termsafe.Line(orDash(clipCell(ap.Rendered))), termsafe.Line(extra))
 	return err
 }
 

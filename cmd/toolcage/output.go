@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -126,6 +127,24 @@ func row(tw io.Writer, cells ...string) {
 		safe[i] = termsafe.Line(c)
 	}
 	fmt.Fprintln(tw, strings.Join(safe, "\t"))
+}
+
+// maxCell bounds a table cell an agent's call fills (what an approval
+// would run): one row stays one screenful however large the call; the
+// whole value is in --json.
+const maxCell = 1000
+
+// clipCell cuts s past maxCell bytes, at a rune's start, saying what was
+// left out.
+func clipCell(s string) string {
+	if len(s) <= maxCell {
+		return s
+	}
+	cut := maxCell
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes: --json)", s[:cut], len(s)-cut)
 }
 
 func orDash(s string) string {

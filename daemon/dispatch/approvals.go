@@ -61,7 +61,10 @@ func newApprovalID() string {
 
 // approvalQueue holds the callers waiting on a decision, by approval id.
 type approvalQueue struct {
-	timeout  time.Duration
+	timeout time.Duration
+	// parkMu makes counting a worker's pending approvals and storing a
+	// new one a single step (parkRoom).
+	parkMu   sync.Mutex
 	mu       sync.Mutex
 	waiters  map[string]chan string
 	stopping chan struct{}
@@ -159,6 +162,10 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		}
 	}
 	q := d.approvals
+	unlock, err := d.parkRoom(ctx, c)
+	if err != nil {
+		return nil, d.refuse(ctx, c, scr, err)
+	}
 	a := &store.Approval{Tool: c.tool, Version: c.version, CallerID: c.caller.ID, CallerType: c.caller.Type, Worker: c.caller.Worker,
 		DefHash: c.defHash, ArgsHash: hash, Args: scrubJSON(scr, c.args), Rendered: renderedCall(p.req, scr)}
 	var ch chan string
@@ -171,6 +178,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		}
 		q.unregister(a.ID)
 	}
+	unlock()
 	if err != nil {
 		q.unregister(a.ID)
 		return nil, d.refuse(ctx, c, scr, err)
@@ -298,6 +306,30 @@ func definitionHash(def *catalog.Definition) (string, error) {
 		return "", errdefs.Errorf(errdefs.Internal, "hashing the definition of %q: %v", def.Name, err)
 	}
 	return store.ArgsHash(b)
+}
+
+// parkRoom holds a call of a worker to Config.MaxPendingApprovals of
+// that worker's approvals pending at once (rate_limited past it, before
+// anything is stored). It returns with the queue's park lock held, which
+// the caller gives back (unlock) once its approval is stored, so calls
+// parking at the same time cannot pass the cap together.
+func (d *Dispatcher) parkRoom(ctx context.Context, c *call) (unlock func(), err error) {
+	w := c.caller.Worker
+	if w == "" || d.cfg.MaxPendingApprovals <= 0 {
+		return func() {}, nil
+	}
+	q := d.approvals
+	q.parkMu.Lock()
+	n, err := d.cfg.Store.PendingApprovals(ctx, w)
+	if err == nil && n >= d.cfg.MaxPendingApprovals {
+		err = errdefs.Errorf(errdefs.RateLimited, "worker %q has %d calls waiting for a person's approval, its most "+
+			"(worker_limits.pending_approvals); call again once a person has decided some (toolcage approvals list)", w, n)
+	}
+	if err != nil {
+		q.parkMu.Unlock()
+		return nil, err
+	}
+	return q.parkMu.Unlock, nil
 }
 
 // renderedCall is what a person is shown of req: a shell argv as JSON or

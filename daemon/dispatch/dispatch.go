@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -90,6 +91,12 @@ type Config struct {
 	// Mounts gives the daemon's own paths, which no mount may reach;
 	// each call's mounts are resolved and checked again (mounts.go).
 	Mounts func() mounts.Guard
+	// MaxPendingApprovals caps the calls of one worker pending a person's
+	// approval at once (0: no cap).
+	MaxPendingApprovals int
+	// ArgumentBounds cap every call's arguments (size, nesting) when it
+	// arrives, before they are parsed, parked for a person or stored.
+	ArgumentBounds policy.ArgumentBounds
 	// MaxCallDepth bounds nested calls (a tool's code calling tools): a
 	// call at this depth may not call another (DefaultMaxCallDepth when
 	// zero; the call a client makes is at depth 0).
@@ -274,6 +281,9 @@ func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outco
 	t := res.Tool
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
 		onWait: r.OnApprovalWait, worker: w, approval: approvalFor(w, res), nest: n}
+	if err := d.boundedArgs(ctx, c); err != nil {
+		return nil, err
+	}
 	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -333,6 +343,9 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 		return nil, err
 	}
 	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true, worker: w}
+	if err := d.boundedArgs(ctx, c); err != nil {
+		return nil, err
+	}
 	if err := d.profileAllows(def, caller, workerProfile(w)); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -343,6 +356,9 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller principal.Caller) (*Outcome, error) {
 	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: js.Kind{}.Name(), Spec: js.New(code), Limits: &lim}
 	c := &call{id: newCallID(), tool: AdHocTool, kind: string(def.Kind), caller: caller, args: args, started: d.now()}
+	if err := d.boundedArgs(ctx, c); err != nil {
+		return nil, err
+	}
 	if err := catalog.Check(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -351,6 +367,19 @@ func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMess
 		return nil, err
 	}
 	return d.run(ctx, c, res)
+}
+
+// boundedArgs refuses a call whose arguments pass the bounds, and
+// records the refusal without them: what is refused for its size is not
+// stored either.
+func (d *Dispatcher) boundedArgs(ctx context.Context, c *call) error {
+	err := policy.CheckArguments(c.args, d.cfg.ArgumentBounds)
+	if err == nil {
+		return nil
+	}
+	n := len(c.args)
+	c.args, _ = json.Marshal(fmt.Sprintf("(%d bytes of arguments, not kept: %s)", n, errdefs.LimitOf(err)))
+	return d.refuse(ctx, c, nil, err)
 }
 
 // normalArgs makes empty arguments {}.

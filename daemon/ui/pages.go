@@ -78,16 +78,13 @@ func describe(def json.RawMessage) toolSummary {
 	return d
 }
 
-// prettyJSON indents a call's (already scrubbed) arguments.
+// prettyJSON indents a call's (already scrubbed) arguments, within the
+// bounds of what a page shows (shown.go).
 func prettyJSON(v json.RawMessage) string {
-	var b bytes.Buffer
 	if len(v) == 0 {
 		return "{}"
 	}
-	if json.Indent(&b, v, "", "  ") != nil {
-		return string(v)
-	}
-	return b.String()
+	return indented(v, maxShownArgs)
 }
 
 // view is what every page template gets.
