@@ -95,6 +95,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		if d := w.fileData(arg{e: seg.argv[0]}, nil); d != nil {
 			w.runShellData(d, w.childScope(args, sc), seg)
 		}
+	} else if d := w.onPath(name); d != nil {
+		w.runShellData(d, w.childScope(args, sc), seg)
 	}
 	w.track(seg, sc, stdin)
 	w.runEscapes(seg, sc, stdin)
@@ -695,4 +697,19 @@ func shellInitOnly(args []arg) bool {
 		}
 	}
 	return len(args) > 0
+}
+
+// onPath is what this script wrote into a bin directory under the name a
+// command runs by (curl -o ~/.local/bin/x URL && chmod +x ... && x), when
+// it is a download: PATH finds it there.
+func (w *walker) onPath(name string) *data {
+	if len(w.files) == 0 {
+		return nil
+	}
+	for k, d := range w.files {
+		if d.origins&originFetch != 0 && path.Base(k) == name && strings.Contains(k, "/bin/") {
+			return d
+		}
+	}
+	return nil
 }
