@@ -196,7 +196,14 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		return nil
 	}
-	if err := ck.checkOptions(name, g, ws, r.Opts[:r.Tail]); err != nil {
+	opts := r.Opts[:r.Tail]
+	if g.Role == shellsyntax.RoleWrapper {
+		// Options after the leading operands are options too (ansible
+		// HOSTS -a CMD, gcloud compute ssh VM --command CMD); su's and
+		// flock's are refused with the words they pass to a shell.
+		opts = r.Opts
+	}
+	if err := ck.checkOptions(name, g, ws, opts); err != nil {
 		return err
 	}
 	if g.OperandForms != "" {
