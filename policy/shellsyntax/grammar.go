@@ -107,7 +107,8 @@ type Grammar struct {
 	// or a target, whether or not "--" came first: "@" and "+" at its
 	// start (dig @server +tcp), ":" before any "/" (rsync and scp read
 	// host:path as another host's), "=" after a name (dd of=FILE, make
-	// VAR=value set an option or a variable).
+	// VAR=value set an option or a variable), "a" a letter at its start
+	// (ps reads aux, e, eww as BSD options).
 	OperandForms string
 }
 
@@ -276,6 +277,7 @@ var grammars = map[string]*Grammar{
 	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
 	"dig":       digGrammar, "kdig": digGrammar, "delv": digGrammar, "drill": digGrammar,
 	"dd": {Role: RolePlain, OperandForms: "="},
+	"ps": {Role: RolePlain, Permute: true, ValueOpts: "CGgOopstUuN", OperandForms: "a"},
 	// Commands run in a container, a pod or a virtual machine.
 	"docker": containerGrammar, "podman": containerGrammar, "nerdctl": containerGrammar,
 	"docker-compose": composeGrammar, "podman-compose": composeGrammar,

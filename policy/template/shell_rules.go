@@ -207,8 +207,11 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		return err
 	}
 	if g.OperandForms != "" {
-		for _, w := range args {
-			w.forms, w.prog = g.OperandForms, path.Base(name)
+		// Its operands, not its options' values (dig -t TYPE, ps -o FMT).
+		for i, w := range ws[1:] {
+			if !slices.ContainsFunc(r.Opts, func(o shellsyntax.Opt) bool { return o.ValueWord == i+1 }) {
+				w.forms, w.prog = g.OperandForms, path.Base(name)
+			}
 		}
 	}
 	switch g.Role {
