@@ -312,8 +312,15 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	if len(lists[0]) != len(seg.args) {
 		lists = append(lists, seg.args)
 	}
+	remote := false
+	if g := shellsyntax.GrammarOf(seg.name); g != nil && g.Subs != nil {
+		remote = true
+	}
 	var res stageResult
 	for li, args := range lists {
+		if remote {
+			args = namedObjects(args)
+		}
 		u := unwrap(args)
 		if li == 0 && (len(u.inner) > 0 || u.payload != nil) {
 			seg.unwrapped = true
@@ -712,4 +719,24 @@ func (w *walker) onPath(name string) *data {
 		}
 	}
 	return nil
+}
+
+// namedObjects reads, for a verb that runs a command in a container or a
+// pod (docker exec "$c" CMD), a word only known when the command runs, or
+// the word standing for every object a listing named ("--all", from
+// $(docker ps -q)), as the object it names: an operand, not an option.
+func namedObjects(args []arg) []arg {
+	var out []arg
+	for i, a := range args {
+		if i > 0 && (a.dyn && !strings.HasPrefix(a.p, "-") || a.e == "--all") {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i].e = "_"
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
