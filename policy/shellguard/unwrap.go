@@ -363,9 +363,15 @@ type unwrapped struct {
 func unwrap(args []arg) unwrapped {
 	var u unwrapped
 	r := shellsyntax.Read(argWords(args))
-	var prefix []arg // words env -S splits off
+	var prefix []arg // words env -S splits off, or the program to run
 	for _, o := range r.Opts {
 		switch o.Kind {
+		case shellsyntax.OptProg:
+			// docker run --entrypoint PROGRAM IMAGE ARGS...: PROGRAM runs
+			// with ARGS.
+			if v, ok := optArg(args, o); ok {
+				prefix = append(prefix, v)
+			}
 		case shellsyntax.OptAssign:
 			name, val, _ := strings.Cut(args[o.Word].e, "=")
 			u.assigns = append(u.assigns, assign{name: name, value: val})

@@ -141,8 +141,9 @@ var (
 	// docker exec [OPTIONS] CONTAINER COMMAND...; options end at the
 	// container.
 	containerExec = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "env-file", "user", "workdir", "detach-keys"}}
-	// docker run [OPTIONS] IMAGE [COMMAND...]: most long options take a value.
-	containerRun = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "acehlmpuvw", UnknownVal: true, FlagLong: []string{
+	// docker run [OPTIONS] IMAGE [COMMAND...]: most long options take a
+	// value; --entrypoint PROGRAM runs in place of the image's own.
+	containerRun = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "acehlmpuvw", ProgLong: []string{"entrypoint"}, UnknownVal: true, FlagLong: []string{
 		"detach", "interactive", "tty", "rm", "init", "privileged", "publish-all", "read-only", "no-healthcheck",
 		"oom-kill-disable", "sig-proxy", "quiet", "help", "disable-content-trust", "use-api-socket", "replace", "rmi",
 		"tls-verify", "http-proxy", "read-only-tmpfs", "env-host", "no-hosts", "passwd"}}
