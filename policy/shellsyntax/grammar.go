@@ -157,7 +157,7 @@ var (
 		"profile", "env-file", "ansi", "progress", "parallel"},
 		Subs: map[string]*Grammar{
 			"exec": {Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "user", "workdir", "index"}},
-			"run": {Role: RoleWrapper, Leading: 1, ValueOpts: "eulpvw", UnknownVal: true, FlagLong: []string{"detach", "rm", "no-deps",
+			"run": {Role: RoleWrapper, Leading: 1, ValueOpts: "eulpvw", ProgLong: []string{"entrypoint"}, UnknownVal: true, FlagLong: []string{"detach", "rm", "no-deps",
 				"service-ports", "use-aliases", "remove-orphans", "build", "no-TTY", "quiet-pull", "interactive", "tty"}}}}
 	// kubectl exec POD [-c C] -- COMMAND...; options may come anywhere
 	// before "--", and most long options take a value.
