@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -350,5 +352,52 @@ func BenchmarkMountColdStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrivateBindsTakenDownAtClose: a private bind still up when the
+// runner closes (a start under way) is unmounted, and the removal of the
+// state dir after it never reaches through into the workspace; a read-only
+// mount's bind is read-only; after Close no new bind is made.
+func TestPrivateBindsTakenDownAtClose(t *testing.T) {
+	dir := mountTree(t)
+	ws := filepath.Join(dir, "ws")
+	state, err := os.MkdirTemp("", "tc-docker-state-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(state)
+	r := &DockerRunner{StateDir: state}
+	f, _, err := sandbox.Pin(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ro, err := r.privateBind(f, true)
+	if err != nil || ro == "" {
+		t.Fatalf("privateBind as root: %q %v", ro, err)
+	}
+	if err := os.WriteFile(filepath.Join(ro, "x"), nil, 0o644); err == nil || !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("a write through a read-only private bind: %v, want EROFS", err)
+	}
+	rw, err := r.privateBind(f, false)
+	if err != nil || rw == "" {
+		t.Fatalf("privateBind: %q %v", rw, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(rw, "marker")); err != nil || string(b) != "MARK-ws\n" {
+		t.Fatalf("through the private bind: %q %v", b, err)
+	}
+	r.unbindAll()
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "marker")); err != nil || string(b) != "MARK-ws\n" {
+		t.Fatalf("the workspace after the state dir was removed: %q %v", b, err)
+	}
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if mp, err := r.privateBind(f, false); errdefs.CodeOf(err) != errdefs.Unavailable {
+		t.Fatalf("privateBind after Close: %q %v, want unavailable", mp, err)
 	}
 }

@@ -10,6 +10,6 @@ import (
 var errCannotMount = errors.New("cannot mount")
 
 // bindFD: no mounts here; the engine gets the source path.
-func bindFD(*os.File, string) error { return errCannotMount }
+func bindFD(*os.File, string, bool) error { return errCannotMount }
 
 func unbindPrivate(mp string) error { return os.Remove(mp) }
