@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -27,42 +26,25 @@ import (
 	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
-// The engine tests run the real executor image: built from the real
-// toolcage-executor (TOOLCAGE_BIN_DIR's, or one built here).
-var (
-	engineExecOnce sync.Once
-	engineExec     string
-	engineExecErr  error
-)
-
+// engineExecutor is the real toolcage-executor the engine tests' image
+// is built from: TOOLCAGE_BIN_DIR's, or one built into the test's temp
+// dir (the build cache makes the second build cheap).
 func engineExecutor(t testing.TB) string {
 	t.Helper()
-	engineExecOnce.Do(func() {
-		if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
-			if p := filepath.Join(bin, "toolcage-executor"); fileExists(p) {
-				engineExec = p
-				return
-			}
+	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
+		if p := filepath.Join(bin, "toolcage-executor"); fileExists(p) {
+			return p
 		}
-		dir, err := os.MkdirTemp("", "tc-engine-exe-")
-		if err != nil {
-			engineExecErr = err
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "toolcage-executor"), "./cmd/toolcage-executor")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			engineExecErr = fmt.Errorf("building toolcage-executor: %v\n%s", err, out)
-			return
-		}
-		engineExec = filepath.Join(dir, "toolcage-executor")
-	})
-	if engineExecErr != nil {
-		t.Fatal(engineExecErr)
 	}
-	return engineExec
+	out := filepath.Join(t.TempDir(), "toolcage-executor")
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/toolcage-executor")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building toolcage-executor: %v\n%s", err, b)
+	}
+	return out
 }
 
 func sleep(d time.Duration) error { time.Sleep(d); return nil }
