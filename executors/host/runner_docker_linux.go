@@ -15,8 +15,9 @@ var errCannotMount = errors.New("cannot mount")
 
 // bindFD binds the file f was opened on (through its descriptor's magic
 // link, so nothing is walked by path again) on mp, recursively as the
-// engine binds.
-func bindFD(f *os.File, mp string) error {
+// engine binds, and read-only (every mount below included) if asked: the
+// container's bind of it inherits that.
+func bindFD(f *os.File, mp string, readOnly bool) error {
 	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	err := unix.Mount(src, mp, "", unix.MS_BIND|unix.MS_REC, "")
 	if errors.Is(err, unix.EPERM) {
@@ -24,6 +25,16 @@ func bindFD(f *os.File, mp string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("bind on %s: %w", mp, err)
+	}
+	if readOnly {
+		err := unix.MountSetattr(unix.AT_FDCWD, mp, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+		if errors.Is(err, unix.ENOSYS) { // before Linux 5.12: the top mount only, as the engine's own ro
+			err = unix.Mount("", mp, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
+		}
+		if err != nil {
+			unix.Unmount(mp, unix.MNT_DETACH)
+			return fmt.Errorf("read-only bind on %s: %w", mp, err)
+		}
 	}
 	return nil
 }
