@@ -575,8 +575,11 @@ func slugLike(v string) bool {
 		case wordLike(p):
 			words++
 		case strings.Trim(p, "0123456789") == "", len(p) <= 8 && hexOnly(p), versionPart(p):
-		case len(p) >= 32 && hexOnly(p):
-			hashes++ // a content hash after a name: Linux-node-<sha256>
+		case len(p) >= 32 && hexOnly(p), hexWord(p):
+			// A content hash after a name: Linux-node-<sha256>, also
+			// with the next line's first word glued on where lines
+			// are joined.
+			hashes++
 		default:
 			return false
 		}
@@ -816,4 +819,13 @@ func trimBlankEscapes(s string) string {
 			return s
 		}
 	}
+}
+
+// hexWord reports 32 or more hex digits followed by a word.
+func hexWord(p string) bool {
+	i := 0
+	for i < len(p) && ('0' <= p[i] && p[i] <= '9' || 'a' <= p[i] && p[i] <= 'f') {
+		i++
+	}
+	return i >= 32 && i < len(p) && wordLike(p[i:])
 }
