@@ -97,7 +97,9 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules := slices.Clone(base)
+	// The keyword-context rule goes last, after the config's own rules:
+	// where a format rule and it find the same value, the format names it.
+	rules := slices.Clone(base[:len(base)-1])
 	for i, r := range extra {
 		cr, err := compileScrubRule(r)
 		if err != nil {
@@ -105,6 +107,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 		}
 		rules = append(rules, cr)
 	}
+	rules = append(rules, base[len(base)-1])
 	gl, err := loadGitleaks()
 	if err != nil {
 		return nil, err
