@@ -641,7 +641,8 @@ func randomTail(v string) bool {
 // characters, and not a name, a version, a UUID where an id is named, a
 // hash label or a documentation example.
 func credentialShaped(tier nameTier, v string) bool {
-	if len(v) < 12 || len(v) > 4<<10 || referenceValue(v) || examplePlaceholder(v) || namedPlaceholder(v) {
+	// keywordValueOK has ruled out placeholders, examples included.
+	if len(v) < 12 || len(v) > 4<<10 || referenceValue(v) || namedPlaceholder(v) {
 		return false
 	}
 	var lower, upper, digit, other int
@@ -668,8 +669,9 @@ func credentialShaped(tier nameTier, v string) bool {
 	if strings.Contains(v, "@") && strings.Contains(v[strings.IndexByte(v, '@'):], ".") {
 		return false // an e-mail address
 	}
+	lp := strings.ToLower(v[:min(len(v), 8)])
 	for _, p := range [...]string{"sha1:", "sha256:", "sha512:", "sha1-", "sha256-", "sha384-", "sha512-", "md5:", "sha-256=", "h1:"} {
-		if strings.HasPrefix(strings.ToLower(v), p) {
+		if strings.HasPrefix(lp, p) {
 			return false
 		}
 	}
@@ -819,10 +821,10 @@ const repeatWindow = 2 << 10
 // is a secret both times, though only one has the context that shows it.
 func repeatSpans(text string, spans []scrubSpan) []scrubSpan {
 	n := len(spans)
-	for k := 0; k < n && k < 64; k++ {
+	for k := 0; k < n && k < 16; k++ {
 		sp := spans[k]
-		if sp.prio < 0 || sp.end-sp.start < 12 {
-			continue // known values are found everywhere already
+		if sp.prio < 0 || sp.end-sp.start < 12 || sp.end-sp.start > 256 {
+			continue // known values are found everywhere already; a key's body is printed once
 		}
 		val := text[sp.start:sp.end]
 		lo, hi := max(0, sp.start-repeatWindow), min(len(text), sp.end+repeatWindow)

@@ -62,11 +62,14 @@ func examplePlaceholder(v string) bool {
 	switch {
 	case same >= n/2+1, bestAlpha >= 8, same >= 5 && runByte|0x20 == 'x':
 		return true
-	case dots && strings.Contains(v, "..."), stars && strings.Contains(v, "**"), nonASCII && strings.Contains(v, "…"):
+	}
+	h := v[:n]
+	switch {
+	case dots && strings.Contains(h, "..."), stars && strings.Contains(h, "**"), nonASCII && strings.Contains(h, "…"):
 		return true
-	case brackets && (containsFold(v, "[redacted") || containsFold(v, "redacted]")):
+	case brackets && (containsFold(h, "[redacted") || containsFold(h, "redacted]")):
 		return true
-	case e && (strings.Contains(v, "example") || hasSuffixFold(v, "example") || strings.HasSuffix(v, "EXAMPLEKEY")):
+	case e && (strings.Contains(h, "example") || hasSuffixFold(v, "example") || strings.HasSuffix(v, "EXAMPLEKEY")):
 		return true // AWS's documentation keys
 	}
 	return false
