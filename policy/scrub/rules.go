@@ -396,7 +396,7 @@ func validGenericValue(w string, loc []int, v, key string, pass bool) bool {
 			!(lowerWord(v) && !tight && proseAfter(w, loc[5])) && !notCredentialName(key)
 	}
 	switch {
-	case placeholder(v), dottedIdent(v) && !randomTail(v), lowerWord(v), entropy(v) < 2.0:
+	case placeholder(v), dottedIdent(v) && !randomTail(v), lowerWord(v):
 		return false
 	case strings.Trim(v, "0123456789") == "":
 		return false
@@ -407,8 +407,9 @@ func validGenericValue(w string, loc []int, v, key string, pass bool) bool {
 	case strings.HasPrefix(v, "env:"), strings.HasPrefix(v, "file:"), strings.HasPrefix(v, "fd:"), strings.HasPrefix(v, "pass:"):
 		return false // openssl's references; pass:VALUE is the command rule's
 	}
-	// csrf_token, authenticity_token; access_token=ACCESS_TOKEN
-	return !notCredentialName(key) && !(namedPlaceholder(v) && nameTierOf(key, false) != tierPass)
+	// csrf_token, authenticity_token; access_token=ACCESS_TOKEN; the
+	// entropy floor last, as it costs most.
+	return !notCredentialName(key) && !namedPlaceholder(v) && entropy(v) >= 2.0
 }
 
 // validHasDigit accepts values with a digit and a letter.
