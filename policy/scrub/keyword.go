@@ -821,10 +821,10 @@ const repeatWindow = 2 << 10
 // is a secret both times, though only one has the context that shows it.
 func repeatSpans(text string, spans []scrubSpan) []scrubSpan {
 	n := len(spans)
-	for k := 0; k < n && k < 16; k++ {
+	for k := 0; k < n && k < 64; k++ {
 		sp := spans[k]
-		if sp.prio < 0 || sp.end-sp.start < 12 || sp.end-sp.start > 256 {
-			continue // known values are found everywhere already; a key's body is printed once
+		if sp.prio < 0 || sp.end-sp.start < 12 || sp.end-sp.start > 1024 {
+			continue // known values are found everywhere already; a key block is printed once
 		}
 		val := text[sp.start:sp.end]
 		lo, hi := max(0, sp.start-repeatWindow), min(len(text), sp.end+repeatWindow)
