@@ -43,6 +43,10 @@ var providerNames = []string{"github", "gitlab", "bitbucket", "heroku", "twilio"
 	"netlify", "newrelic", "okta", "plaid", "zendesk", "stripe", "slack", "openai", "shopify", "azure",
 	"digitalocean", "vercel", "supabase", "pinecone", "mixpanel", "kraken"}
 
+// keywordKind names the keyword rule's findings; New orders the rule
+// of that kind after the config's own rules.
+const keywordKind = "credential"
+
 type nameTier int
 
 const (

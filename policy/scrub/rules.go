@@ -186,11 +186,11 @@ var scrubBuiltins = []scrubBuiltin{
 		0, nil, // genericAt applies validGeneric, with its entropy floor of 2 for all but passwords
 		"pass", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
 		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential", "session", "sessid").group(2).parse(genericAt),
-	// Last (New puts it after the config's rules too). What the generic
+	// New puts it after the config's rules. What the generic
 	// rule leaves: names it does not know as a secret's
 	// (AccountKey, creds, client_id) and glue it does not read (a type,
 	// a line break, "is", a comma between arguments). keyword.go.
-	{rule: Rule{Kind: "credential", Pattern: `(?i)[a-z0-9_.\-]*(?:key|token|secret|auth|cred|pass|pwd|id)[a-z0-9_.\-]*.{0,48}?(\S{4,})`,
+	{rule: Rule{Kind: keywordKind, Pattern: `(?i)[a-z0-9_.\-]*(?:key|token|secret|auth|cred|pass|pwd|id)[a-z0-9_.\-]*.{0,48}?(\S{4,})`,
 		Keywords: keywordLits}, all: keywordAll},
 }
 

@@ -99,7 +99,14 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	}
 	// The keyword-context rule goes last, after the config's own rules:
 	// where a format rule and it find the same value, the format names it.
-	rules := slices.Clone(base[:len(base)-1])
+	var rules, last []*scrubRule
+	for _, r := range base {
+		if r.Kind == keywordKind {
+			last = append(last, r)
+		} else {
+			rules = append(rules, r)
+		}
+	}
 	for i, r := range extra {
 		cr, err := compileScrubRule(r)
 		if err != nil {
@@ -107,7 +114,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 		}
 		rules = append(rules, cr)
 	}
-	rules = append(rules, base[len(base)-1])
+	rules = append(rules, last...)
 	gl, err := loadGitleaks()
 	if err != nil {
 		return nil, err
