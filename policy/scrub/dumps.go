@@ -92,6 +92,25 @@ func (t *dumpStreakState) add(text string, i, k int, breaks bool) bool {
 	return (t.n >= dumpStreak || t.n >= 2 && t.digits >= 16) && t.start >= t.done
 }
 
+// maybeUnit is unitLike's first test, small enough to inline in the
+// walk: a word that does not start and end like a unit costs two table
+// lookups.
+func maybeUnit(text string, i, k int) bool {
+	return k-i == 1 || k-i <= maxUnitRun+2 && unitEdge[text[i]]&1 != 0 && unitEdge[text[k-1]]&2 != 0
+}
+
+// unitEdge marks the bytes a unit may start with (1: hex digits, x) and
+// end with (2: hex digits).
+var unitEdge = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		if isHex(byte(c)) {
+			t[c] = 3
+		}
+	}
+	t['x'], t['X'] = 1, 1
+	return t
+}()
+
 // sameGap: two gaps between units are the same, or both blanks (od pads
 // numbers to a width).
 func sameGap(a, b string, char bool) bool {

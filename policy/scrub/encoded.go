@@ -113,7 +113,9 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 				k, breaks, nbreak = k+n, true, nbreak+n
 			}
 		}
-		if streak.add(text, i, k, breaks) {
+		if !maybeUnit(text, i, k) {
+			streak.n = 0
+		} else if streak.add(text, i, k, breaks) {
 			spans, i = s.dumpSpans(text, &streak, &budget, spans)
 			i = max(i, k)
 			streak.done, streak.n = i, 0
