@@ -23,10 +23,16 @@ import (
 // decoded in every reading the units allow (hex bytes, hex words either
 // way round, octal, decimal, characters) and the decoded bytes are
 // searched like other decoded text, backwards too. A finding redacts the
-// units that carry it and, on a line with a text column (xxd, hexdump -C),
-// the rest of that line. Ordinary hexdumps decode to bytes that hold no
+// units that carry it, line by line, and the text column (xxd, hexdump -C)
+// of each of those lines. Ordinary hexdumps decode to bytes that hold no
 // finding and stay as they are; prose rarely has four short hex-digit
-// words in a row, so clean text pays one table lookup per word.
+// words in a row, and a word that neither starts nor ends like a unit
+// costs two table lookups.
+//
+// Dumps (and UTF-16, utf16.go) are read for calls with known values: it
+// is their values a tool is given to hide, and a call without any keeps
+// the walk as it was. What the rules find in a dump's bytes is redacted
+// too, in those calls.
 //
 // Inside a JSON string (a tool's output as the daemon scrubs it) a dump's
 // lines end in \n escapes and its quotes and backslashes are escaped: the
@@ -157,6 +163,7 @@ type dumpView struct {
 	lo   int
 }
 
+// span maps view[a:b] to the original, widened to whole escapes.
 func (v *dumpView) span(a, b int) (int, int) {
 	if v.u == nil {
 		return v.lo + a, v.lo + b
@@ -165,7 +172,7 @@ func (v *dumpView) span(a, b int) (int, int) {
 	return v.lo + a, v.lo + b
 }
 
-// view returns the original offset of view offset a (a rune's first byte).
+// orig is the original offset of view offset a.
 func (v *dumpView) orig(a int) int {
 	if v.u == nil {
 		return v.lo + a
