@@ -7,6 +7,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/defs"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/principal"
@@ -55,7 +56,11 @@ func (d *Daemon) toolDefinitions(w http.ResponseWriter, r *http.Request) error {
 // (a caller acting through a worker, an agent, may name only its own), else the caller's own, else none.
 func (d *Daemon) definitionsWorker(c principal.Caller, name string) (*worker.Worker, error) {
 	if name == "" {
-		return d.callerWorker(c)
+		v, err := d.disp.Views().For(c)
+		if err != nil {
+			return nil, err
+		}
+		return v.Worker(), nil
 	}
 	if err := visibleWorker(c, name); err != nil {
 		return nil, err
@@ -70,21 +75,12 @@ func (d *Daemon) definitionsWorker(c principal.Caller, name string) (*worker.Wor
 // definitionTools lists the active tools the caller may call, as defs
 // needs them.
 func (d *Daemon) definitionTools(ctx context.Context, c principal.Caller, wk *worker.Worker) ([]defs.Tool, error) {
-	var list []*catalog.Tool
-	var err error
-	if wk != nil {
-		list, err = d.disp.ToolsFor(ctx, wk)
-	} else {
-		list, _, err = d.catalog.List(ctx, catalog.Filter{Status: catalog.StatusActive})
-	}
+	list, _, err := d.disp.Views().Through(c, wk).List(ctx, visible.Filter{Filter: catalog.Filter{Status: catalog.StatusActive}, Allowed: true})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]defs.Tool, 0, len(list))
 	for _, t := range list {
-		if t.Status != catalog.StatusActive || !d.disp.ProfilesAllow(t.Def, c, wk) {
-			continue
-		}
 		out = append(out, defs.FromDefinition(t.Def))
 	}
 	return out, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/dispatch"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/principal"
@@ -265,13 +266,13 @@ func (d *Daemon) stats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wk, err := d.callerWorker(caller)
+	v, err := d.disp.Views().For(caller)
 	if err != nil {
 		return err
 	}
 	var s catalog.Stats
-	if wk != nil {
-		tools, err := d.disp.ToolsFor(r.Context(), wk)
+	if v.Worker() != nil {
+		tools, _, err := v.List(r.Context(), visible.Filter{})
 		if err != nil {
 			return err
 		}
@@ -335,21 +336,11 @@ func (d *Daemon) listTools(w http.ResponseWriter, r *http.Request) error {
 	if f.Offset, err = intParam(r, "offset", 0); err != nil {
 		return err
 	}
-	caller, err := callerOf(r)
+	v, err := d.viewOf(r)
 	if err != nil {
 		return err
 	}
-	wk, err := d.callerWorker(caller)
-	if err != nil {
-		return err
-	}
-	var tools []*catalog.Tool
-	var total int
-	if wk != nil {
-		tools, total, err = d.listWorkerTools(r.Context(), wk, f, q.Get("profile"))
-	} else {
-		tools, total, err = d.listToolsForProfile(r.Context(), f, q.Get("profile"))
-	}
+	tools, total, err := v.List(r.Context(), visible.Filter{Filter: f, Profile: q.Get("profile")})
 	if err != nil {
 		return err
 	}

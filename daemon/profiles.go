@@ -1,12 +1,10 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/policy"
 )
 
@@ -105,34 +103,4 @@ func (c *ProfilesConfig) callers() map[string]string {
 		out[strings.ToLower(k)] = strings.ToLower(v)
 	}
 	return out
-}
-
-// listTools lists the catalog as f asks, keeping only the tools profile
-// (after the global profile) allows when profile is not empty; limit,
-// offset and the total then count the allowed tools only.
-func (d *Daemon) listToolsForProfile(ctx context.Context, f catalog.Filter, profile string) ([]*catalog.Tool, int, error) {
-	if profile == "" {
-		return d.catalog.List(ctx, f)
-	}
-	if err := d.disp.KnownProfile(profile); err != nil {
-		return nil, 0, err
-	}
-	limit, offset := f.Limit, f.Offset
-	f.Limit, f.Offset = 0, 0
-	all, _, err := d.catalog.List(ctx, f)
-	if err != nil {
-		return nil, 0, err
-	}
-	var kept []*catalog.Tool
-	for _, t := range all {
-		if d.disp.ProfileAllows(t.Def, profile) {
-			kept = append(kept, t)
-		}
-	}
-	total := len(kept)
-	kept = kept[min(offset, total):]
-	if limit > 0 && limit < len(kept) {
-		kept = kept[:limit]
-	}
-	return kept, total, nil
 }

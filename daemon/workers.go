@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/changes"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy/mounts"
@@ -235,7 +235,7 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 	}) {
 		v.Tools = append(v.Tools, api.WorkerTool(t))
 	}
-	made, err := d.disp.AgentTools(ctx, w)
+	made, err := d.disp.Views().Made(ctx, w)
 	if err != nil {
 		return v, err
 	}
@@ -253,7 +253,7 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 		v.Tools = append(v.Tools, api.WorkerTool{Name: name, Source: "agent",
 			Approval: w.ToolApproval(name, t.Def.WrittenApproval(), t.CreatedBy)})
 	}
-	for _, name := range d.disp.MetaToolNames(w) {
+	for _, name := range visible.MetaNames(w) {
 		v.Tools = append(v.Tools, api.WorkerTool{Name: name, Source: "meta",
 			Approval: w.ToolApproval(name, catalog.ApprovalPreApproved, catalog.CreatedByUser)})
 	}
@@ -423,66 +423,24 @@ func (d *Daemon) removeWorker(w http.ResponseWriter, r *http.Request) error {
 // Guard: the wire type mirrors the worker package's.
 var _ = api.WorkerTool(worker.EffectiveTool{})
 
-// callerWorker is the registered worker the caller acts through, or nil.
-func (d *Daemon) callerWorker(c principal.Caller) (*worker.Worker, error) {
-	if c.Worker == "" {
-		return nil, nil
-	}
-	w, err := d.workers.get(c.Worker)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	return w, err
-}
-
-// toolFor gets the tool called name as the request's caller may see it:
+// viewOf is the catalog as the request's caller sees it (daemon/visible):
 // through a worker, only the worker's tools exist.
-func (d *Daemon) toolFor(r *http.Request, name string) (*catalog.Tool, error) {
+func (d *Daemon) viewOf(r *http.Request) (*visible.View, error) {
 	c, err := callerOf(r)
 	if err != nil {
 		return nil, err
 	}
-	w, err := d.callerWorker(c)
-	if err != nil || w == nil {
-		if err != nil {
-			return nil, err
-		}
-		return d.catalog.Get(r.Context(), name)
-	}
-	if lt := w.LocalTool(name); lt != nil {
-		return &catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1}, nil
-	}
-	ok, err := d.disp.WorkerHasTool(r.Context(), w, name)
+	return d.disp.Views().For(c)
+}
+
+// toolFor gets the tool called name as the request's caller sees it.
+func (d *Daemon) toolFor(r *http.Request, name string) (*catalog.Tool, error) {
+	v, err := d.viewOf(r)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, &errdefs.Error{Code: errdefs.ToolNotFound, Err: fmt.Errorf("no tool named %q", name)}
-	}
-	return d.catalog.Get(r.Context(), name)
-}
-
-// listWorkerTools is GET /v1/tools for a caller acting through w.
-func (d *Daemon) listWorkerTools(ctx context.Context, w *worker.Worker, f catalog.Filter, profile string) ([]*catalog.Tool, int, error) {
-	if err := d.disp.KnownProfile(profile); err != nil {
-		return nil, 0, err
-	}
-	all, err := d.disp.ToolsFor(ctx, w)
-	if err != nil {
-		return nil, 0, err
-	}
-	kept := slices.DeleteFunc(all, func(t *catalog.Tool) bool {
-		return (f.Status != "" && t.Status != f.Status) || (f.Kind != "" && string(t.Def.Kind) != f.Kind) ||
-			(f.CreatedBy != "" && t.CreatedBy != f.CreatedBy) ||
-			(f.Category != "" && !strings.EqualFold(t.Def.Category, f.Category)) ||
-			(profile != "" && !d.disp.ProfileAllows(t.Def, profile))
-	})
-	total := len(kept)
-	kept = kept[min(f.Offset, total):]
-	if f.Limit > 0 && f.Limit < len(kept) {
-		kept = kept[:f.Limit]
-	}
-	return kept, total, nil
+	t, _, err := v.Get(r.Context(), name)
+	return t, err
 }
 
 // makesTools guards the routes that make or change tools: an agent whose
@@ -490,15 +448,11 @@ func (d *Daemon) listWorkerTools(ctx context.Context, w *worker.Worker, f catalo
 // through no registered worker are left to the catalog's own rules.
 func (d *Daemon) makesTools(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		c, err := callerOf(r)
+		v, err := d.viewOf(r)
 		if err != nil {
 			return err
 		}
-		wk, err := d.callerWorker(c)
-		if err != nil {
-			return err
-		}
-		if wk != nil && !wk.AgentTools.Create {
+		if wk := v.Worker(); wk != nil && !wk.AgentTools.Create {
 			return errdefs.Errorf(errdefs.Forbidden, "worker %q does not let its agent make or change tools (agent_tools.create: false)", wk.Name)
 		}
 		return fn(w, r)
@@ -520,15 +474,11 @@ func (d *Daemon) seesTool(fn func(http.ResponseWriter, *http.Request) error) fun
 // worker grants it (yet), and it would run outside the worker's tools.
 func (d *Daemon) noAdHoc(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		c, err := callerOf(r)
+		v, err := d.viewOf(r)
 		if err != nil {
 			return err
 		}
-		wk, err := d.callerWorker(c)
-		if err != nil {
-			return err
-		}
-		if wk != nil {
+		if wk := v.Worker(); wk != nil {
 			return errdefs.Errorf(errdefs.Forbidden, "worker %q does not grant ad-hoc code; call its tools", wk.Name)
 		}
 		return fn(w, r)
@@ -537,10 +487,11 @@ func (d *Daemon) noAdHoc(fn func(http.ResponseWriter, *http.Request) error) func
 
 // adoptAgentTool makes a tool an agent just made one of its worker's.
 func (d *Daemon) adoptAgentTool(ctx context.Context, c principal.Caller, tool string) error {
-	w, err := d.callerWorker(c)
-	if err != nil || w == nil {
+	v, err := d.disp.Views().For(c)
+	if err != nil || v.Worker() == nil {
 		return err
 	}
+	w := v.Worker()
 	if err := d.store.AddWorkerTool(ctx, w.Name, tool); err != nil {
 		return fmt.Errorf("tool %q was made, but not added to worker %q: %w", tool, w.Name, err)
 	}
@@ -567,7 +518,7 @@ func (d *Daemon) revokeWorkerTokens(w http.ResponseWriter, r *http.Request) erro
 // unknown profile, or a workspace or mount that reaches the daemon's own
 // paths (checked after resolving symlinks).
 func (d *Daemon) checkWorker(w *worker.Worker) error {
-	if err := d.disp.KnownProfile(w.Profile); err != nil {
+	if err := d.disp.Views().KnownProfile(w.Profile); err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}
 	if err := w.CheckMounts(d.mountGuard()); err != nil {

@@ -260,7 +260,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 // no longer runs as it did when approval id was asked for: gone, no
 // longer callable, or at another version.
 func (d *Dispatcher) stillRuns(ctx context.Context, c *call, id string) error {
-	cur, err := d.resolve(ctx, c.worker, c.tool)
+	cur, _, err := c.view.Resolve(ctx, c.tool)
 	switch {
 	case err != nil:
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
@@ -139,6 +140,8 @@ type Dispatcher struct {
 	log       *slog.Logger
 	now       func() time.Time
 	approvals *approvalQueue
+	// views decides which tools each caller sees (daemon/visible).
+	views *visible.Views
 	// observe, when set (tests only), sees each request as the executor
 	// gets it.
 	observe func(*executors.Request)
@@ -165,11 +168,20 @@ func New(cfg Config) *Dispatcher {
 	if d.cfg.MaxCallDepth <= 0 {
 		d.cfg.MaxCallDepth = DefaultMaxCallDepth
 	}
+	vc := visible.Config{Catalog: cfg.Catalog, Workers: cfg.Workers, Profiles: cfg.Profiles, ProfileCallers: cfg.ProfileCallers}
+	if cfg.Store != nil {
+		vc.Made = cfg.Store.WorkerTools
+	}
+	d.views = visible.New(vc)
 	d.env = kind.Env{ShellRules: cfg.ShellRules, Guards: d.cfg.Guards, AllowPrivateHosts: cfg.AllowPrivateHosts,
 		NetworkShellTools: cfg.NetworkShellTools, StandIns: cfg.Egress != nil, NewToken: egress.NewToken,
 		Store: cfg.Store, WorkerDBs: cfg.WorkerDBs}
 	return d
 }
+
+// Views are the catalog as each caller sees it: the one answer to which
+// tools a caller sees, for every entry point.
+func (d *Dispatcher) Views() *visible.Views { return d.views }
 
 // Observe makes fn see each request as the executor gets it; for tests.
 func (d *Dispatcher) Observe(fn func(*executors.Request)) { d.observe = fn }
@@ -237,7 +249,9 @@ type call struct {
 	dryRun  bool // an unsaved definition (tools test)
 	noWait  bool
 	onWait  func(approvalID string)
-	// worker bounds the call when it came through one (workers.go).
+	// view is the catalog as the caller sees it; worker, its worker, bounds the call when it came through one
+	// (workers.go).
+	view   *visible.View
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
 	approval string
@@ -253,21 +267,21 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 
 // call runs a stored tool, nested as n says.
 func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outcome, error) {
-	w, err := d.workerOf(r.Caller)
+	v, err := d.views.For(r.Caller)
 	if err != nil {
 		return nil, err
 	}
-	res, err := d.resolve(ctx, w, r.Tool)
+	res, src, err := v.Resolve(ctx, r.Tool)
 	if err != nil {
 		return nil, err
 	}
-	if n.parent != "" && IsMeta(res.Tool.Def) {
-		return nil, notFound(r.Tool) // meta.go: out of nested calls' reach
+	if n.parent != "" && src == visible.FromMeta {
+		return nil, visible.NotFound(r.Tool) // meta.go: out of nested calls' reach
 	}
-	t := res.Tool
+	t, w := res.Tool, v.Worker()
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
-		onWait: r.OnApprovalWait, worker: w, approval: approvalFor(w, res), nest: n}
-	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
+		onWait: r.OnApprovalWait, view: v, worker: w, approval: approvalFor(w, res), nest: n}
+	if err := v.Allows(t.Def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
 	if !policy.StatusCallable(t.Status) {
@@ -312,7 +326,7 @@ func (d *Dispatcher) callApproval(ctx context.Context, c *call, res *catalog.Res
 // worker like any call (its profile, limits, rate limit, state, and the
 // tools its code may call).
 func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller principal.Caller) (*Outcome, error) {
-	w, err := d.workerOf(caller)
+	v, err := d.views.For(caller)
 	if err != nil {
 		return nil, err
 	}
@@ -323,8 +337,8 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 	if err != nil {
 		return nil, err
 	}
-	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true, worker: w}
-	if err := d.profileAllows(def, caller, workerProfile(w)); err != nil {
+	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true, view: v, worker: v.Worker()}
+	if err := v.Allows(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
 	return d.run(ctx, c, res)
@@ -333,7 +347,9 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 // AdHocJS runs code that is not stored, like a tool with no parameters.
 func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller principal.Caller) (*Outcome, error) {
 	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: js.Kind{}.Name(), Spec: js.New(code), Limits: &lim}
-	c := &call{id: newCallID(), tool: AdHocTool, kind: string(def.Kind), caller: caller, args: args, started: d.now()}
+	// Ad-hoc code runs outside any worker's tools (the API refuses it to
+	// a caller through one); the code's nested calls go their own way.
+	c := &call{id: newCallID(), tool: AdHocTool, kind: string(def.Kind), caller: caller, args: args, started: d.now(), view: d.views.Through(caller, nil)}
 	if err := catalog.Check(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}

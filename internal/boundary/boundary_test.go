@@ -50,6 +50,10 @@ func TestImportBoundaries(t *testing.T) {
 	}{
 		{pkg: "./daemon/api", need: []string{module + "/errdefs"}, forbid: rpcStack},
 		{pkg: "./daemon/catalog", need: []string{module + "/errdefs", module + "/principal", module + "/toolspec"}, forbid: rpcStack},
+		// which tools a caller sees is decided below the call pipeline and
+		// every entry point, and links none of them nor the executors
+		{pkg: "./daemon/visible", need: []string{module + "/daemon/catalog", module + "/daemon/worker", module + "/policy"},
+			forbid: append([]string{module + "/daemon/dispatch", module + "/daemon/mcp", module + "/daemon/ui"}, rpcStack...)},
 		// executors link only the guards they re-check
 		{pkg: "./cmd/toolcage-executor", need: []string{module + "/policy/netguard", module + "/policy/jscheck"},
 			forbid: []string{module + "/policy", module + "/daemon", module + "/store"},
