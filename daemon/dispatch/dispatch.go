@@ -41,7 +41,7 @@ import (
 type Config struct {
 	Catalog *catalog.Catalog
 	Store   *store.Store
-	Pool    *host.Pool
+	Pool    Pool
 	// Scrubber takes credentials out of everything that leaves the daemon
 	// or is stored: results, logs, errors, audited arguments.
 	Scrubber *scrub.Scrubber
@@ -104,6 +104,14 @@ type Config struct {
 	Logger  *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+}
+
+// Pool runs a planned call's request on an executor of key and returns
+// what the executor answered or a coded error (executor_failed, timeout,
+// limit_exceeded, rate_limited for a busy key). The daemon's is the warm
+// pool of executors/host; tests give a fake.
+type Pool interface {
+	Execute(ctx context.Context, key host.Key, req *executors.Request) (*executors.Result, error)
 }
 
 // SecretReader reads one stored secret's decrypted envelope. It returns
@@ -524,3 +532,6 @@ type CallError struct {
 
 func (e *CallError) Error() string { return e.Err.Error() }
 func (e *CallError) Unwrap() error { return e.Err }
+
+// Interface guards.
+var _ Pool = (*host.Pool)(nil)
