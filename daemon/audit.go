@@ -14,20 +14,6 @@ import (
 // The audit log over the socket API: the list with its filters, the JSON
 // Lines export, the stream of new records, and retention.
 
-// AuditConfig sets how long the audit log keeps its records.
-type AuditConfig struct {
-	// Retention is how long call records and admin acts are kept; older
-	// ones are pruned in the background. 0 keeps everything.
-	Retention time.Duration `mapstructure:"retention"`
-	// batchGate, when set (tests only), is received from before each
-	// prune batch, so a test can interleave calls with batches.
-	batchGate chan struct{}
-}
-
-// minRetention is the shortest audit.retention the config takes: a typo
-// ("1m" for a month) should not empty the audit log.
-const minRetention = time.Hour
-
 // outcomes are the values the outcome filter takes.
 var outcomes = map[string]bool{store.OutcomeOK: true, store.OutcomeError: true, store.OutcomeFailed: true, store.OutcomeRefused: true}
 
@@ -287,7 +273,7 @@ func (d *Daemon) pruneOnce(ctx context.Context, before time.Time) {
 	}{{"calls", d.store.PruneExecutions}, {"admin acts", d.store.PruneAdminActs}} {
 		total := 0
 		for {
-			if gate := d.cfg.Audit.batchGate; gate != nil {
+			if gate := d.cfg.Audit.BatchGate; gate != nil {
 				select {
 				case <-gate:
 				case <-ctx.Done():

@@ -1,10 +1,14 @@
+// Package daemon is the toolcage server's wiring and lifecycle: New builds
+// the store, catalog, dispatcher, executor pool, listeners and servers from
+// a config (daemon/config), Serve runs them and Close stops them. The
+// socket API, MCP, the review page and the call pipeline live in packages
+// of their own (see the README's package table).
 package daemon
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,6 +23,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/changes"
+	"github.com/toolcage/toolcage/daemon/config"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/daemon/mcp"
@@ -103,6 +108,9 @@ func WithPeerCheck(allow func(uid uint32) bool) Option {
 func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *Daemon, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = Version
 	}
 	self := uint32(os.Getuid())
 	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(), stopping: make(chan struct{}), changes: &changes.Broadcaster{},
@@ -199,7 +207,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		Catalog: d.catalog, Store: st, Pool: d.pool, Scrubber: scrubber,
 		Secrets: storedSecrets{key: d.secretsKey, st: st}, Egress: d.egress,
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
-		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
+		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.CallerProfiles(),
 		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events, Changes: d.changes,
 		MaxCallDepth: cfg.JS.MaxCallDepth,
 		Limits: map[executors.Kind]executors.Limits{
@@ -217,7 +225,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		return nil, err
 	}
 	undo = append(undo, func() { ln.Close() })
-	if d.metricsLn, err = listenLoopback("metrics.listen", cfg.Metrics.Listen); err != nil {
+	if d.metricsLn, err = config.ListenLoopback("metrics.listen", cfg.Metrics.Listen); err != nil {
 		return nil, err
 	}
 	if d.metricsLn != nil {
@@ -229,7 +237,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if d.ui != nil {
 		undo = append(undo, func() { d.ui.ln.Close() })
 	}
-	if d.mcpLn, err = listenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
+	if d.mcpLn, err = config.ListenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
 		return nil, err
 	}
 	d.mcp = d.newMCP()
@@ -468,37 +476,6 @@ func (d *Daemon) Close() error {
 		d.log.Info("toolcage daemon stopped")
 	})
 	return d.closeErr
-}
-
-// listenSocket binds the API socket: its directory 0700, the socket 0600. A
-// stale socket from a crashed daemon is removed; a live one is an error.
-func listenSocket(path string) (net.Listener, error) {
-	if len(path) > 107 {
-		return nil, fmt.Errorf("socket path %q is longer than the 107 bytes a Unix socket allows", path)
-	}
-	if err := prepareSocketDir(path); err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(path); err == nil {
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("another daemon is already listening on %s", path)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("removing stale socket: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("socket mode: %w", err)
-	}
-	return ln, nil
 }
 
 type ctxKey int

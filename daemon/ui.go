@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/config"
 	"github.com/toolcage/toolcage/daemon/ui"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/principal"
@@ -24,31 +25,6 @@ import (
 // and admin log the socket API's handlers use), and the person-only
 // socket call that mints a login link.
 
-// UIConfig sets the review page.
-type UIConfig struct {
-	// Listen is a loopback host:port serving the page; "" is off.
-	Listen string `mapstructure:"listen"`
-	// LoginTTL is how long a login link works (once).
-	LoginTTL time.Duration `mapstructure:"login_ttl"`
-	// SessionTTL is how long a browser stays logged in.
-	SessionTTL time.Duration `mapstructure:"session_ttl"`
-}
-
-// check validates the ui settings.
-func (c UIConfig) check() []error {
-	var errs []error
-	if err := checkLoopbackListen("ui.listen", c.Listen, "127.0.0.1:8765"); err != nil {
-		errs = append(errs, err)
-	}
-	if c.LoginTTL <= 0 {
-		errs = append(errs, errors.New("ui.login_ttl must be positive"))
-	}
-	if c.SessionTTL <= 0 {
-		errs = append(errs, errors.New("ui.session_ttl must be positive"))
-	}
-	return errs
-}
-
 // uiServer is the running review page: its listener, server and pages.
 type uiServer struct {
 	ln    net.Listener
@@ -58,7 +34,7 @@ type uiServer struct {
 
 // listenUI binds ui.listen and builds the page; nil when it is off.
 func (d *Daemon) listenUI() (*uiServer, error) {
-	ln, err := listenLoopback("ui.listen", d.cfg.UI.Listen)
+	ln, err := config.ListenLoopback("ui.listen", d.cfg.UI.Listen)
 	if ln == nil || err != nil {
 		return nil, err
 	}

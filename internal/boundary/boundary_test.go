@@ -52,6 +52,9 @@ func TestImportBoundaries(t *testing.T) {
 		{pkg: "./daemon/catalog", need: []string{module + "/errdefs", module + "/principal", module + "/toolspec"}, forbid: rpcStack},
 		// which tools a caller sees is decided below the call pipeline and
 		// every entry point, and links none of them nor the executors
+		// the config reads settings; it runs none of the servers or the pipeline
+		{pkg: "./daemon/config", need: []string{module + "/configs"},
+			forbid: []string{module + "/daemon/dispatch", module + "/daemon/mcp", module + "/daemon/ui", module + "/executors/host"}},
 		{pkg: "./daemon/visible", need: []string{module + "/daemon/catalog", module + "/daemon/worker", module + "/policy"},
 			forbid: append([]string{module + "/daemon/dispatch", module + "/daemon/mcp", module + "/daemon/ui"}, rpcStack...)},
 		// executors link only the guards they re-check

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 // loopback only: one check at config load and one way to open them, so the
 // three keys take the same addresses and fail with the same words.
 
-// checkLoopbackListen accepts "" (off) or host:port with a loopback IP and
+// CheckLoopbackListen accepts "" (off) or host:port with a loopback IP and
 // a numeric port for the config key named key; example is a good value to
 // show. A host name is refused: what it resolves to could change.
-func checkLoopbackListen(key, addr, example string) error {
+func CheckLoopbackListen(key, addr, example string) error {
 	if addr == "" {
 		return nil
 	}
@@ -30,9 +30,9 @@ func checkLoopbackListen(key, addr, example string) error {
 	return nil
 }
 
-// listenLoopback opens a TCP address checkLoopbackListen passed at config
+// ListenLoopback opens a TCP address CheckLoopbackListen passed at config
 // load; nil when addr is "" (off).
-func listenLoopback(key, addr string) (net.Listener, error) {
+func ListenLoopback(key, addr string) (net.Listener, error) {
 	if addr == "" {
 		return nil, nil
 	}

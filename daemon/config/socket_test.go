@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"os"
@@ -45,20 +45,20 @@ func TestPrivateSocketDir(t *testing.T) {
 	if err := CheckSocketDir(sock); err != nil {
 		t.Errorf("client, dir missing: %v", err)
 	}
-	if err := prepareSocketDir(sock); err != nil {
+	if err := PrepareSocketDir(sock); err != nil {
 		t.Fatalf("daemon, dir missing: %v", err)
 	}
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("created %v %v", fi.Mode(), err)
 	}
 	// Ours and 0700: both go on, again and again.
-	if err := prepareSocketDir(sock); err != nil {
+	if err := PrepareSocketDir(sock); err != nil {
 		t.Errorf("daemon, dir ours: %v", err)
 	}
 	if err := CheckSocketDir(sock); err != nil {
 		t.Errorf("client, dir ours: %v", err)
 	}
-	ln, err := listenSocket(sock)
+	ln, err := ListenSocket(sock)
 	if err != nil {
 		t.Fatalf("listen in the fallback dir: %v", err)
 	}
@@ -69,10 +69,10 @@ func TestPrivateSocketDir(t *testing.T) {
 		if err := CheckSocketDir(sock); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("client, %s: %v, want %q", name, err, want)
 		}
-		if err := prepareSocketDir(sock); err == nil || !strings.Contains(err.Error(), want) {
+		if err := PrepareSocketDir(sock); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("daemon, %s: %v, want %q", name, err, want)
 		}
-		if _, err := listenSocket(sock); err == nil {
+		if _, err := ListenSocket(sock); err == nil {
 			t.Errorf("daemon listened in a %s", name)
 		}
 	}

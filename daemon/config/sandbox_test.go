@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"strings"
@@ -6,14 +6,14 @@ import (
 )
 
 func TestSandboxConfigKeys(t *testing.T) {
-	cfg, err := LoadConfig("", map[string]any{"sandbox.cgroup_parent": "/toolcage.slice/sandboxes", "sandbox.cpus": 0.5})
+	cfg, err := Load("", map[string]any{"sandbox.cgroup_parent": "/toolcage.slice/sandboxes", "sandbox.cpus": 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sc := cfg.SandboxConfig(); sc.CgroupParent != "/toolcage.slice/sandboxes" || sc.CPUs != 0.5 {
 		t.Fatalf("sandbox config %+v", sc)
 	}
-	def, err := LoadConfig("", nil)
+	def, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestSandboxConfigKeys(t *testing.T) {
 		{"sandbox.cpus", -1, "sandbox.cpus"},
 		{"sandbox.cpus", 5000, "sandbox.cpus"},
 	} {
-		_, err := LoadConfig("", map[string]any{tt.key: tt.val})
+		_, err := Load("", map[string]any{tt.key: tt.val})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s = %v: %v, want an error naming %s", tt.key, tt.val, err, tt.want)
 		}

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"net"
@@ -36,7 +36,7 @@ func TestLoopbackListen(t *testing.T) {
 		{"[::ffff:10.0.0.1]:9464", "must be a loopback IP"},
 	} {
 		for _, key := range loopbackKeys {
-			_, err := LoadConfig("", map[string]any{key: tc.addr, "data_dir": t.TempDir()})
+			_, err := Load("", map[string]any{key: tc.addr, "data_dir": t.TempDir()})
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("%s=%q: %v", key, tc.addr, err)
@@ -56,7 +56,7 @@ func TestLoopbackListenInUse(t *testing.T) {
 	}
 	defer busy.Close()
 	for _, key := range loopbackKeys {
-		ln, err := listenLoopback(key, busy.Addr().String())
+		ln, err := ListenLoopback(key, busy.Addr().String())
 		if err == nil {
 			ln.Close()
 			t.Fatalf("%s: bound an address in use", key)
@@ -65,7 +65,7 @@ func TestLoopbackListenInUse(t *testing.T) {
 			t.Errorf("%s: error does not name the key: %v", key, err)
 		}
 	}
-	if ln, err := listenLoopback("ui.listen", ""); ln != nil || err != nil {
+	if ln, err := ListenLoopback("ui.listen", ""); ln != nil || err != nil {
 		t.Errorf("off: %v, %v", ln, err)
 	}
 }
@@ -76,7 +76,7 @@ func FuzzCheckLoopbackListen(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, addr string) {
-		if checkLoopbackListen("metrics.listen", addr, "127.0.0.1:9464") != nil || addr == "" {
+		if CheckLoopbackListen("metrics.listen", addr, "127.0.0.1:9464") != nil || addr == "" {
 			return
 		}
 		h, p, err := net.SplitHostPort(addr)

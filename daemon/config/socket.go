@@ -1,13 +1,15 @@
-package daemon
+package config
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // DefaultSocketPath is $XDG_RUNTIME_DIR/toolcage/toolcage.sock; without
@@ -46,10 +48,10 @@ func CheckSocketDir(socket string) error {
 	return privateDir(dir, os.Geteuid(), false)
 }
 
-// prepareSocketDir creates the socket's directory, 0700; the per-user
+// PrepareSocketDir creates the socket's directory, 0700; the per-user
 // fallback in /tmp is created with Mkdir (never through a planted symlink)
 // and checked as CheckSocketDir does.
-func prepareSocketDir(socket string) error {
+func PrepareSocketDir(socket string) error {
 	dir := filepath.Dir(socket)
 	if dir == fallbackSocketDir(os.Geteuid()) {
 		return privateDir(dir, os.Geteuid(), true)
@@ -89,4 +91,35 @@ func privateDir(dir string, uid int, create bool) error {
 		return fmt.Errorf("socket dir %s has mode %04o, want 0700; remove it or chmod 700 it", dir, fi.Mode().Perm())
 	}
 	return nil
+}
+
+// ListenSocket binds the API socket: its directory 0700, the socket 0600. A
+// stale socket from a crashed daemon is removed; a live one is an error.
+func ListenSocket(path string) (net.Listener, error) {
+	if len(path) > 107 {
+		return nil, fmt.Errorf("socket path %q is longer than the 107 bytes a Unix socket allows", path)
+	}
+	if err := PrepareSocketDir(path); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err == nil {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("another daemon is already listening on %s", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing stale socket: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("socket mode: %w", err)
+	}
+	return ln, nil
 }

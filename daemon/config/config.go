@@ -1,7 +1,10 @@
-// Package daemon is the toolcage server: its configuration and lifecycle,
-// the socket API, and the dispatcher that takes one call from request to
-// audit record.
-package daemon
+// Package config is the daemon's configuration: the file (viper, strict,
+// over the embedded defaults in configs/toolcage.yaml, TOOLCAGE_* from the
+// environment), every section's settings and their validation, and the
+// errors that name a bad key with its place. It also holds the two paths
+// the settings name that client and daemon must agree on: the default
+// socket and its directory's checks, and the loopback-only listeners.
+package config
 
 import (
 	"bytes"
@@ -26,10 +29,13 @@ import (
 
 // Config is the daemon configuration; see configs/toolcage.yaml.
 type Config struct {
-	// File is the config file read (LoadConfig's), absolute; "" for the
+	// File is the config file read (Load's), absolute; "" for the
 	// embedded defaults alone. Not a key: no workspace or mount may make it
 	// writable to an agent (mountGuard).
-	File            string          `mapstructure:"-"`
+	File string `mapstructure:"-"`
+	// Version is the build's version (daemon.Version, which the build
+	// sets), for what is named after it: the executor image's tag.
+	Version         string          `mapstructure:"-"`
 	Socket          string          `mapstructure:"socket"`
 	DataDir         string          `mapstructure:"data_dir"`
 	Log             LogConfig       `mapstructure:"log"`
@@ -72,7 +78,10 @@ func (c *Config) DockerImage() string {
 	if c.Docker.Image != "" {
 		return c.Docker.Image
 	}
-	return image.Tag(Version)
+	if c.Version == "" {
+		return image.Tag("dev")
+	}
+	return image.Tag(c.Version)
 }
 
 // MCPConfig sets the MCP server: the stdio bridge (`toolcage mcp`) always
@@ -249,7 +258,7 @@ const maxCallDepth = 16
 // LoadConfig reads the embedded defaults, then file (if not empty), then
 // TOOLCAGE_* environment variables, then overrides (flag values keyed like
 // "socket" or "executor.path"). Unknown keys in file are errors.
-func LoadConfig(file string, overrides map[string]any) (Config, error) {
+func Load(file string, overrides map[string]any) (Config, error) {
 	where := "config"
 	if file != "" {
 		where = "config " + file
@@ -312,10 +321,10 @@ func (c *Config) finish(where string) error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("shutdown_timeout must be positive"))
 	}
-	if err := checkLoopbackListen("metrics.listen", c.Metrics.Listen, "127.0.0.1:9464"); err != nil {
+	if err := CheckLoopbackListen("metrics.listen", c.Metrics.Listen, "127.0.0.1:9464"); err != nil {
 		errs = append(errs, err)
 	}
-	if err := checkLoopbackListen("mcp.listen", c.MCP.Listen, "127.0.0.1:8765"); err != nil {
+	if err := CheckLoopbackListen("mcp.listen", c.MCP.Listen, "127.0.0.1:8765"); err != nil {
 		errs = append(errs, err)
 	}
 	if c.MCP.SessionTimeout <= 0 || c.MCP.ProgressInterval <= 0 {
@@ -333,8 +342,8 @@ func (c *Config) finish(where string) error {
 		errs = append(errs, errors.New("api.max_connections must be positive"))
 	}
 	errs = append(errs, c.Approvals.check()...)
-	if r := c.Audit.Retention; r < 0 || (r > 0 && r < minRetention) {
-		errs = append(errs, fmt.Errorf("audit.retention: want 0 (keep everything) or at least %s, like 720h, got %s", minRetention, r))
+	if r := c.Audit.Retention; r < 0 || (r > 0 && r < MinRetention) {
+		errs = append(errs, fmt.Errorf("audit.retention: want 0 (keep everything) or at least %s, like 720h, got %s", MinRetention, r))
 	}
 	if c.Executor.MaxPerKey <= 0 {
 		errs = append(errs, errors.New("executor.max_per_key must be positive"))

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"os"
@@ -28,7 +28,7 @@ func TestConfigErrors(t *testing.T) {
 			if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := LoadConfig(file, nil)
+			_, err := Load(file, nil)
 			want := "config " + file + ": " + tt.want
 			if err == nil || len(err.Error()) < len(want) || err.Error()[:len(want)] != want {
 				t.Errorf("got  %v\nwant %s…", err, want)
@@ -36,7 +36,7 @@ func TestConfigErrors(t *testing.T) {
 		})
 	}
 	// Without a file, the problem is in a flag or the environment.
-	if _, err := LoadConfig("", map[string]any{"api.max_connections": "x"}); err == nil || err.Error() != `config: api.max_connections: want a whole number, got "x"` {
+	if _, err := Load("", map[string]any{"api.max_connections": "x"}); err == nil || err.Error() != `config: api.max_connections: want a whole number, got "x"` {
 		t.Errorf("override: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package config
 
 import (
 	"fmt"
@@ -95,9 +95,9 @@ func orNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-// callers returns the profile each lowercased caller id or worker is
+// CallerProfiles returns the profile each lowercased caller id or worker is
 // mapped to, lowercased.
-func (c *ProfilesConfig) callers() map[string]string {
+func (c *ProfilesConfig) CallerProfiles() map[string]string {
 	out := make(map[string]string, len(c.Callers))
 	for k, v := range c.Callers {
 		out[strings.ToLower(k)] = strings.ToLower(v)
