@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // binDir returns the directory with toolcage and toolcage-executor, built
@@ -26,29 +26,15 @@ import (
 func binDir(tb testing.TB) string {
 	tb.Helper()
 	binOnce.Do(func() {
-		if d := os.Getenv("TOOLCAGE_BIN_DIR"); d != "" {
-			binPath = d
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Dir(filepath.Dir(file))
 		dir, err := os.MkdirTemp("", "tc-bench-bin")
 		if err != nil {
 			binErr = err
 			return
 		}
-		for _, b := range []struct{ pkg, out, cgo string }{
-			{"./cmd/toolcage", "toolcage", "1"}, {"./cmd/toolcage-executor", "toolcage-executor", "0"}, {"./cmd/toolcage-sandbox", "toolcage-sandbox", "0"},
-		} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "CGO_ENABLED="+b.cgo)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binErr = fmt.Errorf("build %s: %v\n%s", b.pkg, err, out)
-				return
-			}
+		binPath, binErr = testutil.Binaries(dir, "toolcage", "toolcage-executor")
+		if binPath != dir {
+			os.Remove(dir)
 		}
-		binPath = dir
 	})
 	if binErr != nil {
 		tb.Fatal(binErr)

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +17,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/executors/image/imagetest"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // executorPath is a real toolcage-executor built for these tests (or the one
@@ -34,7 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	executorPath, err = buildExecutor(dir)
+	executorPath, err = testutil.Executor(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -49,26 +48,6 @@ func TestMain(m *testing.M) {
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func buildExecutor(dir string) (string, error) {
-	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
-		p := filepath.Join(bin, "toolcage-executor")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	for _, b := range []string{"toolcage-executor", "toolcage-sandbox"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b), "./cmd/"+b)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("building %s: %v\n%s", b, err, out)
-		}
-	}
-	return filepath.Join(dir, "toolcage-executor"), nil
 }
 
 type testDaemon struct {

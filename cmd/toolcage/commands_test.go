@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // These tests run the CLI in-process against a real daemon (SQLite store,
@@ -1144,7 +1144,7 @@ func TestDaemonCommand(t *testing.T) {
 	// start runs the daemon until stop sends it sig; local puts --socket
 	// after "daemon", as its usage line shows, instead of before it.
 	start := func(local bool) (stop func(sig os.Signal) result) {
-		var out, errb syncBuffer
+		var out, errb testutil.SyncBuffer
 		args := []string{"--socket", sock, "daemon"}
 		if local {
 			args = []string{"daemon", "--socket", sock}
@@ -1238,24 +1238,6 @@ func TestDaemonCommand(t *testing.T) {
 	if _, err := os.Stat(other + "/x.sock"); !os.IsNotExist(err) {
 		t.Errorf("a refused daemon left a socket: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a process may write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestToolsShowMissingSecrets: required_api_keys (the OwnPilot name) is

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	executorPath, err = buildExecutor(dir)
+	executorPath, err = testutil.Executor(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
@@ -57,23 +58,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func buildExecutor(dir string) (string, error) {
-	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
-		p := filepath.Join(bin, "toolcage-executor")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	out := filepath.Join(dir, "toolcage-executor")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/toolcage-executor")
-	cmd.Dir = filepath.Join("..", "..") // the module root, from cmd/toolcage
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building executor: %v\n%s", err, b)
-	}
-	return out, nil
 }
 
 // liveDaemon is a real daemon serving in this process.

@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcage/toolcage/daemon"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // toolcageCmd is the toolcage binary `make build` left in TOOLCAGE_BIN_DIR,
@@ -27,7 +28,7 @@ import (
 func toolcageCmd(env []string, stderr *bytes.Buffer, args ...string) *exec.Cmd {
 	var cmd *exec.Cmd
 	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
-		if p := filepath.Join(bin, "toolcage"); fileExists(p) {
+		if p := filepath.Join(bin, "toolcage"); testutil.IsFile(p) {
 			cmd = exec.Command(p, args...)
 			cmd.Env = os.Environ()
 		}
@@ -38,11 +39,6 @@ func toolcageCmd(env []string, stderr *bytes.Buffer, args ...string) *exec.Cmd {
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = stderr
 	return cmd
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }
 
 // `toolcage mcp` as an MCP client starts it: a process on a real stdio

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // follower is a CLI process that keeps printing (approvals list --watch,
 // audit --follow) until it is interrupted.
 type follower struct {
 	cmd       *exec.Cmd
-	out, errb syncBuffer
+	out, errb testutil.SyncBuffer
 }
 
 func startFollower(t *testing.T, sock string, args ...string) *follower {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // daemonBinary is the toolcage binary `make build` left in
@@ -36,7 +38,7 @@ func daemonBinary(t *testing.T) (exe string, env []string) {
 type activatedDaemon struct {
 	cmd    *exec.Cmd
 	notify *net.UnixConn
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	// configured is the --socket path given on the command line.
 	configured string
 }
@@ -54,7 +56,7 @@ func startActivated(t *testing.T, dir string, files []*os.File, ownPID bool) *ac
 	}
 	t.Cleanup(func() { nc.Close() })
 	exe, env := daemonBinary(t)
-	ad := &activatedDaemon{notify: nc, stderr: &syncBuffer{}, configured: filepath.Join(dir, "configured", "d.sock")}
+	ad := &activatedDaemon{notify: nc, stderr: &testutil.SyncBuffer{}, configured: filepath.Join(dir, "configured", "d.sock")}
 	args := []string{exe, "daemon", "--socket", ad.configured, "--data-dir", filepath.Join(dir, "data"),
 		"--executor", executorPath, "--log-level", "info"}
 	script := `exec "$@"`

@@ -1,38 +1,20 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // waitLimit bounds every wait for a reload.
 const waitLimit = 10 * time.Second
-
-// syncBuffer is a log sink the watcher's goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type watchHarness struct {
 	t       *testing.T
@@ -41,13 +23,13 @@ type watchHarness struct {
 	w       *Watcher
 	changes chan *Worker
 	errs    chan error
-	log     *syncBuffer
+	log     *testutil.SyncBuffer
 }
 
 // startWatcher registers dir/w.yaml (content) with a running watcher.
 func startWatcher(t *testing.T, files map[string]string) *watchHarness {
 	t.Helper()
-	h := &watchHarness{t: t, dir: writeFiles(t, files), changes: make(chan *Worker, 16), errs: make(chan error, 16), log: &syncBuffer{}}
+	h := &watchHarness{t: t, dir: writeFiles(t, files), changes: make(chan *Worker, 16), errs: make(chan error, 16), log: &testutil.SyncBuffer{}}
 	h.path = filepath.Join(h.dir, "w.yaml")
 	data, err := os.ReadFile(h.path)
 	if err != nil {

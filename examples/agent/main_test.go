@@ -1,26 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // The example runs as docs/agents.md says, against a real daemon, with this
 // test as the person: it approves the tool the agent made, then the call.
 func TestAgentExample(t *testing.T) {
-	exe := executor(t)
+	exe, err := testutil.Executor(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	sockDir, err := os.MkdirTemp("", "tc")
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestAgentExample(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	if err := run([]string{"--worker", "agent_demo", "--socket", sock, "--token-file", tokenFile, "--wait", "60s"}, &out); err != nil {
 		t.Fatalf("agent: %v\n%s", err, out.String())
 	}
@@ -101,7 +101,7 @@ func TestAgentExample(t *testing.T) {
 	}
 
 	// Run again: shout exists and is listed, so there is nothing to wait for.
-	var again syncBuffer
+	var again testutil.SyncBuffer
 	go approveCalls(ctx, person)
 	if err := run([]string{"--worker", "agent_demo", "--socket", sock, "--token-file", tokenFile, "--wait", "60s"}, &again); err != nil {
 		t.Fatalf("agent, again: %v\n%s", err, again.String())
@@ -121,46 +121,4 @@ func approveCalls(ctx context.Context, person *api.Client) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// executor is the toolcage-executor `make build` left in TOOLCAGE_BIN_DIR,
-// or one built for this test (with the sandbox launcher beside it).
-func executor(t *testing.T) string {
-	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
-		if p := filepath.Join(bin, "toolcage-executor"); fileExists(p) {
-			return p
-		}
-	}
-	dir := t.TempDir()
-	for _, b := range []string{"toolcage-executor", "toolcage-sandbox"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b), "./cmd/"+b)
-		cmd.Dir = filepath.Join("..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatal(fmt.Errorf("building %s: %v\n%s", b, err, out))
-		}
-	}
-	return filepath.Join(dir, "toolcage-executor")
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }

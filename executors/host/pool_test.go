@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
+	"github.com/toolcage/toolcage/internal/testutil"
 	"github.com/toolcage/toolcage/principal"
 )
 
@@ -68,13 +68,13 @@ func testExecute(ctx context.Context, req *executors.Request) (*executors.Result
 	return nil, errors.New("unknown op " + op.Op)
 }
 
-func newTestPool(t *testing.T, mod func(*PoolConfig)) (*Pool, *syncBuffer) {
+func newTestPool(t *testing.T, mod func(*PoolConfig)) (*Pool, *testutil.SyncBuffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	cfg := PoolConfig{
 		Runners: map[string]Runner{"process": &ProcessRunner{Path: exe, Env: []string{testExecutorEnv + "=1"}}},
 		Logger:  slog.New(slog.NewTextHandler(logs, nil)),
@@ -85,23 +85,6 @@ func newTestPool(t *testing.T, mod func(*PoolConfig)) (*Pool, *syncBuffer) {
 	p := NewPool(cfg)
 	t.Cleanup(func() { p.Close() })
 	return p, logs
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var testKey = NewKey(executors.KindJS, "process", nil)

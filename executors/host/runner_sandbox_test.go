@@ -25,6 +25,7 @@ import (
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/sandbox"
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // The test binary doubles as a sandboxed executor. sandbox.Init has to run
@@ -211,25 +212,6 @@ func sandboxTestExecute(ctx context.Context, req *executors.Request) (*executors
 	return &executors.Result{Value: v}, nil
 }
 
-// needSandbox skips unless this machine can make user namespaces.
-func needSandbox(t testing.TB) {
-	t.Helper()
-	cmd := exec.Command("/bin/true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
-	if err := cmd.Run(); err != nil {
-		t.Skip("no user namespaces here:", err)
-	}
-}
-
-// needRoot skips unless root: cgroup limits need a root daemon here.
-func needRoot(t testing.TB) {
-	t.Helper()
-	needSandbox(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups)")
-	}
-}
-
 // The sandbox tests' keys ask for the reset after every call, as the
 // daemon's shell kind does.
 var (
@@ -239,7 +221,7 @@ var (
 
 // newSandboxPool returns a pool whose "process" runner is a SandboxRunner
 // serving sandboxTestExecute.
-func newSandboxPool(t testing.TB, cfg sandbox.Config) (*Pool, *SandboxRunner, *syncBuffer) {
+func newSandboxPool(t testing.TB, cfg sandbox.Config) (*Pool, *SandboxRunner, *testutil.SyncBuffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -255,7 +237,7 @@ func newSandboxPool(t testing.TB, cfg sandbox.Config) (*Pool, *SandboxRunner, *s
 		t.Fatal(err)
 	}
 	r := &SandboxRunner{Path: exe, Env: []string{sandboxExecutorEnv + "=1"}, Config: cfg, StateDir: state}
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	p := NewPool(PoolConfig{
 		Runners:      map[string]Runner{"process": r},
 		Logger:       slog.New(slog.NewTextHandler(logs, nil)),
@@ -297,7 +279,7 @@ func mustCall(t testing.TB, p *Pool, key Key, op sbxOp) sbxResult {
 }
 
 func TestSandboxExecutorIsConfined(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, _, _ := newSandboxPool(t, sandbox.Config{})
 	st := mustCall(t, p, sbxKey, sbxOp{Op: "status"}).Status
 	want := map[string]string{
@@ -326,7 +308,7 @@ func TestSandboxExecutorIsConfined(t *testing.T) {
 }
 
 func TestSandboxDeniesPrivilegedOperations(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, _, _ := newSandboxPool(t, sandbox.Config{})
 	for _, name := range []string{"mount", "ptrace", "unshare", "clone-newuser", "bpf", "keyctl", "mknod", "personality", "chroot"} {
 		r := mustCall(t, p, sbxKey, sbxOp{Op: "syscall", Name: name})
@@ -358,7 +340,7 @@ func TestSandboxDeniesPrivilegedOperations(t *testing.T) {
 }
 
 func TestSandboxHidesTheHost(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, r, _ := newSandboxPool(t, sandbox.Config{})
 	data := t.TempDir()
 	secret := filepath.Join(data, "secret.db")
@@ -393,7 +375,7 @@ func TestSandboxHidesTheHost(t *testing.T) {
 }
 
 func TestSandboxNetwork(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -424,7 +406,7 @@ func TestSandboxNetwork(t *testing.T) {
 }
 
 func TestSandboxForkBomb(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	p, _, _ := newSandboxPool(t, sandbox.Config{Pids: 64})
 	mustCall(t, p, sbxKey, sbxOp{Op: "echo"})
 	// The pool's after-call reset sees the broken pids cap and ends the call.
@@ -446,7 +428,7 @@ func TestSandboxForkBomb(t *testing.T) {
 }
 
 func TestSandboxMemoryLimit(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	// The cap leaves the hog below the largest process in the sandbox
 	// when it is reached: this executor is the race-built test binary,
 	// tens of MiB itself, and at 64 MiB the OOM killer could pick it
@@ -469,7 +451,7 @@ func TestSandboxMemoryLimit(t *testing.T) {
 }
 
 func TestSandboxCPULimit(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, _, _ := newSandboxPool(t, sandbox.Config{CPUSeconds: 1})
 	start := time.Now()
 	res := mustCall(t, p, sbxKey, sbxOp{Op: "sh", MS: 15000, Cmd: "while :; do :; done"})
@@ -479,7 +461,7 @@ func TestSandboxCPULimit(t *testing.T) {
 }
 
 func TestSandboxFileSizeLimit(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, _, _ := newSandboxPool(t, sandbox.Config{FileSizeBytes: 8 << 20})
 	res := mustCall(t, p, sbxKey, sbxOp{Op: "sh", Cmd: "dd if=/dev/zero of=/tmp/big bs=1M count=10240; echo dd=$?; stat -c %s /tmp/big"})
 	if !strings.Contains(res.Out, "dd=153") || !strings.Contains(res.Out, "\n8388608") {
@@ -488,7 +470,7 @@ func TestSandboxFileSizeLimit(t *testing.T) {
 }
 
 func TestSandboxOpenFilesLimit(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, _, _ := newSandboxPool(t, sandbox.Config{})
 	r := mustCall(t, p, sbxKey, sbxOp{Op: "openfiles", N: 100000})
 	if r.N >= sandbox.DefaultOpenFiles || !strings.Contains(r.Err, "too many open files") {
@@ -500,7 +482,7 @@ func TestSandboxOpenFilesLimit(t *testing.T) {
 }
 
 func TestSandboxKillAllKillsOnlyTheSandbox(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, _, _ := newSandboxPool(t, sandbox.Config{})
 	host := exec.Command("/bin/sleep", "60")
 	if err := host.Start(); err != nil {
@@ -521,7 +503,7 @@ func TestSandboxKillAllKillsOnlyTheSandbox(t *testing.T) {
 }
 
 func TestSandboxAfterCallCleansUp(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, r, _ := newSandboxPool(t, sandbox.Config{})
 	// The pool resets the sandbox after every call: no process and no file a
 	// call leaves behind reaches the next call, and the executor is kept.
@@ -547,7 +529,7 @@ func TestSandboxAfterCallCleansUp(t *testing.T) {
 }
 
 func TestSandboxRunnerCheck(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	exe, _ := os.Executable()
 	rep := (&SandboxRunner{Path: exe}).Check()
 	t.Logf("%+v", rep)
@@ -600,7 +582,7 @@ func unprivilegedDaemon() int {
 }
 
 func TestSandboxUnprivileged(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -733,7 +715,7 @@ func raceEnabled() bool {
 // to a built cmd/toolcage-executor to measure the real one (kind js)
 // instead of this test binary.
 func TestSandboxIdleMemory(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	for _, launcher := range []string{"self", "lean"} {
 		t.Run("launcher="+launcher, func(t *testing.T) {
 			p, r, _ := newSandboxPool(t, sandbox.Config{})
@@ -788,7 +770,7 @@ func leanLauncher(t testing.TB) string {
 }
 
 func TestSandboxLeanLauncher(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	p, r, _ := newSandboxPool(t, sandbox.Config{})
 	r.Launcher = leanLauncher(t)
 	st := mustCall(t, p, sbxKey, sbxOp{Op: "status"}).Status
@@ -806,7 +788,7 @@ func TestSandboxLeanLauncher(t *testing.T) {
 // dispensed gRPC client, and killing it. Set TOOLCAGE_TEST_EXECUTOR_BINARY
 // to a built cmd/toolcage-executor to time the real one (kind js).
 func BenchmarkSandboxColdStart(b *testing.B) {
-	needSandbox(b)
+	testutil.NeedSandbox(b)
 	for _, launcher := range []string{"self", "lean"} {
 		b.Run("launcher="+launcher, func(b *testing.B) {
 			p, r, _ := newSandboxPool(b, sandbox.Config{})
@@ -829,7 +811,7 @@ func BenchmarkSandboxColdStart(b *testing.B) {
 // BenchmarkSandboxExecute: a shell call and the sandbox reset the pool
 // runs after it.
 func BenchmarkSandboxExecute(b *testing.B) {
-	needSandbox(b)
+	testutil.NeedSandbox(b)
 	p, _, _ := newSandboxPool(b, sandbox.Config{})
 	args, _ := json.Marshal(sbxOp{Op: "echo"})
 	req := func() *executors.Request {

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // TestCgroupParent makes a sandbox under a configured parent and finds
 // its groups there, in every hierarchy it uses.
 func TestCgroupParent(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	parent := fmt.Sprintf("/toolcage-test-%d", os.Getpid())
 	c := longRunning(t, Config{CgroupParent: parent}, "exec sleep 100")
 	if c.cg == nil {
@@ -54,7 +56,7 @@ func TestDelegationErrorNamesTheKey(t *testing.T) {
 // TestProbeCPUQuota: where a cpu controller is mounted, a root daemon's
 // sandbox lands in a CPU-capped group, and Probe says so.
 func TestProbeCPUQuota(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	fs, err := readCgroupFS()
 	if err != nil {
 		t.Fatal(err)

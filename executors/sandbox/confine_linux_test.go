@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/toolcage/toolcage/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -345,7 +346,7 @@ func errnoOut(e unix.Errno) string { return fmt.Sprintf("errno %d:", int(e)) }
 // per-user kernel objects charged to the host, and executing what the
 // tool wrote, each in several spellings.
 func TestConfinement(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	if !seccompSupported {
 		t.Skip("no seccomp table for this architecture")
 	}
@@ -434,7 +435,7 @@ func TestConfinement(t *testing.T) {
 // one: a sandbox's instances are charged to the host uid that owns its
 // user namespace, root for a root daemon.
 func TestInotifyShare(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	c := Command(Config{}, "/proc/self/exe")
 	c.Env = []string{envTry + "=inotify hold"}
 	out, err := c.StdoutPipe()
@@ -476,7 +477,7 @@ func favour(t *testing.T, c *Cmd) {
 // counted throttled periods, and the CPU time they got stays near the
 // quota (bounds generous: the machine is shared).
 func TestCPUQuota(t *testing.T) {
-	needRoot(t) // cgroups
+	testutil.NeedRoot(t) // cgroups
 	cfg := Config{CPUs: 0.25}
 	t.Run("threads", func(t *testing.T) {
 		c := Command(cfg, "/proc/self/exe")
@@ -554,7 +555,7 @@ func TestCPUQuota(t *testing.T) {
 // BenchmarkSyscallCost reports what the seccomp program adds to a cheap
 // system call: getppid in a sandbox against getppid here.
 func BenchmarkSyscallCost(b *testing.B) {
-	needSandbox(b)
+	testutil.NeedSandbox(b)
 	for range b.N {
 		c := Command(Config{}, "/proc/self/exe")
 		c.Env = []string{envTry + "=getppid"}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolcage/toolcage/internal/testutil"
 )
 
 // envShell makes the test binary, as the sandboxed "executor", exec
@@ -49,27 +51,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// needSandbox skips when this machine cannot make a user namespace.
-func needSandbox(t testing.TB) {
-	t.Helper()
-	if err := exec.Command("/proc/self/exe", "-test.run=^$").Run(); err != nil {
-		t.Skip("cannot run the test binary:", err)
-	}
-	cmd := exec.Command("/bin/true")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
-	if err := cmd.Run(); err != nil {
-		t.Skip("no user namespaces here:", err)
-	}
-}
-
-// needRoot skips unless the test runs as root.
-func needRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-}
-
 // sh runs script in a sandbox made from cfg and returns its output and exit code.
 func sh(t testing.TB, cfg Config, script string) (string, int) {
 	t.Helper()
@@ -92,7 +73,7 @@ func sh(t testing.TB, cfg Config, script string) (string, int) {
 }
 
 func TestProbe(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	r := Probe()
 	t.Logf("%+v", r)
 	if err := r.Meets(Requirements{Seccomp: true}); err != nil {
@@ -196,7 +177,7 @@ func TestLauncherRefusesOutsideASandbox(t *testing.T) {
 }
 
 func TestShellSandbox(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	tests := []struct {
 		name   string
 		cfg    Config
@@ -250,7 +231,7 @@ func longRunning(t *testing.T, cfg Config, script string) *Cmd {
 }
 
 func TestReset(t *testing.T) {
-	needRoot(t) // looks into the sandbox through /proc/<pid>/root
+	testutil.NeedRoot(t) // looks into the sandbox through /proc/<pid>/root
 	c := longRunning(t, Config{}, `sleep 1000 & sleep 1000 & echo x >/tmp/x; mkdir -p /tmp/d/e/f; chmod 0 /tmp/d; echo y >/work/y; echo z >/dev/shm/z; exec sleep 1000`)
 	root := fmt.Sprintf("/proc/%d/root", c.Pid())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -314,7 +295,7 @@ func TestReset(t *testing.T) {
 }
 
 func TestResetRetiresASpentExecutor(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	c := longRunning(t, Config{CPUSeconds: 2}, `i=0; while [ $i -lt 4000000 ]; do i=$((i+1)); done; exec sleep 100`)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -332,7 +313,7 @@ func TestResetRetiresASpentExecutor(t *testing.T) {
 }
 
 func TestAbstractSocketsScoped(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	if landlockABI() < 6 {
 		t.Skip("Landlock ABI < 6: no scoping")
 	}
@@ -367,7 +348,7 @@ func TestAbstractSocketsScoped(t *testing.T) {
 }
 
 func TestVerifyListenerRefusesAForeignSocket(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	c := longRunning(t, Config{}, "exec sleep 100")
 	sock := filepath.Join(t.TempDir(), "s")
 	l, err := net.Listen("unix", sock)
@@ -393,7 +374,7 @@ func TestVerifyListenerRefusesAForeignSocket(t *testing.T) {
 // is bound as opened with no symlink followed; a source that has become a
 // symlink since (or holds one on its path) is refused, not followed.
 func TestBindNoSymlinks(t *testing.T) {
-	needSandbox(t)
+	testutil.NeedSandbox(t)
 	base, err := os.MkdirTemp("/var/tmp", "tc-bind-")
 	if err != nil {
 		t.Skip("no /var/tmp:", err)
