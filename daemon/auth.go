@@ -122,7 +122,7 @@ func (d *Daemon) authenticate(r *http.Request) (principal.Caller, error) {
 	if c.Worker != "" {
 		// A registered worker's name puts the person in its agent's place;
 		// any other name stays a label the config's profiles may map.
-		if _, err := d.workers.get(c.Worker); err == nil {
+		if _, err := d.workers.Get(c.Worker); err == nil {
 			c.Type = principal.TypeLLM
 		}
 	}

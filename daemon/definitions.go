@@ -65,7 +65,7 @@ func (d *Daemon) definitionsWorker(c principal.Caller, name string) (*worker.Wor
 	if err := visibleWorker(c, name); err != nil {
 		return nil, err
 	}
-	wk, err := d.workers.get(name)
+	wk, err := d.workers.Get(name)
 	if err != nil {
 		return nil, errdefs.Errorf(errdefs.NotFound, "no worker named %q", name)
 	}

@@ -28,7 +28,7 @@ import (
 // newMCP builds the MCP server over the dispatcher.
 func (d *Daemon) newMCP() *mcp.Server {
 	return mcp.New(mcp.Config{
-		Dispatcher: d.disp, Workers: d.workers.get, Authenticate: d.tokenCaller,
+		Dispatcher: d.disp, Workers: d.workers.Get, Authenticate: d.tokenCaller,
 		Changes: d.changes, ProgressInterval: d.cfg.MCP.ProgressInterval,
 		Version: Version, Logger: d.log,
 	})

@@ -27,6 +27,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/daemon/mcp"
+	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -47,7 +48,7 @@ type Daemon struct {
 	catalog *catalog.Catalog
 	pool    *host.Pool
 	disp    *dispatch.Dispatcher
-	workers *workerRegistry
+	workers *worker.Registry
 	metrics *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
 	egress *egress.Proxy
@@ -158,7 +159,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	undo = append(undo, func() { st.Close() })
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
-	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes); err != nil {
+	if d.workers, err = worker.NewRegistry(ctx, st, log, d.changes); err != nil {
 		return nil, err
 	}
 	runner, err := d.processRunner(exe)
@@ -213,13 +214,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
-		Workers:    d.workers.get,
+		Workers:    d.workers.Get,
 		Mounts:     d.mountGuard,
 		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
 		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation, WorkerDBs: d.workerDBs,
 		Metrics: d.metrics, Logger: log,
 	})
-	d.workers.check = d.checkWorker
+	d.workers.Check = d.checkWorker
 	ln, err := d.listenAPI()
 	if err != nil {
 		return nil, err
@@ -371,7 +372,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go d.workers.run(wctx)
+	go d.workers.Run(wctx)
 	go d.pruneAudit(wctx)
 	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version, "socket_activated", d.activated)
 	// The socket was listening since New; from here it is answered.

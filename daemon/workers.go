@@ -2,218 +2,27 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
-
-// The worker registry: the registered workers' last good definitions, kept
-// in the store and in memory, and a watcher that reloads their files. A
-// good edit replaces the definition (store and memory); a broken one keeps
-// the last good version and is logged with its file:line:col.
-
-// workerRegistry holds the registered workers. Safe for concurrent use.
-type workerRegistry struct {
-	st    *store.Store
-	log   *slog.Logger
-	watch *worker.Watcher
-	// changes hears of every registration, reload and removal: each may
-	// change what tools a worker's agent sees.
-	changes *changes.Broadcaster
-
-	// check refuses a parsed edit the daemon cannot honour (an unknown
-	// profile); nil accepts every good parse.
-	check func(*worker.Worker) error
-
-	mu     sync.RWMutex
-	byName map[string]*worker.Worker
-	errs   map[string]string // name → why its last edit was refused
-}
-
-// newWorkerRegistry loads the registered workers from the store and
-// watches their files (Run starts the watching).
-func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster) (*workerRegistry, error) {
-	reg := &workerRegistry{st: st, log: log, changes: ch, byName: map[string]*worker.Worker{}, errs: map[string]string{}}
-	w, err := worker.NewWatcher(worker.WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused})
-	if err != nil {
-		return nil, err
-	}
-	reg.watch = w
-	list, err := st.ListWorkers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, sw := range list {
-		var wk worker.Worker
-		if err := json.Unmarshal(sw.Definition, &wk); err != nil {
-			log.Error("a registered worker's stored definition does not read; it stays out of service", "worker", sw.Name, "err", err)
-			continue
-		}
-		reg.byName[wk.Name] = &wk
-		if err := reg.watch.Add(&wk); err != nil {
-			// The file's directory may be gone; its last good version
-			// still serves.
-			log.Warn("cannot watch a worker file", "worker", wk.Name, "path", wk.Path, "err", err)
-		}
-	}
-	return reg, nil
-}
-
-// run watches the files until ctx ends.
-func (reg *workerRegistry) run(ctx context.Context) {
-	if err := reg.watch.Run(ctx); err != nil {
-		reg.log.Error("worker file watcher stopped; edits are no longer picked up", "err", err)
-	}
-}
-
-// changed takes a good edit: the store and memory get the new version.
-func (reg *workerRegistry) changed(w *worker.Worker) {
-	if reg.check != nil {
-		if err := reg.check(w); err != nil {
-			reg.refused(w.Path, fmt.Errorf("%s: %w", w.Path, err))
-			return
-		}
-	}
-	b, err := json.Marshal(w)
-	if err == nil {
-		err = reg.st.UpdateWorker(context.Background(), w.Name, b)
-	}
-	if err != nil {
-		reg.log.Error("storing a worker's new version", "worker", w.Name, "err", err)
-		return
-	}
-	reg.mu.Lock()
-	reg.byName[w.Name] = w
-	delete(reg.errs, w.Name)
-	reg.mu.Unlock()
-	reg.log.Info("worker reloaded", "worker", w.Name, "path", w.Path)
-	reg.changes.Publish()
-}
-
-// refused notes a broken edit; the last good version stays.
-func (reg *workerRegistry) refused(path string, err error) {
-	msg := err.Error()
-	var pe *worker.ParseError
-	if errors.As(err, &pe) {
-		msg = pe.First().Error()
-	}
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	for name, w := range reg.byName {
-		if w.Path == path {
-			reg.errs[name] = msg
-			reg.log.Warn("worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
-		}
-	}
-}
-
-// get returns the last good version of the worker called name, or an
-// error wrapping store.ErrNotFound.
-func (reg *workerRegistry) get(name string) (*worker.Worker, error) {
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	if w, ok := reg.byName[name]; ok {
-		return w, nil
-	}
-	return nil, fmt.Errorf("worker %q: %w", name, store.ErrNotFound)
-}
-
-// guard is g with what no registered worker's tools may make writable:
-// every worker's own files and tool file directories (worker.Guard).
-func (reg *workerRegistry) guard(g mounts.Guard) mounts.Guard {
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	for _, w := range reg.byName {
-		g = w.Guard(g)
-	}
-	return g
-}
-
-func (reg *workerRegistry) reloadError(name string) string {
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	return reg.errs[name]
-}
-
-func (reg *workerRegistry) byPath(path string) string {
-	reg.mu.RLock()
-	defer reg.mu.RUnlock()
-	for name, w := range reg.byName {
-		if w.Path == path {
-			return name
-		}
-	}
-	return ""
-}
-
-// add registers w and returns its first token.
-func (reg *workerRegistry) add(ctx context.Context, w *worker.Worker) (*store.Worker, string, string, error) {
-	if name := reg.byPath(w.Path); name != "" {
-		return nil, "", "", errdefs.Errorf(errdefs.Conflict, "%s is registered already, as worker %q", w.Path, name)
-	}
-	b, err := json.Marshal(w)
-	if err != nil {
-		return nil, "", "", err
-	}
-	sw := &store.Worker{Name: w.Name, Path: w.Path, Definition: b}
-	tok, id, err := reg.st.RegisterWorker(ctx, sw)
-	if errors.Is(err, store.ErrConflict) {
-		return nil, "", "", errdefs.Errorf(errdefs.Conflict, "a worker named %q is registered already", w.Name)
-	}
-	if err != nil {
-		return nil, "", "", err
-	}
-	reg.mu.Lock()
-	reg.byName[w.Name] = w
-	reg.mu.Unlock()
-	if err := reg.watch.Add(w); err != nil {
-		reg.log.Warn("cannot watch a worker file", "worker", w.Name, "path", w.Path, "err", err)
-	}
-	reg.changes.Publish()
-	return sw, tok, id, nil
-}
-
-// remove unregisters the worker called name; its tokens go with it.
-func (reg *workerRegistry) remove(ctx context.Context, name string) error {
-	if err := reg.st.DeleteWorker(ctx, name); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return errdefs.Errorf(errdefs.NotFound, "no worker named %q", name)
-		}
-		return err
-	}
-	reg.mu.Lock()
-	w := reg.byName[name]
-	delete(reg.byName, name)
-	delete(reg.errs, name)
-	reg.mu.Unlock()
-	if w != nil {
-		reg.watch.Remove(w.Path)
-	}
-	reg.changes.Publish()
-	return nil
-}
 
 // workerView is the wire shape of a registered worker; tools lists its
 // effective tools.
 func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (api.Worker, error) {
 	v := api.Worker{Name: sw.Name, Path: sw.Path, CreatedAt: sw.CreatedAt, UpdatedAt: sw.UpdatedAt,
-		ReloadError: d.workers.reloadError(sw.Name)}
-	w, err := d.workers.get(sw.Name)
+		ReloadError: d.workers.ReloadError(sw.Name)}
+	w, err := d.workers.Get(sw.Name)
 	if err != nil {
 		return v, nil // stored but not readable: logged at start
 	}
@@ -285,7 +94,7 @@ func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
 		if err := d.leftData(r.Context(), wk.Name); err != nil {
 			return err
 		}
-		sw, tok, id, err := d.workers.add(r.Context(), wk)
+		sw, tok, id, err := d.workers.Add(r.Context(), wk)
 		if err != nil {
 			return err
 		}
@@ -392,7 +201,7 @@ func (d *Daemon) rotateWorkerToken(w http.ResponseWriter, r *http.Request) error
 func (d *Daemon) removeWorker(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	again := false
-	if err := d.workers.remove(r.Context(), name); err != nil {
+	if err := d.workers.Remove(r.Context(), name); err != nil {
 		// No such worker, but the data directory an earlier removal could
 		// not delete is there: this removal finishes that one.
 		if !errdefs.Is(err, errdefs.NotFound) || !d.workerDBs.Left(name) {
