@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/apiserver"
 	"github.com/toolcage/toolcage/daemon/config"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/events"
@@ -45,7 +46,7 @@ var _ dispatch.Events = (*announcer)(nil)
 func (a *announcer) ApprovalChanged(ap *store.Approval) {
 	a.approvals.Publish(*ap)
 	if a.webhook != nil && ap.Status == store.ApprovalPending {
-		v := approvalView(ap, false)
+		v := apiserver.ApprovalView(ap, false)
 		a.webhook.Announce(api.ApprovalAnnouncement{Event: "approval.pending", Approval: v,
 			Text: fmt.Sprintf("toolcage: approval %s: %s v%d for %s wants to run %s (toolcage approvals allow %s)",
 				v.ID, v.Tool, v.Version, callerText(v.CallerType, v.CallerID, v.Worker), v.Rendered, v.ID)})

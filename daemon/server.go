@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolcage/toolcage/daemon/apiserver"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/config"
@@ -48,6 +49,8 @@ type Daemon struct {
 	catalog *catalog.Catalog
 	pool    *host.Pool
 	disp    *dispatch.Dispatcher
+	// api serves the socket API (daemon/apiserver).
+	api     *apiserver.Server
 	workers *worker.Registry
 	metrics *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
@@ -129,7 +132,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	// Worker tokens are ours to recognise: one that reaches a tool's
 	// output (an agent pasting its own) is redacted like any credential.
-	scrubber, err := scrub.New(nil, append(cfg.ScrubRules(), workerTokenRule))
+	scrubber, err := scrub.New(nil, append(cfg.ScrubRules(), apiserver.WorkerTokenRule))
 	if err != nil {
 		return nil, fmt.Errorf("credential scrubber: %w", err)
 	}
@@ -220,7 +223,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation, WorkerDBs: d.workerDBs,
 		Metrics: d.metrics, Logger: log,
 	})
-	d.workers.Check = d.checkWorker
+	d.mcp = d.newMCP()
+	undo = append(undo, d.mcp.Close)
+	var loginURL func(string) (string, time.Time)
+	if cfg.UI.Listen != "" {
+		loginURL = func(id string) (string, time.Time) { return d.ui.pages.LoginURL(id) }
+	}
+	d.api = apiserver.New(apiserver.Config{Config: cfg, Version: Version, Started: d.started, Log: log,
+		Store: st, Catalog: d.catalog, Dispatcher: d.disp, Workers: d.workers, Changes: d.changes, WorkerDBs: d.workerDBs,
+		MCP: d.mcp, SecretsKey: keyOf{k: d.secretsKey, st: st, file: cfg.Secrets.KeyFile}, Metrics: d.metricsHTTP(),
+		Mounts: d.mountGuard, LoginURL: loginURL, Approvals: d.events.approvals, Calls: d.events.calls,
+		Stopping: d.stopping, AllowUID: d.allowUID})
+	d.workers.Check = d.api.CheckWorker
 	ln, err := d.listenAPI()
 	if err != nil {
 		return nil, err
@@ -241,7 +255,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if d.mcpLn, err = config.ListenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
 		return nil, err
 	}
-	d.mcp = d.newMCP()
 	if d.mcpLn != nil {
 		d.mcpLn = limitListener(d.mcpLn, cfg.API.MaxConnections)
 		d.mcpSrv = d.mcpHTTPServer()
@@ -252,10 +265,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	d.ln = limitListener(ln, cfg.API.MaxConnections)
 	d.srv = &http.Server{
-		Handler:           bodyDeadline(d.routes(), cfg.API.BodyTimeout),
+		Handler:           bodyDeadline(d.api.Handler(), cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.API.IdleTimeout,
-		ConnContext:       d.connContext,
+		ConnContext:       apiserver.ConnContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return d, nil
@@ -477,19 +490,4 @@ func (d *Daemon) Close() error {
 		d.log.Info("toolcage daemon stopped")
 	})
 	return d.closeErr
-}
-
-type ctxKey int
-
-const peerKey ctxKey = iota
-
-// peer is what the kernel says about the process on the other end.
-type peer struct {
-	uid uint32
-	err error
-}
-
-func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
-	uid, err := peerUID(c)
-	return context.WithValue(ctx, peerKey, peer{uid: uid, err: err})
 }

@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"context"
@@ -42,14 +42,14 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}$`)
 const callerKey ctxKey = iota + 100
 
 // authenticated puts the request's caller in its context, or refuses it.
-func (d *Daemon) authenticated(next http.Handler) http.Handler {
+func (d *Server) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := d.authenticate(r)
 		if err != nil {
 			if c.TokenID != "" {
 				// A live token with headers that claim more than it is:
 				// the person learns of the attempt as of any refused act.
-				d.recordAct(r.Context(), c, actAuthRefused, r.Method+" "+r.URL.Path, err)
+				d.recordAct(r.Context(), c, ActAuthRefused, r.Method+" "+r.URL.Path, err)
 			}
 			if errdefs.CodeOf(err) == errdefs.Unauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolcage"`)
@@ -100,7 +100,7 @@ func readClaims(h http.Header) (claims, error) {
 }
 
 // authenticate turns a request into its caller.
-func (d *Daemon) authenticate(r *http.Request) (principal.Caller, error) {
+func (d *Server) authenticate(r *http.Request) (principal.Caller, error) {
 	cl, err := readClaims(r.Header)
 	if err != nil {
 		return principal.Caller{}, err
@@ -130,7 +130,7 @@ func (d *Daemon) authenticate(r *http.Request) (principal.Caller, error) {
 }
 
 // authenticateToken checks a worker token and makes its worker's caller.
-func (d *Daemon) authenticateToken(ctx context.Context, c principal.Caller, cl claims) (principal.Caller, error) {
+func (d *Server) authenticateToken(ctx context.Context, c principal.Caller, cl claims) (principal.Caller, error) {
 	agent, err := d.tokenCaller(ctx, cl.token)
 	if err != nil {
 		return c, err
@@ -162,7 +162,7 @@ func callerOf(r *http.Request) (principal.Caller, error) {
 	return c, nil
 }
 
-// workerTokenRule redacts worker tokens (store.TokenPrefix and 52 base32
+// WorkerTokenRule redacts worker tokens (store.TokenPrefix and 52 base32
 // characters) from everything a call returns, logs or audits.
-var workerTokenRule = scrub.Rule{Kind: "toolcage-worker-token", Pattern: `\b(` + store.TokenPrefix + `[a-z2-7]{52})\b`,
+var WorkerTokenRule = scrub.Rule{Kind: "toolcage-worker-token", Pattern: `\b(` + store.TokenPrefix + `[a-z2-7]{52})\b`,
 	SecretGroup: 1, Keywords: []string{store.TokenPrefix}}

@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // header names) they are that worker's tools, meta-tools included; else
 // the catalog's. Either way, only what the caller's profiles allow.
 
-func (d *Daemon) toolDefinitions(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) toolDefinitions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	format, err := defs.ParseFormat(q.Get("format"))
 	if err != nil {
@@ -54,7 +54,7 @@ func (d *Daemon) toolDefinitions(w http.ResponseWriter, r *http.Request) error {
 
 // definitionsWorker is the worker whose tools are exported: the one named
 // (a caller acting through a worker, an agent, may name only its own), else the caller's own, else none.
-func (d *Daemon) definitionsWorker(c principal.Caller, name string) (*worker.Worker, error) {
+func (d *Server) definitionsWorker(c principal.Caller, name string) (*worker.Worker, error) {
 	if name == "" {
 		v, err := d.disp.Views().For(c)
 		if err != nil {
@@ -74,7 +74,7 @@ func (d *Daemon) definitionsWorker(c principal.Caller, name string) (*worker.Wor
 
 // definitionTools lists the active tools the caller may call, as defs
 // needs them.
-func (d *Daemon) definitionTools(ctx context.Context, c principal.Caller, wk *worker.Worker) ([]defs.Tool, error) {
+func (d *Server) definitionTools(ctx context.Context, c principal.Caller, wk *worker.Worker) ([]defs.Tool, error) {
 	list, _, err := d.disp.Views().Through(c, wk).List(ctx, visible.Filter{Filter: catalog.Filter{Status: catalog.StatusActive}, Allowed: true})
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func executionView(e *store.Execution) api.Execution {
 // listExecutions is GET /v1/executions: newest first, a page at a time;
 // with format=jsonl, every record the filters select, oldest first, as
 // JSON Lines streamed as they are read.
-func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) listExecutions(w http.ResponseWriter, r *http.Request) error {
 	format := r.URL.Query().Get("format")
 	switch format {
 	case "", "json", "jsonl":
@@ -108,7 +108,7 @@ func (d *Daemon) listExecutions(w http.ResponseWriter, r *http.Request) error {
 // is out the status cannot change: a failure after it cuts the stream
 // short (the client sees it end early), never a well-formed but partial
 // export.
-func (d *Daemon) exportExecutions(w http.ResponseWriter, r *http.Request, f store.ExecutionFilter) error {
+func (d *Server) exportExecutions(w http.ResponseWriter, r *http.Request, f store.ExecutionFilter) error {
 	w.Header().Set("Content-Type", "application/jsonl")
 	rc := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
@@ -151,7 +151,7 @@ const followBacklog = 10
 // select, as server-sent events. It starts with a backlog, every record
 // since `since`, or else the newest `limit` (10; 0 for none), oldest
 // first, then each new record as it is written.
-func (d *Daemon) executionEvents(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) executionEvents(w http.ResponseWriter, r *http.Request) error {
 	c, err := callerOf(r)
 	if err != nil {
 		return err
@@ -236,70 +236,6 @@ func follow[T any](ctx context.Context, sse *sseWriter, ch <-chan T, stopping <-
 			if sse.ping() != nil {
 				return nil
 			}
-		}
-	}
-}
-
-// pruneAudit deletes audit records older than the retention, at once and
-// then every pruneEvery, until ctx ends. Each batch is a short write of its
-// own with a pause after it, so calls recording their own records meanwhile
-// wait for one batch at most.
-func (d *Daemon) pruneAudit(ctx context.Context) {
-	keep := d.cfg.Audit.Retention
-	if keep <= 0 {
-		return
-	}
-	every := min(max(keep/24, time.Minute), 10*time.Minute)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		d.pruneOnce(ctx, time.Now().Add(-keep))
-		t.Reset(every)
-	}
-}
-
-// pruneBatchPause is the pause between two prune batches.
-const pruneBatchPause = 5 * time.Millisecond
-
-func (d *Daemon) pruneOnce(ctx context.Context, before time.Time) {
-	for _, p := range []struct {
-		what  string
-		prune func(context.Context, time.Time, int) (int, error)
-	}{{"calls", d.store.PruneExecutions}, {"admin acts", d.store.PruneAdminActs}} {
-		total := 0
-		for {
-			if gate := d.cfg.Audit.BatchGate; gate != nil {
-				select {
-				case <-gate:
-				case <-ctx.Done():
-					return
-				}
-			}
-			n, err := p.prune(ctx, before, store.PruneBatch)
-			total += n
-			if err != nil {
-				if ctx.Err() == nil {
-					d.log.Warn("audit retention: pruning failed; trying again later", "what", p.what, "err", err)
-				}
-				break
-			}
-			if n < store.PruneBatch {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(pruneBatchPause):
-			}
-		}
-		if total > 0 {
-			d.log.Info("audit retention: pruned old records", "what", p.what, "records", total, "before", before.UTC().Format(time.RFC3339))
-			d.metrics.auditPruned.Add(float64(total))
 		}
 	}
 }

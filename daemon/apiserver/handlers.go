@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ type route struct {
 
 // routeTable lists every route of the socket API. It is the one list routes
 // registers and the OpenAPI test holds the document to.
-func (d *Daemon) routeTable() []route {
+func (d *Server) routeTable() []route {
 	return []route{
 		{"GET /v1/health", d.health},
 		{"GET /v1/metrics", d.metricsHandler},
@@ -51,8 +51,8 @@ func (d *Daemon) routeTable() []route {
 		{"DELETE /v1/tools/{name}", d.makesTools(d.seesTool(d.deleteTool))},
 		{"POST /v1/tools/{name}/enable", d.makesTools(d.seesTool(d.lifecycle(d.catalog.Enable)))},
 		{"POST /v1/tools/{name}/disable", d.makesTools(d.seesTool(d.lifecycle(d.catalog.Disable)))},
-		{"POST /v1/tools/{name}/approve", d.person(actToolApprove, "name", d.lifecycle(d.catalog.Approve))},
-		{"POST /v1/tools/{name}/reject", d.person(actToolReject, "name", d.lifecycle(d.catalog.Reject))},
+		{"POST /v1/tools/{name}/approve", d.person(ActToolApprove, "name", d.lifecycle(d.catalog.Approve))},
+		{"POST /v1/tools/{name}/reject", d.person(ActToolReject, "name", d.lifecycle(d.catalog.Reject))},
 		{"POST /v1/tools/{name}/rollback", d.makesTools(d.seesTool(d.rollback))},
 		{"GET /v1/tools/{name}/history", d.seesTool(d.history)},
 		{"POST /v1/tools/{name}/call", d.callTool},
@@ -60,28 +60,28 @@ func (d *Daemon) routeTable() []route {
 		{"POST /v1/js", d.noAdHoc(d.runJS)},
 		{"GET /v1/executions", d.listExecutions},
 		{"GET /v1/executions/events", d.executionEvents},
-		{"GET /v1/secrets", d.person(actSecretList, "", d.listSecrets)},
-		{"PUT /v1/secrets/{name}", d.person(actSecretSet, "name", d.putSecret)},
-		{"DELETE /v1/secrets/{name}", d.person(actSecretRemove, "name", d.deleteSecret)},
+		{"GET /v1/secrets", d.person(ActSecretList, "", d.listSecrets)},
+		{"PUT /v1/secrets/{name}", d.person(ActSecretSet, "name", d.putSecret)},
+		{"DELETE /v1/secrets/{name}", d.person(ActSecretRemove, "name", d.deleteSecret)},
 		{"GET /v1/approvals", d.listApprovals},
 		{"GET /v1/approvals/events", d.approvalEvents},
-		{"POST /v1/approvals/{id}/allow", d.person(actApprovalAllow, "id", d.decideApproval(true))},
-		{"POST /v1/approvals/{id}/deny", d.person(actApprovalDeny, "id", d.decideApproval(false))},
-		{"POST /v1/secrets/rotate", d.person(actSecretsRotate, "", d.rotateSecretsKey)},
+		{"POST /v1/approvals/{id}/allow", d.person(ActApprovalAllow, "id", d.decideApproval(true))},
+		{"POST /v1/approvals/{id}/deny", d.person(ActApprovalDeny, "id", d.decideApproval(false))},
+		{"POST /v1/secrets/rotate", d.person(ActSecretsRotate, "", d.rotateSecretsKey)},
 		{"GET /v1/admin-acts", d.listAdminActs},
 		{"POST /v1/workers", d.addWorker},
 		{"GET /v1/workers", d.listWorkers},
 		{"GET /v1/workers/{name}", d.getWorker},
-		{"POST /v1/workers/{name}/token", d.person(actTokenRotate, "name", d.rotateWorkerToken)},
-		{"DELETE /v1/workers/{name}/token", d.person(actTokenRevoke, "name", d.revokeWorkerTokens)},
-		{"DELETE /v1/workers/{name}", d.person(actWorkerRemove, "name", d.removeWorker)},
+		{"POST /v1/workers/{name}/token", d.person(ActTokenRotate, "name", d.rotateWorkerToken)},
+		{"DELETE /v1/workers/{name}/token", d.person(ActTokenRevoke, "name", d.revokeWorkerTokens)},
+		{"DELETE /v1/workers/{name}", d.person(ActWorkerRemove, "name", d.removeWorker)},
 		{"GET /v1/openapi.json", d.openAPI},
-		{"POST /v1/ui/login", d.person(actUILogin, "", d.uiLogin)},
+		{"POST /v1/ui/login", d.person(ActUILogin, "", d.uiLogin)},
 		{"GET /v1/mcp", d.mcpSession},
 	}
 }
 
-func (d *Daemon) routes() http.Handler {
+func (d *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range d.routeTable() {
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -99,7 +99,7 @@ func (d *Daemon) routes() http.Handler {
 // checkPeer refuses any peer that is neither the daemon's own user nor root.
 // The socket's 0600 mode already keeps others out; this holds even if the
 // mode is loosened by hand.
-func (d *Daemon) checkPeer(next http.Handler) http.Handler {
+func (d *Server) checkPeer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := r.Context().Value(peerKey).(peer)
 		if !ok || p.err != nil || !d.allowUID(p.uid) {
@@ -111,8 +111,8 @@ func (d *Daemon) checkPeer(next http.Handler) http.Handler {
 	})
 }
 
-// statusOf maps a stable code to its HTTP status.
-func statusOf(code errdefs.Code) int {
+// StatusOf maps a stable code to its HTTP status.
+func StatusOf(code errdefs.Code) int {
 	switch code {
 	case errdefs.ToolNotFound, errdefs.NotFound:
 		return http.StatusNotFound
@@ -169,7 +169,7 @@ func writeError(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
 		detail.RetryAfterSeconds = retry.Seconds()
 	}
-	writeJSON(w, statusOf(code), api.ErrorBody{Error: detail})
+	writeJSON(w, StatusOf(code), api.ErrorBody{Error: detail})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) error {
@@ -251,8 +251,8 @@ func writeTool(w http.ResponseWriter, status int, t *catalog.Tool) error {
 	return writeJSON(w, status, v)
 }
 
-func (d *Daemon) health(w http.ResponseWriter, r *http.Request) error {
-	h := api.Health{Status: "ok", Version: Version, UptimeSeconds: time.Since(d.started).Seconds()}
+func (d *Server) health(w http.ResponseWriter, r *http.Request) error {
+	h := api.Health{Status: "ok", Version: d.version, UptimeSeconds: time.Since(d.started).Seconds()}
 	if c, err := callerOf(r); err == nil && c.IsPerson() {
 		h.Socket, h.DataDir = d.cfg.Socket, d.cfg.DataDir
 	}
@@ -261,7 +261,7 @@ func (d *Daemon) health(w http.ResponseWriter, r *http.Request) error {
 
 // stats is GET /v1/stats. An agent sees the figures of what it may see:
 // its worker's tools and its worker's calls, as its lists show them.
-func (d *Daemon) stats(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -326,7 +326,7 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 	return n, nil
 }
 
-func (d *Daemon) listTools(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) listTools(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := catalog.Filter{Status: q.Get("status"), Category: q.Get("category"), CreatedBy: q.Get("created_by"), Kind: q.Get("kind")}
 	var err error
@@ -355,7 +355,7 @@ func (d *Daemon) listTools(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Daemon) createTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) createTool(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -375,7 +375,7 @@ func (d *Daemon) createTool(w http.ResponseWriter, r *http.Request) error {
 	return writeTool(w, http.StatusCreated, t)
 }
 
-func (d *Daemon) getTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) getTool(w http.ResponseWriter, r *http.Request) error {
 	t, err := d.toolFor(r, r.PathValue("name"))
 	if err != nil {
 		return err
@@ -398,7 +398,7 @@ func (d *Daemon) getTool(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, v)
 }
 
-func (d *Daemon) putTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) putTool(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -415,7 +415,7 @@ func (d *Daemon) putTool(w http.ResponseWriter, r *http.Request) error {
 }
 
 // patchTool applies a JSON merge patch (RFC 7386) to the current definition.
-func (d *Daemon) patchTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) patchTool(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -452,7 +452,7 @@ func (d *Daemon) patchTool(w http.ResponseWriter, r *http.Request) error {
 	return writeTool(w, http.StatusOK, t)
 }
 
-func (d *Daemon) deleteTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) deleteTool(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -471,7 +471,7 @@ func (d *Daemon) deleteTool(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (d *Daemon) lifecycle(fn func(ctx context.Context, name string, caller principal.Caller) (*catalog.Tool, error)) func(http.ResponseWriter, *http.Request) error {
+func (d *Server) lifecycle(fn func(ctx context.Context, name string, caller principal.Caller) (*catalog.Tool, error)) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		caller, err := callerOf(r)
 		if err != nil {
@@ -485,7 +485,7 @@ func (d *Daemon) lifecycle(fn func(ctx context.Context, name string, caller prin
 	}
 }
 
-func (d *Daemon) rollback(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) rollback(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -504,7 +504,7 @@ func (d *Daemon) rollback(w http.ResponseWriter, r *http.Request) error {
 	return writeTool(w, http.StatusOK, t)
 }
 
-func (d *Daemon) history(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) history(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	vs, err := d.catalog.History(r.Context(), name)
 	if err != nil {
@@ -525,7 +525,7 @@ func (d *Daemon) history(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Daemon) callTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) callTool(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -556,10 +556,7 @@ func callResponse(o *dispatch.Outcome) *api.CallResponse {
 		DurationMS: float64(o.Duration) / float64(time.Millisecond)}
 }
 
-// Rendering is what `toolcage tools render` shows.
-type Rendering = dispatch.Rendering
-
-func (d *Daemon) renderTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) renderTool(w http.ResponseWriter, r *http.Request) error {
 	var req api.CallRequest
 	if err := decodeJSON(r, &req); err != nil {
 		return err
@@ -571,7 +568,7 @@ func (d *Daemon) renderTool(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Daemon) testTool(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) testTool(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -594,7 +591,7 @@ func (d *Daemon) testTool(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, callResponse(out))
 }
 
-func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) runJS(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -630,7 +627,7 @@ func (d *Daemon) runJS(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, callResponse(out))
 }
 
-func (d *Daemon) listAdminActs(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) listAdminActs(w http.ResponseWriter, r *http.Request) error {
 	c, err := callerOf(r)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 // workerView is the wire shape of a registered worker; tools lists its
 // effective tools.
-func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (api.Worker, error) {
+func (d *Server) workerView(ctx context.Context, sw *store.Worker, tools bool) (api.Worker, error) {
 	v := api.Worker{Name: sw.Name, Path: sw.Path, CreatedAt: sw.CreatedAt, UpdatedAt: sw.UpdatedAt,
 		ReloadError: d.workers.ReloadError(sw.Name)}
 	w, err := d.workers.Get(sw.Name)
@@ -69,11 +69,11 @@ func (d *Daemon) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 	return v, lookupErr
 }
 
-func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) addWorker(w http.ResponseWriter, r *http.Request) error {
 	var req api.WorkerAddRequest
 	// An agent is refused (and recorded) whatever its body holds.
 	decodeErr := decodeJSON(r, &req)
-	return d.personOnly(r, actWorkerAdd, req.Path, func(principal.Caller) error {
+	return d.personOnly(r, ActWorkerAdd, req.Path, func(principal.Caller) error {
 		if decodeErr != nil {
 			return decodeErr
 		}
@@ -111,7 +111,7 @@ func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
 // the same name left (its removal could not delete it): the new worker
 // would find the old one's tables. A registered worker of the name is
 // left to add's own conflict.
-func (d *Daemon) leftData(ctx context.Context, name string) error {
+func (d *Server) leftData(ctx context.Context, name string) error {
 	if !d.workerDBs.Left(name) {
 		return nil
 	}
@@ -131,7 +131,7 @@ func visibleWorker(c principal.Caller, name string) error {
 	return errdefs.Errorf(errdefs.NotFound, "no worker named %q", name)
 }
 
-func (d *Daemon) listWorkers(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	c, err := callerOf(r)
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (d *Daemon) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Daemon) getWorker(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) getWorker(w http.ResponseWriter, r *http.Request) error {
 	c, err := callerOf(r)
 	if err != nil {
 		return err
@@ -177,7 +177,7 @@ func (d *Daemon) getWorker(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, v)
 }
 
-func (d *Daemon) rotateWorkerToken(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) rotateWorkerToken(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	tok, id, err := d.store.RotateWorkerToken(r.Context(), name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -198,7 +198,7 @@ func (d *Daemon) rotateWorkerToken(w http.ResponseWriter, r *http.Request) error
 	return writeJSON(w, http.StatusOK, api.WorkerToken{Worker: v, Token: tok, TokenID: id})
 }
 
-func (d *Daemon) removeWorker(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) removeWorker(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	again := false
 	if err := d.workers.Remove(r.Context(), name); err != nil {
@@ -234,7 +234,7 @@ var _ = api.WorkerTool(worker.EffectiveTool{})
 
 // viewOf is the catalog as the request's caller sees it (daemon/visible):
 // through a worker, only the worker's tools exist.
-func (d *Daemon) viewOf(r *http.Request) (*visible.View, error) {
+func (d *Server) viewOf(r *http.Request) (*visible.View, error) {
 	c, err := callerOf(r)
 	if err != nil {
 		return nil, err
@@ -243,7 +243,7 @@ func (d *Daemon) viewOf(r *http.Request) (*visible.View, error) {
 }
 
 // toolFor gets the tool called name as the request's caller sees it.
-func (d *Daemon) toolFor(r *http.Request, name string) (*catalog.Tool, error) {
+func (d *Server) toolFor(r *http.Request, name string) (*catalog.Tool, error) {
 	v, err := d.viewOf(r)
 	if err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ func (d *Daemon) toolFor(r *http.Request, name string) (*catalog.Tool, error) {
 // makesTools guards the routes that make or change tools: an agent whose
 // worker does not let it (agent_tools.create: false) is refused. Callers
 // through no registered worker are left to the catalog's own rules.
-func (d *Daemon) makesTools(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+func (d *Server) makesTools(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		v, err := d.viewOf(r)
 		if err != nil {
@@ -270,7 +270,7 @@ func (d *Daemon) makesTools(fn func(http.ResponseWriter, *http.Request) error) f
 
 // seesTool guards the routes about one tool: through a worker, a tool
 // outside it reads as absent.
-func (d *Daemon) seesTool(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+func (d *Server) seesTool(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if _, err := d.toolFor(r, r.PathValue("name")); err != nil {
 			return err
@@ -281,7 +281,7 @@ func (d *Daemon) seesTool(fn func(http.ResponseWriter, *http.Request) error) fun
 
 // noAdHoc refuses ad-hoc code to an agent acting through a worker: no
 // worker grants it (yet), and it would run outside the worker's tools.
-func (d *Daemon) noAdHoc(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+func (d *Server) noAdHoc(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		v, err := d.viewOf(r)
 		if err != nil {
@@ -295,7 +295,7 @@ func (d *Daemon) noAdHoc(fn func(http.ResponseWriter, *http.Request) error) func
 }
 
 // adoptAgentTool makes a tool an agent just made one of its worker's.
-func (d *Daemon) adoptAgentTool(ctx context.Context, c principal.Caller, tool string) error {
+func (d *Server) adoptAgentTool(ctx context.Context, c principal.Caller, tool string) error {
 	v, err := d.disp.Views().For(c)
 	if err != nil || v.Worker() == nil {
 		return err
@@ -310,7 +310,7 @@ func (d *Daemon) adoptAgentTool(ctx context.Context, c principal.Caller, tool st
 
 // revokeWorkerTokens revokes every token of a worker and issues none: its
 // agent is locked out until a person rotates.
-func (d *Daemon) revokeWorkerTokens(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) revokeWorkerTokens(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	n, err := d.store.RevokeWorkerTokens(r.Context(), name)
 	if errors.Is(err, store.ErrNotFound) {
@@ -326,7 +326,7 @@ func (d *Daemon) revokeWorkerTokens(w http.ResponseWriter, r *http.Request) erro
 // checkWorker refuses a parsed worker the daemon cannot honour: an
 // unknown profile, or a workspace or mount that reaches the daemon's own
 // paths (checked after resolving symlinks).
-func (d *Daemon) checkWorker(w *worker.Worker) error {
+func (d *Server) checkWorker(w *worker.Worker) error {
 	if err := d.disp.Views().KnownProfile(w.Profile); err != nil {
 		return fmt.Errorf("profile: %w", err)
 	}

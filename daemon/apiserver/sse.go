@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"encoding/json"

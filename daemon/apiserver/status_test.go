@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"net/http"
@@ -36,11 +36,11 @@ func TestStatusOfEveryCode(t *testing.T) {
 			t.Errorf("code %q has no documented status", code)
 			continue
 		}
-		if got := statusOf(code); got != status {
-			t.Errorf("statusOf(%q) = %d, want %d", code, got, status)
+		if got := StatusOf(code); got != status {
+			t.Errorf("StatusOf(%q) = %d, want %d", code, got, status)
 		}
 	}
-	if got := statusOf("no_such_code"); got != http.StatusInternalServerError {
+	if got := StatusOf("no_such_code"); got != http.StatusInternalServerError {
 		t.Errorf("unknown code: %d, want 500", got)
 	}
 }

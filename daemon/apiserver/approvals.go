@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 // The approval API: listing and deciding approvals. The queue a parked
 // call waits in is the dispatcher's (daemon/dispatch).
 
-func approvalView(a *store.Approval, always bool) api.Approval {
+// ApprovalView is the wire shape of an approval (always: the person
+// allowed it for good).
+func ApprovalView(a *store.Approval, always bool) api.Approval {
 	v := api.Approval{ID: a.ID, Tool: a.Tool, Version: a.Version, CallerID: a.CallerID, CallerType: a.CallerType, Worker: a.Worker,
 		Arguments: a.Args, Rendered: a.Rendered, Status: a.Status, CreatedAt: a.CreatedAt, DecidedBy: a.DecidedBy, Always: always}
 	if len(v.Arguments) == 0 {
@@ -34,7 +36,7 @@ func approvalView(a *store.Approval, always bool) api.Approval {
 // approvalEvents is GET /v1/approvals/events: the pending approvals as
 // events, then every approval as it is made or decided, until the client
 // goes. An agent sees its own only, as in the list.
-func (d *Daemon) approvalEvents(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) approvalEvents(w http.ResponseWriter, r *http.Request) error {
 	c, err := callerOf(r)
 	if err != nil {
 		return err
@@ -57,7 +59,7 @@ func (d *Daemon) approvalEvents(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		sent[a.ID] = true
-		if sse.event(api.EventApproval, a.ID, approvalView(a, false)) != nil {
+		if sse.event(api.EventApproval, a.ID, ApprovalView(a, false)) != nil {
 			return nil
 		}
 	}
@@ -65,11 +67,11 @@ func (d *Daemon) approvalEvents(w http.ResponseWriter, r *http.Request) error {
 		if !mine(&a) || (a.Status == store.ApprovalPending && sent[a.ID]) {
 			return nil
 		}
-		return sse.event(api.EventApproval, a.ID, approvalView(&a, false))
+		return sse.event(api.EventApproval, a.ID, ApprovalView(&a, false))
 	})
 }
 
-func (d *Daemon) listApprovals(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) listApprovals(w http.ResponseWriter, r *http.Request) error {
 	status := r.URL.Query().Get("status")
 	switch status {
 	case "", store.ApprovalPending, store.ApprovalAllowed, store.ApprovalDenied, store.ApprovalExpired:
@@ -89,12 +91,12 @@ func (d *Daemon) listApprovals(w http.ResponseWriter, r *http.Request) error {
 		if c.TokenID != "" && a.CallerID != c.ID {
 			continue // an agent sees the approvals its own calls wait for
 		}
-		out.Approvals = append(out.Approvals, approvalView(a, false))
+		out.Approvals = append(out.Approvals, ApprovalView(a, false))
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Daemon) decideApproval(allow bool) func(http.ResponseWriter, *http.Request) error {
+func (d *Server) decideApproval(allow bool) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		caller, err := callerOf(r)
 		if err != nil {
@@ -114,7 +116,7 @@ func (d *Daemon) decideApproval(allow bool) func(http.ResponseWriter, *http.Requ
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, approvalView(a, req.Always))
+		return writeJSON(w, http.StatusOK, ApprovalView(a, req.Always))
 	}
 }
 

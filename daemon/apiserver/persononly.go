@@ -1,4 +1,4 @@
-package daemon
+package apiserver
 
 import (
 	"context"
@@ -18,39 +18,39 @@ import (
 
 // The acts, as the admin log names them.
 const (
-	actApprovalAllow = "approval.allow"
-	actApprovalDeny  = "approval.deny"
-	actToolApprove   = "tool.approve"
-	actToolReject    = "tool.reject"
-	actSecretSet     = "secret.set"
-	actSecretList    = "secret.list"
-	actSecretRemove  = "secret.rm"
-	actSecretsRotate = "secret.rotate"
-	actWorkerAdd     = "worker.add"
-	actWorkerRemove  = "worker.rm"
-	actTokenRotate   = "worker.token.rotate"
-	actTokenRevoke   = "worker.token.revoke"
-	actUILogin       = "ui.login"
-	// actAuthRefused is not an act but an attempt at one: a live worker
+	ActApprovalAllow = "approval.allow"
+	ActApprovalDeny  = "approval.deny"
+	ActToolApprove   = "tool.approve"
+	ActToolReject    = "tool.reject"
+	ActSecretSet     = "secret.set"
+	ActSecretList    = "secret.list"
+	ActSecretRemove  = "secret.rm"
+	ActSecretsRotate = "secret.rotate"
+	ActWorkerAdd     = "worker.add"
+	ActWorkerRemove  = "worker.rm"
+	ActTokenRotate   = "worker.token.rotate"
+	ActTokenRevoke   = "worker.token.revoke"
+	ActUILogin       = "ui.login"
+	// ActAuthRefused is not an act but an attempt at one: a live worker
 	// token sent with identity headers claiming more (a person's type, a
 	// caller id, another worker), refused before any route; its target is
 	// the request's method and path.
-	actAuthRefused = "auth.refused"
+	ActAuthRefused = "auth.refused"
 )
 
 // actWords says what each act is, for the refusal's message.
 var actWords = map[string]string{
-	actApprovalAllow: "decide approvals", actApprovalDeny: "decide approvals",
-	actToolApprove: "approve a tool", actToolReject: "reject a tool",
-	actSecretSet: "set secrets", actSecretList: "list secrets", actSecretRemove: "delete secrets",
-	actSecretsRotate: "rotate the secrets key", actWorkerAdd: "register workers",
-	actWorkerRemove: "remove workers", actTokenRotate: "rotate worker tokens",
-	actTokenRevoke: "revoke worker tokens", actUILogin: "log in to the review page",
+	ActApprovalAllow: "decide approvals", ActApprovalDeny: "decide approvals",
+	ActToolApprove: "approve a tool", ActToolReject: "reject a tool",
+	ActSecretSet: "set secrets", ActSecretList: "list secrets", ActSecretRemove: "delete secrets",
+	ActSecretsRotate: "rotate the secrets key", ActWorkerAdd: "register workers",
+	ActWorkerRemove: "remove workers", ActTokenRotate: "rotate worker tokens",
+	ActTokenRevoke: "revoke worker tokens", ActUILogin: "log in to the review page",
 }
 
 // person wraps a handler as a person-only act on the path value named
 // target ("" for none).
-func (d *Daemon) person(act, target string, fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+func (d *Server) person(act, target string, fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		t := ""
 		if target != "" {
@@ -65,7 +65,7 @@ const maxActTarget = 512
 
 // personOnly runs fn, the act on target, if the request's caller is a
 // person, and records the attempt either way.
-func (d *Daemon) personOnly(r *http.Request, act, target string, fn func(principal.Caller) error) error {
+func (d *Server) personOnly(r *http.Request, act, target string, fn func(principal.Caller) error) error {
 	c, err := callerOf(r)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (d *Daemon) personOnly(r *http.Request, act, target string, fn func(princip
 
 // recordAct writes one admin act. A failure to write it is logged: the act
 // itself has happened (or been refused) already.
-func (d *Daemon) recordAct(ctx context.Context, c principal.Caller, act, target string, actErr error) {
+func (d *Server) recordAct(ctx context.Context, c principal.Caller, act, target string, actErr error) {
 	if len(target) > maxActTarget {
 		// A target comes from the request (a path, a name); the log keeps
 		// enough to tell what was meant.

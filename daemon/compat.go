@@ -1,9 +1,16 @@
 package daemon
 
-import "github.com/toolcage/toolcage/daemon/config"
+import (
+	"github.com/toolcage/toolcage/daemon/config"
+	"github.com/toolcage/toolcage/daemon/dispatch"
+)
 
-// The configuration lives in daemon/config; these names keep the daemon's
-// callers (cmd/toolcage, the benchmarks, the tests) reading as before.
+// The configuration lives in daemon/config, the call pipeline in
+// daemon/dispatch; these names keep the daemon's callers (cmd/toolcage,
+// the benchmarks, the tests) reading as before.
+
+// Rendering is what `toolcage tools render` shows (dispatch.Rendering).
+type Rendering = dispatch.Rendering
 
 // Config is the daemon configuration (config.Config).
 type Config = config.Config

@@ -1,7 +1,6 @@
-package daemon
+package apiserver
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -28,18 +27,7 @@ import (
 // base64, URL and hex forms, from everything the call returns, logs or
 // audits: the call's scrubber is the daemon's with those values added.
 
-// storedSecrets reads secrets for the dispatcher: the store, under the
-// current key.
-type storedSecrets struct {
-	key *secretsKey
-	st  *store.Store
-}
-
-func (s storedSecrets) Secret(ctx context.Context, name string) ([]byte, error) {
-	return s.key.getSecret(ctx, s.st, name)
-}
-
-func (d *Daemon) putSecret(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) putSecret(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err
@@ -60,7 +48,7 @@ func (d *Daemon) putSecret(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer clear(env)
-	err = d.secretsKey.use(func(key []byte) error { return d.store.SetSecret(r.Context(), key, name, env) })
+	err = d.secretsKey.Use(func(key []byte) error { return d.store.SetSecret(r.Context(), key, name, env) })
 	if err != nil {
 		if errors.Is(err, store.ErrInvalid) {
 			return badRequest("secret name %q must match ^[a-z][a-z0-9_]*$", name)
@@ -72,7 +60,7 @@ func (d *Daemon) putSecret(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (d *Daemon) listSecrets(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) listSecrets(w http.ResponseWriter, r *http.Request) error {
 	infos, err := d.store.ListSecrets(r.Context())
 	if err != nil {
 		return err
@@ -101,7 +89,7 @@ func (d *Daemon) listSecrets(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Daemon) deleteSecret(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) deleteSecret(w http.ResponseWriter, r *http.Request) error {
 	caller, err := callerOf(r)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
-package daemon
+package apiserver
 
 import (
+	"bytes"
 	_ "embed"
 	"net/http"
 )
@@ -12,9 +13,12 @@ import (
 var openAPIDoc []byte
 
 // openAPI serves GET /v1/openapi.json.
-func (d *Daemon) openAPI(w http.ResponseWriter, r *http.Request) error {
+func (d *Server) openAPI(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(openAPIDoc)
 	return err
 }
+
+// OpenAPI is the OpenAPI document GET /v1/openapi.json serves.
+func OpenAPI() []byte { return bytes.Clone(openAPIDoc) }
