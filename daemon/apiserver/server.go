@@ -1,11 +1,12 @@
 // Package apiserver is the socket API's HTTP side: the peer check, the
 // authentication of every request into a principal.Caller (auth.go), the
 // person-only acts and their admin log (persononly.go), the route table
-// (handlers.go) and one file per route noun, with the wire shapes they
-// answer in. It holds no state of its own beyond what Config hands it:
-// the daemon (daemon) builds a Server and serves its Handler on the
-// socket. A new route goes in the route table and the file of its noun;
-// it calls daemon/dispatch for anything that runs a tool.
+// (routes.go) and one file per route noun, with the wire shapes they
+// answer in (wire.go: errors, bodies, statuses). It holds no state of its
+// own beyond what Config hands it: the daemon builds a Server and serves
+// its Handler on the socket. A new route goes in the route table and the
+// file of its noun; it calls daemon/dispatch for anything that runs a
+// tool, and asks the caller's View (daemon/visible) what it sees.
 package apiserver
 
 import (

@@ -1,8 +1,10 @@
-// Package dispatch is the call pipeline every entry point uses (the socket
-// API today; workers, MCP and meta-tools next): resolve the tool, apply the
-// policy decisions, build the call's plan once, run it on a pooled
-// executor, scrub what comes back and record the call. It knows nothing
-// of HTTP: it takes a CallRequest and returns an Outcome or a coded error.
+// Package dispatch is the call pipeline every entry point uses (the
+// socket API's handlers, the MCP server, the review page, a tool's own
+// nested calls and the meta-tools): resolve the tool as the caller sees it
+// (daemon/visible), apply the policy decisions, build the call's plan once,
+// run it on a pooled executor (Config.Pool) or in the daemon for a local
+// kind, scrub what comes back and record the call. It knows nothing of
+// HTTP: it takes a CallRequest and returns an Outcome or a coded error.
 package dispatch
 
 import (
