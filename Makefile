@@ -17,7 +17,7 @@ SHAREDIR ?= $(PREFIX)/share
 MANDIR   ?= $(SHAREDIR)/man
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
 
-.PHONY: all deps build demo test bench lint proto clean man install image
+.PHONY: all deps build demo test check fuzz bench lint proto clean man install image
 
 all: build
 
@@ -30,13 +30,34 @@ build: deps
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/toolcage ./cmd/toolcage
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/stubserver ./examples/stubserver
 
+# staticcheck, pinned, from the Go module proxy (built once, then cached).
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# The packages whose tests start no daemon, executor or container: what
+# 'make check' runs on every change (seconds, not minutes).
+FAST_PKGS := ./errdefs/... ./principal/... ./toolspec/... ./policy/... ./store/... ./internal/... \
+	./daemon/api/... ./daemon/catalog/... ./daemon/changes/... ./daemon/defs/... ./daemon/events/... \
+	./daemon/kind/... ./daemon/toolset/... ./daemon/worker/...
+FUZZTIME ?= 10s
+
 lint: deps
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+	@./scripts/commits.sh
+
+# The quick loop before a commit: gofmt, vet, staticcheck, commit subjects
+# and the fast packages' tests (cached when nothing they read changed).
+check: lint
+	$(GO) test $(FAST_PKGS)
+
+# Every fuzz target for FUZZTIME each: make fuzz FUZZTIME=1m
+fuzz:
+	@FUZZTIME=$(FUZZTIME) TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/fuzz.sh
 
 test: build lint
 	@./scripts/deps.sh --test
 	TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 15m ./...
+	@FUZZTIME=1s FUZZCACHE=fresh TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/fuzz.sh
 
 bench: build
 	@TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh

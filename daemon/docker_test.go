@@ -583,7 +583,7 @@ func TestDockerWorkspace(t *testing.T) {
 		var wsMounts []string
 		for _, m := range in.Container.Mounts {
 			if m.Destination == "/workspace" {
-				wsMounts = append(wsMounts, fmt.Sprintf("%s rw=%v", m.Source, m.RW))
+				wsMounts = append(wsMounts, fmt.Sprintf("%s rw=%v", mountSource(t, in.Container.Config.Labels, m.Destination), m.RW))
 			}
 		}
 		switch {
@@ -621,11 +621,29 @@ func workspaceContainers(t *testing.T, td *testDaemon) []string {
 		}
 		for _, m := range in.Container.Mounts {
 			if m.Destination == "/workspace" {
-				out = append(out, m.Source)
+				out = append(out, mountSource(t, in.Container.Config.Labels, m.Destination))
 			}
 		}
 	}
 	return out
+}
+
+// mountSource is the host path a container binds at target, from its
+// label (the engine's Mounts show the runner's private mountpoint the
+// source was handed over as).
+func mountSource(t *testing.T, labels map[string]string, target string) string {
+	t.Helper()
+	var ms []host.Mount
+	if err := json.Unmarshal([]byte(labels[host.LabelMounts]), &ms); err != nil {
+		t.Fatalf("label %s: %v", host.LabelMounts, err)
+	}
+	for _, m := range ms {
+		if m.Target == target {
+			return m.Source
+		}
+	}
+	t.Fatalf("label %s names no mount at %s: %s", host.LabelMounts, target, labels[host.LabelMounts])
+	return ""
 }
 
 // TestDockerMountSourceBecameSymlink: the engine resolves bind sources

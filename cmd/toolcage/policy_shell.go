@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/toolcage/toolcage/policy/shellguard"
 	"github.com/toolcage/toolcage/policy/template"
 )
 
@@ -141,7 +142,11 @@ func writeShellVerdict(w io.Writer, v shellVerdict) error {
 		_, err := fmt.Fprintln(w, "allowed")
 		return err
 	}
-	_, err := fmt.Fprintf(w, "denied by %s/%s: %s\nsegment: %s\n", v.Group, v.Rule, v.Description, oneLineSegment(v.Segment))
+	verb := "denied"
+	if (&shellguard.DeniedError{Group: v.Group, Rule: v.Rule}).NotParsed() {
+		verb = "refused" // not judged dangerous: it does not parse
+	}
+	_, err := fmt.Fprintf(w, "%s by %s/%s: %s\nsegment: %s\n", verb, v.Group, v.Rule, v.Description, oneLineSegment(v.Segment))
 	return err
 }
 

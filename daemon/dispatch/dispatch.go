@@ -321,7 +321,9 @@ func (d *Dispatcher) callApproval(ctx context.Context, c *call, res *catalog.Res
 	if err := d.validArgs(ctx, c, res); err != nil {
 		return err
 	}
-	a, err := ca.CallApproval(&kind.Call{Env: &d.env, Tool: res.Tool.Def.KindTool(), Args: c.args, AllowDash: res.Schema.AllowDash})
+	tool := res.Tool.Def.KindTool()
+	a, err := ca.CallApproval(&kind.Call{Env: &d.env, Tool: tool, Args: c.args, AllowDash: res.Schema.AllowDash,
+		Workspace: callWorkspace(c.worker, tool.Permissions)})
 	if err != nil {
 		return d.refuse(ctx, c, nil, err)
 	}

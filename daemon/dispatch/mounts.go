@@ -65,3 +65,12 @@ func (d *Dispatcher) callMounts(w *worker.Worker, def *catalog.Definition, perms
 	}
 	return out, nil
 }
+
+// callWorkspace is the host directory a call sees at /workspace: its
+// worker's workspace when the tool holds filesystem, or "".
+func callWorkspace(w *worker.Worker, perms []string) string {
+	if w == nil || w.Workspace == "" || !slices.Contains(perms, "filesystem") {
+		return ""
+	}
+	return w.Workspace
+}

@@ -73,7 +73,8 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	p.scrub = s.scrub
 	body := &kind.Request{Permissions: req.Permissions}
 	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: c.args,
-		AllowDash: res.Schema.AllowDash, Defaults: res.Schema.Defaults, Secret: s.lookup, Envelopes: s.docs}, body)
+		AllowDash: res.Schema.AllowDash, Defaults: res.Schema.Defaults, Secret: s.lookup, Envelopes: s.docs,
+		Workspace: callWorkspace(c.worker, tool.Permissions)}, body)
 	if err != nil {
 		return p, err
 	}

@@ -62,7 +62,30 @@ func scrubResult(s *scrub.Scrubber, r *executors.Result) int {
 	for i := range r.Logs {
 		r.Logs[i].Message = s.Scrub(r.Logs[i].Message)
 	}
+	scrubAcross(s, r)
 	return n + markers(r)
+}
+
+// scrubAcross redacts a known value split across the parts of a result
+// a reader sees one after the other: the log lines in order, then the
+// value's strings (a shell tool's stdout and stderr), then the error.
+func scrubAcross(s *scrub.Scrubber, r *executors.Result) {
+	parts := make([]scrub.Part, 0, len(r.Logs)+2)
+	for _, l := range r.Logs {
+		parts = append(parts, scrub.Part{Text: l.Message})
+	}
+	parts = append(parts, scrub.Part{Text: string(r.Value), JSON: true}, scrub.Part{Text: r.Error})
+	out := s.ScrubAcross(parts)
+	for i := range r.Logs {
+		r.Logs[i].Message = out[i]
+	}
+	if v := out[len(r.Logs)]; v != string(r.Value) {
+		r.Value = json.RawMessage(v)
+		if !json.Valid(r.Value) {
+			r.Value = json.RawMessage(`"[REDACTED:unparseable]"`)
+		}
+	}
+	r.Error = out[len(r.Logs)+1]
 }
 
 // redactedPrefix starts every marker package scrub writes.

@@ -339,6 +339,10 @@ type Call struct {
 	// Envelopes are the stored envelopes of the secrets, by name, when
 	// the kind asked for them.
 	Envelopes map[string]string
+	// Workspace is the host directory the call sees at /workspace (its
+	// worker's workspace, when the tool holds filesystem), for checks
+	// that read what is there; "" when none.
+	Workspace string
 }
 
 // Request is the part of an executor request a kind builds: the body of

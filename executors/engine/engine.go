@@ -18,7 +18,7 @@ import (
 // Connect returns a client for the engine the environment names (the
 // local socket when it names none) and checks that the engine answers.
 func Connect(ctx context.Context) (*client.Client, error) {
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		return nil, errdefs.Errorf(errdefs.Unavailable, "docker client: %v", err)
 	}

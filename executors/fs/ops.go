@@ -12,7 +12,9 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -49,14 +51,11 @@ func readFile(ctx context.Context, root *os.Root, c *executors.FSCall) (any, err
 	if start == 0 {
 		start = 1
 	}
-	f, err := root.Open(p)
+	f, _, err := openRegular(root, p, "read_file")
 	if err != nil {
-		return nil, pathError("read_file", p, err)
+		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, errdefs.Errorf(errdefs.InvalidArguments, "read_file %s: is a %s, not a file", p, fmtMode(fi.Mode()))
-	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	res := readResult{Path: cleanRel(p), StartLine: start, EndLine: start - 1}
 	var out bytes.Buffer
@@ -179,18 +178,11 @@ func editFile(ctx context.Context, root *os.Root, c *executors.FSCall) (any, err
 
 // readCapped reads the regular file p, refusing one over limit bytes.
 func readCapped(root *os.Root, p string, limit int64, op string) ([]byte, error) {
-	f, err := root.Open(p)
+	f, _, err := openRegular(root, p, op)
 	if err != nil {
-		return nil, pathError(op, p, err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, pathError(op, p, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errdefs.Errorf(errdefs.InvalidArguments, "%s %s: is a %s, not a file", op, p, fmtMode(fi.Mode()))
-	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, pathError(op, p, err)
@@ -199,6 +191,72 @@ func readCapped(root *os.Root, p string, limit int64, op string) ([]byte, error)
 		return nil, errdefs.LimitError(errdefs.LimitFileSize, "%s %s: the file is over the cap of %d bytes", op, p, limit)
 	}
 	return b, nil
+}
+
+// openNoWait is how every file and directory is opened for reading: an
+// open that cannot wait (O_NONBLOCK: a FIFO with no writer would hold it
+// until the call's timeout) and makes no terminal the controlling one.
+// What it opened is then checked on the descriptor itself (fstat), so
+// the check and the open are one: a name swapped for a FIFO, socket or
+// device in between is refused, not read.
+const openNoWait = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+
+// openRegular opens p for reading and refuses anything but a regular
+// file (invalid_arguments naming what it is).
+func openRegular(root *os.Root, p, op string) (*os.File, os.FileInfo, error) {
+	f, err := root.OpenFile(p, openNoWait, 0)
+	if err != nil {
+		// A socket cannot be opened at all (ENXIO), a device not on a
+		// nodev mount: say what it is rather than how the open failed.
+		if fi, lerr := root.Lstat(p); lerr == nil && fi.Mode()&(iofs.ModeNamedPipe|iofs.ModeSocket|iofs.ModeDevice) != 0 {
+			return nil, nil, errdefs.Errorf(errdefs.InvalidArguments, "%s %s: is %s, not a regular file; only regular files are read", op, p, what(fi.Mode()))
+		}
+		return nil, nil, pathError(op, p, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, pathError(op, p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, errdefs.Errorf(errdefs.InvalidArguments, "%s %s: is %s, not a regular file; only regular files are read", op, p, what(fi.Mode()))
+	}
+	return f, fi, nil
+}
+
+// openDir opens the directory p (O_DIRECTORY: anything else is refused
+// by the open itself, which so never waits on a FIFO).
+func openDir(root *os.Root, p, op string) (*os.File, error) {
+	f, err := root.OpenFile(p, openNoWait|syscall.O_DIRECTORY, 0)
+	if errors.Is(err, syscall.ENOTDIR) {
+		if fi, lerr := root.Lstat(p); lerr == nil {
+			return nil, errdefs.Errorf(errdefs.InvalidArguments, "%s %s: is %s, not a directory", op, p, what(fi.Mode()))
+		}
+	}
+	if err != nil {
+		return nil, pathError(op, p, err)
+	}
+	return f, nil
+}
+
+// what names a file's type for an error.
+func what(m iofs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	case m&iofs.ModeSymlink != 0:
+		return "a symlink"
+	case m&iofs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&iofs.ModeSocket != 0:
+		return "a socket"
+	case m&iofs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // replaceFile writes data to p whole or not at all: a temporary file
@@ -280,9 +338,9 @@ func listFiles(ctx context.Context, root *os.Root, c *executors.FSCall) (any, er
 	if err != nil {
 		return nil, err
 	}
-	f, err := root.Open(p)
+	f, err := openDir(root, p, "list_files")
 	if err != nil {
-		return nil, pathError("list_files", p, err)
+		return nil, err
 	}
 	defer f.Close()
 	res := listResult{Entries: []entry{}}
@@ -332,7 +390,7 @@ func fileInfo(ctx context.Context, root *os.Root, c *executors.FSCall) (any, err
 // skipping .git, through the root: a symlink is reported, never followed.
 func walk(ctx context.Context, root *os.Root, dir string, visit func(p string, d iofs.DirEntry) (stop bool, err error)) error {
 	visits := 0
-	return iofs.WalkDir(root.FS(), dir, func(p string, d iofs.DirEntry, err error) error {
+	return iofs.WalkDir(noWaitFS{root}, dir, func(p string, d iofs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir {
 				return err
@@ -362,6 +420,27 @@ func walk(ctx context.Context, root *os.Root, dir string, visit func(p string, d
 }
 
 var errTooMany = errors.New("too many entries")
+
+// noWaitFS is the root as walk reads it: every open is openNoWait, so a
+// directory an entry named that is a FIFO by the time it is opened is an
+// error (skipped), not a wait until the call's timeout.
+type noWaitFS struct{ root *os.Root }
+
+func (n noWaitFS) Open(name string) (iofs.File, error) {
+	return n.root.OpenFile(name, openNoWait, 0)
+}
+
+// ReadDir implements fs.ReadDirFS: the entries of name, sorted by name.
+func (n noWaitFS) ReadDir(name string) ([]iofs.DirEntry, error) {
+	f, err := n.root.OpenFile(name, openNoWait|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	slices.SortFunc(des, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return des, err
+}
 
 func glob(ctx context.Context, root *os.Root, c *executors.FSCall) (any, error) {
 	pat := strings.TrimPrefix(c.Pattern, "./")
@@ -488,12 +567,13 @@ func search(ctx context.Context, root *os.Root, c *executors.FSCall) (any, error
 }
 
 func searchFile(ctx context.Context, root *os.Root, p string, re *regexp.Regexp, c *executors.FSCall, res *searchResult) (stop, skipped bool, err error) {
-	f, err := root.Open(p)
+	// The entry said regular file; the open checks again what it got.
+	f, fi, err := openRegular(root, p, "search")
 	if err != nil {
 		return false, true, nil
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() > c.MaxReadBytes {
+	if fi.Size() > c.MaxReadBytes {
 		return false, true, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, c.MaxReadBytes+1))

@@ -308,7 +308,7 @@ func (p *Pool) acquire(ctx context.Context, key Key) (*group, *instance, error) 
 		inst := g.idle[n-1]
 		g.idle = g.idle[:n-1]
 		p.mu.Unlock()
-		if !inst.client.Exited() {
+		if !inst.client.Exited() && p.reusable(ctx, key, inst) {
 			return g, inst, nil
 		}
 		p.retired.Add(1)
@@ -320,6 +320,21 @@ func (p *Pool) acquire(ctx context.Context, key Key) (*group, *instance, error) 
 		return nil, nil, err
 	}
 	return g, inst, nil
+}
+
+// reusable asks the runner of a key with mounts whether an idle executor
+// may serve again (ReuseChecker): one whose mount sources name other
+// files now is retired, and the call starts a fresh one.
+func (p *Pool) reusable(ctx context.Context, key Key, inst *instance) bool {
+	rc, ok := p.cfg.Runners[key.Isolation].(ReuseChecker)
+	if !ok || key.Mounts == "" {
+		return true
+	}
+	if err := rc.CheckReuse(ctx, inst.client); err != nil {
+		p.cfg.Logger.Info("idle executor retired", "key", key.String(), "pid", inst.pid, "reason", err)
+		return false
+	}
+	return true
 }
 
 func (p *Pool) release(g *group, inst *instance, healthy bool) {

@@ -44,6 +44,10 @@ const (
 	LabelOwner = "io.toolcage.owner"
 	// LabelKind is the executor kind.
 	LabelKind = "io.toolcage.kind"
+	// LabelMounts lists the host paths a container binds (Key.Mounts):
+	// the engine's own record shows the daemon's private mountpoints the
+	// sources were handed over as (see pinMounts).
+	LabelMounts = "io.toolcage.mounts"
 )
 
 // In-container paths.
@@ -106,6 +110,9 @@ type DockerRunner struct {
 
 	// egressDir holds the egress proxy's socket (ListenEgress); "" until then.
 	egressDir string
+	// handPaths hands the engine the mount sources' paths, as a daemon
+	// that cannot mount does (tests set it).
+	handPaths bool
 
 	idOnce sync.Once
 	id     string
@@ -162,8 +169,11 @@ func (r *DockerRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientC
 	if err := checkPrivateDir(r.StateDir); err != nil {
 		return nil, err
 	}
-	if err := checkBindSources(key.MountList()); err != nil {
-		return nil, err
+	for _, m := range key.MountList() {
+		// Refused early, before any container is made; Start pins again.
+		if _, err := sandbox.PinID(m.Source); err != nil {
+			return nil, mountRefused(m, err)
+		}
 	}
 	if key.Egress && r.egressDir == "" {
 		return nil, errdefs.Errorf(errdefs.Unavailable, "docker runner: no egress proxy socket for %s", key)
@@ -260,8 +270,10 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 	}
 	// The mounts are bound as the process sandbox binds them: read-only
 	// unless writable, never propagating. The daemon checked each source
-	// when it built the key; Start checks again that none has become a
-	// symlink.
+	// when it built the key; Start pins each (opened with no symlink on
+	// the way) and hands the engine a daemon-owned bind of what it opened
+	// in place of the path (see pinMounts).
+	bindAt := len(hc.Mounts)
 	for _, m := range binds {
 		target := m.Target
 		if target == "" {
@@ -281,7 +293,10 @@ func (r *DockerRunner) newProc(key Key, pluginEnv []string, socketDir string, gr
 		AttachStderr: true,
 		Labels:       map[string]string{LabelDaemon: r.ID(), LabelOwner: OwnerLabel(), LabelKind: string(key.Kind)},
 	}
-	p := &containerProc{r: r, cc: cc, hc: hc, binds: binds, socketDir: socketDir, name: "container:" + string(key.Kind)}
+	if key.Mounts != "" {
+		cc.Labels[LabelMounts] = key.Mounts
+	}
+	p := &containerProc{r: r, cc: cc, hc: hc, binds: binds, bindAt: bindAt, socketDir: socketDir, name: "container:" + string(key.Kind)}
 	return p, nil
 }
 
@@ -376,10 +391,16 @@ func (r *DockerRunner) unregister(p *containerProc) {
 
 // containerProc is go-plugin's view of one executor container.
 type containerProc struct {
-	r         *DockerRunner
-	cc        *container.Config
-	hc        *container.HostConfig
-	binds     []Mount
+	r     *DockerRunner
+	cc    *container.Config
+	hc    *container.HostConfig
+	binds []Mount
+	// bindAt is where binds start in hc.Mounts.
+	bindAt int
+	// ids are the files Start pinned at binds' sources, which the
+	// container was checked to hold; a warm container whose sources name
+	// other files now is retired (CheckReuse).
+	ids       []sandbox.FileID
 	socketDir string
 	name      string
 	id        string
@@ -394,9 +415,12 @@ type containerProc struct {
 
 func (p *containerProc) Start(ctx context.Context) error {
 	cli := p.r.Client
-	if err := checkBindSources(p.binds); err != nil {
+	pins, err := p.pinMounts()
+	if err != nil {
 		return err
 	}
+	// The daemon's own binds go once the container has its copies.
+	defer p.r.releasePins(pins)
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: p.cc, HostConfig: p.hc})
 	if err != nil {
 		return fmt.Errorf("docker create: %w", err)
@@ -417,21 +441,194 @@ func (p *containerProc) Start(ctx context.Context) error {
 		outW.CloseWithError(err)
 		errW.CloseWithError(err)
 	}()
-	// The engine resolves bind sources when it starts the container, so
-	// the last check is right before: the window left is the engine's own
-	// path walk, where the process sandbox has none (it binds the
-	// descriptor it opened).
-	if err := checkBindSources(p.binds); err != nil {
-		p.cleanup()
-		return err
+	// A source the daemon could not bind itself is walked by the engine at
+	// start: checked once more right before (the container's view is
+	// checked after, whichever way it was handed over).
+	for i, pin := range pins {
+		if pin.private != "" {
+			continue
+		}
+		if id, err := sandbox.PinID(p.binds[i].Source); err != nil || id != pin.id {
+			p.cleanup()
+			return mountChanged(p.binds[i], id, pin.id, err)
+		}
 	}
 	if _, err := cli.ContainerStart(ctx, p.id, client.ContainerStartOptions{}); err != nil {
 		p.cleanup()
 		return fmt.Errorf("docker start: %w", err)
 	}
+	if err := p.verifyMounts(ctx); err != nil {
+		p.cleanup()
+		return err
+	}
 	p.r.starts.Add(1)
 	p.r.register(p)
 	return nil
+}
+
+// pinnedMount is one mount source as Start opened it.
+type pinnedMount struct {
+	f  *os.File // O_PATH, opened with no symlink on the way
+	id sandbox.FileID
+	// private is the daemon's own mountpoint (under StateDir, which the
+	// agent cannot write) where f is bound: the path the engine gets. It
+	// is "" when the daemon cannot mount (not root): the engine then gets
+	// the source path, and verifyMounts is what catches a swap.
+	private string
+}
+
+// pinMounts opens each bind source refusing a symlink on the way, binds
+// what it opened on a private mountpoint, and points the container's
+// mount there: what the engine resolves is then a path no one else can
+// change, holding exactly the file that was checked. The engine must
+// share the daemon's mount namespace (a local engine); verifyMounts
+// refuses a container that got anything else.
+func (p *containerProc) pinMounts() ([]pinnedMount, error) {
+	if len(p.binds) == 0 {
+		return nil, nil
+	}
+	pins := make([]pinnedMount, 0, len(p.binds))
+	p.ids = make([]sandbox.FileID, len(p.binds))
+	fail := func(err error) ([]pinnedMount, error) {
+		p.r.releasePins(pins)
+		return nil, err
+	}
+	for i, m := range p.binds {
+		f, id, err := sandbox.Pin(m.Source)
+		if err != nil {
+			return fail(mountRefused(m, err))
+		}
+		pins = append(pins, pinnedMount{f: f, id: id})
+		p.ids[i] = id
+		mp, err := p.r.privateBind(f)
+		if err != nil {
+			return fail(fmt.Errorf("container mount of %s: %w", m.Source, err))
+		}
+		pins[i].private = mp
+		if mp != "" {
+			p.hc.Mounts[p.bindAt+i].Source = mp
+		}
+	}
+	return pins, nil
+}
+
+// releasePins unmounts and removes the private mountpoints and closes
+// the pinned files.
+func (r *DockerRunner) releasePins(pins []pinnedMount) {
+	for _, pin := range pins {
+		if pin.private != "" {
+			if err := unbindPrivate(pin.private); err != nil {
+				fmt.Fprintf(os.Stderr, "toolcage: removing mountpoint %s: %v\n", pin.private, err)
+			}
+		}
+		pin.f.Close()
+	}
+}
+
+// privateBind binds the pinned file f on a fresh mountpoint under
+// StateDir/binds and returns its path, or "" when this daemon cannot
+// mount (then the engine gets the source path).
+func (r *DockerRunner) privateBind(f *os.File) (string, error) {
+	if r.handPaths {
+		return "", nil
+	}
+	dir := filepath.Join(r.StateDir, "binds")
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	mp := filepath.Join(dir, hex.EncodeToString(b))
+	if fi.IsDir() {
+		err = os.Mkdir(mp, 0o700)
+	} else {
+		var nf *os.File
+		if nf, err = os.OpenFile(mp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+			nf.Close()
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := bindFD(f, mp); err != nil {
+		os.Remove(mp)
+		if errors.Is(err, errCannotMount) {
+			return "", nil
+		}
+		return "", err
+	}
+	return mp, nil
+}
+
+// verifyMounts asks the container's pid 1, before the executor has run
+// anything, what is mounted at each target, and refuses the container
+// unless each is the file pinned at its source (device and inode) and a
+// read-only mount is read-only.
+func (p *containerProc) verifyMounts(ctx context.Context) error {
+	if len(p.binds) == 0 {
+		return nil
+	}
+	targets := make([]string, len(p.binds))
+	for i, m := range p.binds {
+		targets[i] = m.Target
+		if targets[i] == "" {
+			targets[i] = m.Source
+		}
+	}
+	arg, _ := json.Marshal(targets)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rep, err := p.request(ctx, "stat "+string(arg), true)
+	if err == nil && (!rep.OK || len(rep.Stats) != len(targets)) {
+		err = fmt.Errorf("pid 1 answered %d of %d mounts (%s)", len(rep.Stats), len(targets), rep.Err)
+	}
+	if err != nil {
+		return errdefs.Errorf(errdefs.ExecutorFailed, "checking the mounts of container %.12s: %v", p.id, err)
+	}
+	for i, st := range rep.Stats {
+		m := p.binds[i]
+		switch {
+		case st.Err != "":
+			return mountChanged(m, st.ID, p.ids[i], errors.New(st.Err))
+		case st.ID != p.ids[i]:
+			return mountChanged(m, st.ID, p.ids[i], nil)
+		case !m.Writable && !st.ReadOnly:
+			return errdefs.Errorf(errdefs.PolicyDenied, "container mount of %s at %s is writable, want read-only; the container was removed before any call", m.Source, targets[i])
+		}
+	}
+	return nil
+}
+
+// mountRefused is a source that could not be pinned (a symlink on the
+// way, gone).
+func mountRefused(m Mount, err error) error {
+	return errdefs.Errorf(errdefs.PolicyDenied, "container mount of %s: %v; nothing was mounted", m.Source, err)
+}
+
+// mountChanged is a source, or what a container got for it, that is not
+// the file the runner pinned.
+func mountChanged(m Mount, got, want sandbox.FileID, err error) error {
+	if err != nil {
+		return errdefs.Errorf(errdefs.PolicyDenied, "container mount of %s: %v; the container was removed before any call", m.Source, err)
+	}
+	return errdefs.Errorf(errdefs.PolicyDenied, "container mount of %s: the container got %s, not the %s checked at the source; it was removed before any call", m.Source, got, want)
+}
+
+// CheckReuse implements ReuseChecker: a warm container serves again only
+// while each of its mount sources still names, walked with no symlink,
+// the file it was given.
+func (r *DockerRunner) CheckReuse(_ context.Context, c *plugin.Client) error {
+	r.mu.Lock()
+	p := r.live[c.ID()]
+	r.mu.Unlock()
+	if p == nil {
+		return errdefs.Errorf(errdefs.ExecutorFailed, "executor %q is not a running container", c.ID())
+	}
+	return checkPins(p.binds, p.ids)
 }
 
 // Wait returns when the container stops, and removes it.
@@ -534,40 +731,41 @@ func (p *containerProc) HostToPlugin(network, addr string) (string, string, erro
 
 // reset sends "reset" to the container's pid 1 and reads its reply.
 func (p *containerProc) reset(ctx context.Context) (sandbox.ContainerReply, error) {
+	return p.request(ctx, "reset", false)
+}
+
+// request sends one line to the container's pid 1 and reads its reply;
+// with wait, it waits for pid 1 to listen (right after the start).
+func (p *containerProc) request(ctx context.Context, line string, wait bool) (sandbox.ContainerReply, error) {
 	var rep sandbox.ContainerReply
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
-	if p.ctl == nil {
+	for p.ctl == nil {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "unix", filepath.Join(p.socketDir, path.Base(containerControl)))
-		if err != nil {
+		if err == nil {
+			p.ctl, p.ctlR = c, bufio.NewReader(c)
+			break
+		}
+		if !wait || ctx.Err() != nil {
 			return rep, err
 		}
-		p.ctl, p.ctlR = c, bufio.NewReader(c)
+		select {
+		case <-ctx.Done():
+			return rep, err
+		case <-time.After(time.Millisecond):
+		}
 	}
-	if dl, ok := ctx.Deadline(); ok {
-		p.ctl.SetDeadline(dl)
-	}
-	if _, err := p.ctl.Write([]byte("reset\n")); err != nil {
+	dl, _ := ctx.Deadline() // zero: none
+	p.ctl.SetDeadline(dl)
+	if _, err := p.ctl.Write([]byte(line + "\n")); err != nil {
 		return rep, err
 	}
-	line, err := p.ctlR.ReadBytes('\n')
+	b, err := p.ctlR.ReadBytes('\n')
 	if err != nil {
 		return rep, err
 	}
-	return rep, json.Unmarshal(line, &rep)
-}
-
-// checkBindSources refuses mounts whose source is not the path the daemon
-// checked: a component of it has become a symlink since (the engine would
-// follow it), or it is gone.
-func checkBindSources(ms []Mount) error {
-	for _, m := range ms {
-		if err := sandbox.CheckNoSymlinks(m.Source); err != nil {
-			return errdefs.Errorf(errdefs.PolicyDenied, "container mount of %s: %v; nothing was mounted", m.Source, err)
-		}
-	}
-	return nil
+	return rep, json.Unmarshal(b, &rep)
 }
 
 // checkPrivateDir: dir exists, is a directory (not a symlink) owned by the
@@ -590,5 +788,6 @@ func checkPrivateDir(dir string) error {
 var (
 	_ Runner        = (*DockerRunner)(nil)
 	_ AfterCaller   = (*DockerRunner)(nil)
+	_ ReuseChecker  = (*DockerRunner)(nil)
 	_ runner.Runner = (*containerProc)(nil)
 )

@@ -64,8 +64,11 @@ type SandboxRunner struct {
 // Starts reports how many executor sandboxes this runner has started.
 func (r *SandboxRunner) Starts() int64 { return r.starts.Load() }
 
-// configFor is the sandbox configuration for key.
-func (r *SandboxRunner) configFor(key Key) sandbox.Config {
+// configFor is the sandbox configuration for key, and the files pinned
+// at the key's mount sources: each bound only while it is still that file
+// (sandbox.Bind.ID), and the executor retired once a source names another
+// (CheckReuse).
+func (r *SandboxRunner) configFor(key Key) (sandbox.Config, []sandbox.FileID, error) {
 	cfg := r.Config
 	perms := strings.Split(key.Permissions, ",")
 	has := func(p string) bool {
@@ -81,10 +84,16 @@ func (r *SandboxRunner) configFor(key Key) sandbox.Config {
 	if has("filesystem") {
 		cfg.Binds = append(cfg.Binds, r.FilesystemBinds...)
 	}
+	var ids []sandbox.FileID
 	for _, m := range key.MountList() {
-		cfg.Binds = append(cfg.Binds, sandbox.Bind{Source: m.Source, Target: m.Target, Writable: m.Writable, NoSymlinks: true})
+		id, err := sandbox.PinID(m.Source)
+		if err != nil {
+			return cfg, nil, errdefs.Errorf(errdefs.PolicyDenied, "sandbox mount of %s: %v; nothing was mounted", m.Source, err)
+		}
+		ids = append(ids, id)
+		cfg.Binds = append(cfg.Binds, sandbox.Bind{Source: m.Source, Target: m.Target, Writable: m.Writable, NoSymlinks: true, ID: &id})
 	}
-	return cfg
+	return cfg, ids, nil
 }
 
 // stateDir returns the base state directory, made 0711 and checked to be
@@ -110,7 +119,10 @@ func (r *SandboxRunner) stateDir() (string, error) {
 
 // ClientConfig implements Runner.
 func (r *SandboxRunner) ClientConfig(_ context.Context, key Key) (*plugin.ClientConfig, error) {
-	cfg := r.configFor(key)
+	cfg, ids, err := r.configFor(key)
+	if err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -136,7 +148,7 @@ func (r *SandboxRunner) ClientConfig(_ context.Context, key Key) (*plugin.Client
 			sc := sandbox.Command(cfg, r.Path, "--kind", string(key.Kind))
 			sc.Launcher = r.Launcher
 			sc.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, r.Env...), cmd.Env...)
-			p := &sandboxProc{r: r, cmd: sc, dir: dir}
+			p := &sandboxProc{r: r, cmd: sc, dir: dir, binds: key.MountList(), ids: ids}
 			var err error
 			if p.stdout, err = sc.StdoutPipe(); err == nil {
 				p.stderr, err = sc.StderrPipe()
@@ -175,6 +187,18 @@ func (r *SandboxRunner) AfterCall(ctx context.Context, c *plugin.Client) error {
 	return err
 }
 
+// CheckReuse implements ReuseChecker: a warm sandbox serves again only
+// while each of its mount sources still names the file it bound.
+func (r *SandboxRunner) CheckReuse(_ context.Context, c *plugin.Client) error {
+	r.mu.Lock()
+	p := r.live[c.ID()]
+	r.mu.Unlock()
+	if p == nil {
+		return errdefs.Errorf(errdefs.ExecutorFailed, "executor %q is not a running sandbox", c.ID())
+	}
+	return checkPins(p.binds, p.ids)
+}
+
 func (r *SandboxRunner) register(p *sandboxProc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -197,6 +221,9 @@ type sandboxProc struct {
 	dir            string
 	id             string
 	stdout, stderr io.ReadCloser
+	// binds are the key's mounts, ids the files the launcher bound for them.
+	binds []Mount
+	ids   []sandbox.FileID
 }
 
 func (p *sandboxProc) Start(context.Context) error {
@@ -254,5 +281,6 @@ func (p *sandboxProc) HostToPlugin(network, addr string) (string, string, error)
 var (
 	_ Runner        = (*SandboxRunner)(nil)
 	_ AfterCaller   = (*SandboxRunner)(nil)
+	_ ReuseChecker  = (*SandboxRunner)(nil)
 	_ runner.Runner = (*sandboxProc)(nil)
 )

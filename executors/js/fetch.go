@@ -171,7 +171,7 @@ func (r *realm) installFetch(ctx context.Context) error {
 	rt := r.rt
 	values, ok := goja.AssertFunction(rt.Get("Array").ToObject(rt).Get("prototype").ToObject(rt).Get("values"))
 	if !ok {
-		return errors.New("Array.prototype.values is not a function")
+		return errors.New("the realm's Array.prototype.values is not a function")
 	}
 	f := &fetcher{
 		r:           r,

@@ -22,7 +22,8 @@ func ContainerEnv(control, workDir string) []string {
 	return []string{"TOOLCAGE_SANDBOX=" + stageContainer, EnvContainerControl + "=" + control, EnvContainerWorkDir + "=" + workDir}
 }
 
-// ContainerReply is pid 1's answer to a reset, as the daemon reads it.
+// ContainerReply is pid 1's answer to a request (reset, stat), as the
+// daemon reads it.
 type ContainerReply struct {
 	OK  bool   `json:"ok"`
 	Err string `json:"err,omitempty"`
@@ -31,4 +32,7 @@ type ContainerReply struct {
 	Limit string `json:"limit,omitempty"`
 	// CPUMillis is the executor's CPU time so far.
 	CPUMillis int64 `json:"cpu_ms,omitempty"`
+	// Stats answers "stat": what is mounted at each path asked, as pid 1
+	// sees it.
+	Stats []MountStat `json:"stats,omitempty"`
 }

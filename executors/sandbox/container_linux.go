@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -90,24 +92,59 @@ type containerInit struct {
 	oom, pids int64
 }
 
-// serve answers "reset" requests on one connection, one at a time.
+// maxControlLine bounds one request on the control socket.
+const maxControlLine = 64 << 10
+
+// serve answers requests on one connection, one at a time, a line each:
+// "reset", or "stat" and a JSON list of paths (the runner's mount
+// targets, asked before any call has run).
 func (c *containerInit) serve(conn net.Conn) {
 	defer conn.Close()
-	buf := make([]byte, 64)
+	rd := bufio.NewReaderSize(conn, 4096)
 	for {
-		n, err := conn.Read(buf)
-		if err != nil || n == 0 {
+		line, err := readLine(rd, maxControlLine)
+		if err != nil {
 			return
 		}
 		var r ContainerReply
-		if strings.TrimSpace(string(buf[:n])) != "reset" {
-			r.Err = "unknown request " + strconv.Quote(string(buf[:n]))
-		} else {
+		verb, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch verb {
+		case "reset":
 			r = c.reset()
+		case "stat":
+			var paths []string
+			if err := json.Unmarshal([]byte(arg), &paths); err != nil {
+				r.Err = "stat: " + err.Error()
+				break
+			}
+			r.OK = true
+			for _, p := range paths {
+				r.Stats = append(r.Stats, statTarget(p))
+			}
+		default:
+			r.Err = "unknown request " + strconv.Quote(line)
 		}
 		b, _ := json.Marshal(r)
 		if _, err := conn.Write(append(b, '\n')); err != nil {
 			return
+		}
+	}
+}
+
+// readLine reads one line of at most limit bytes; a longer one is an error.
+func readLine(rd *bufio.Reader, limit int) (string, error) {
+	var b []byte
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		b = append(b, chunk...)
+		if len(b) > limit {
+			return "", errors.New("request too long")
+		}
+		if err == nil {
+			return string(b), nil
+		}
+		if err != bufio.ErrBufferFull {
+			return "", err
 		}
 	}
 }

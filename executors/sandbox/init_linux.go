@@ -571,7 +571,7 @@ func restrictThread(lc *launchConfig) (applied, error) {
 	}
 	abi := landlockABI()
 	if abi < lc.Require.LandlockABI {
-		return a, fmt.Errorf("Landlock ABI %d required, the kernel has %d", lc.Require.LandlockABI, abi)
+		return a, fmt.Errorf("the kernel has Landlock ABI %d, %d is required", abi, lc.Require.LandlockABI)
 	}
 	if lc.Require.Seccomp && !seccompSupported {
 		return a, fmt.Errorf("seccomp required, but there is no syscall table for %s", runtime.GOARCH)

@@ -163,6 +163,12 @@ func buildRoot(lc *launchConfig) error {
 			if err != nil {
 				return err
 			}
+			if b.ID != nil {
+				if id, err := fdID(fd); err != nil || id != *b.ID {
+					unix.Close(fd)
+					return fmt.Errorf("bind %s: the path names another file (%s) than the one checked (%s); nothing was mounted", b.Source, id, *b.ID)
+				}
+			}
 			// The descriptor's magic link names exactly what was opened.
 			src = "/proc/self/fd/" + strconv.Itoa(fd)
 			err = bind(src, in(t), flags)

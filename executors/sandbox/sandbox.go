@@ -72,6 +72,11 @@ type Bind struct {
 	// it opened, so a path swapped for a symlink since is refused, not
 	// followed.
 	NoSymlinks bool `json:"no_symlinks,omitempty"`
+	// ID, when set (with NoSymlinks), is the file the runner pinned at
+	// Source (Pin): the launcher binds what it opened only when that is
+	// still this file, so a path swapped for another directory between
+	// the runner's check and the bind is refused too.
+	ID *FileID `json:"id,omitempty"`
 }
 
 // Requirements are protections a sandbox must have; a sandbox that cannot

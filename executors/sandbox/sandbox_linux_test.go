@@ -431,3 +431,52 @@ func TestBindNoSymlinks(t *testing.T) {
 		t.Logf("%s refused: %v %s", src, err, buf.String())
 	}
 }
+
+// TestBindID: a bind carrying the file its runner pinned (Bind.ID) is
+// made only while its source is still that file; the same path naming
+// another directory since (moved away, another made in its place) is
+// refused before anything runs.
+func TestBindID(t *testing.T) {
+	testutil.NeedSandbox(t)
+	base, err := os.MkdirTemp("/var/tmp", "tc-bindid-")
+	if err != nil {
+		t.Skip("no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	mkWS := func(content string) {
+		if err := os.Mkdir(ws, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "f"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkWS("pinned\n")
+	id, err := PinID(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind := []Bind{{Source: ws, Target: "/workspace", NoSymlinks: true, ID: &id}}
+	if out, code := sh(t, Config{Binds: bind}, "cat /workspace/f"); code != 0 || out != "pinned\n" {
+		t.Fatalf("the pinned directory: exit %d, %q", code, out)
+	}
+	if err := os.Rename(ws, ws+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	mkWS("REPLACED\n")
+	c := Command(Config{Binds: bind}, "/proc/self/exe")
+	c.Env = []string{envShell + "=cat /workspace/f", "PATH=/usr/bin:/bin"}
+	var buf bytes.Buffer
+	c.Stdout, c.Stderr = &buf, &buf
+	err = c.Start()
+	if err == nil {
+		err = c.Wait()
+	}
+	if err == nil || strings.Contains(buf.String(), "REPLACED") || !strings.Contains(err.Error()+buf.String(), "another file") {
+		t.Fatalf("a bind whose source names another directory now: err %v, output %q; want a refusal naming it", err, buf.String())
+	}
+}

@@ -1,6 +1,10 @@
 package execrules
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // An agent holding an exec tool whose rules pre-approve a few read-only
 // commands tries to run something else under them: every wrapper, quoting
@@ -25,7 +29,7 @@ func TestDecideWrapperAttempts(t *testing.T) {
 		{"git -c core.pager=./x log", "ask"},
 		{"git -c core.fsmonitor=./x status", "ask"},
 		{"git --exec-path=. status", "ask"},
-		{"git log --output=/tmp/x", "preApproved"}, // an argument after the rule's words: the rule's own word
+		{"git log --output=/tmp/x", "ask"}, // an option that writes a file: no rule names it
 		{"cat x > y", "ask"},
 		{"ls >> y", "ask"},
 		{"ls | tee y", "ask"},
@@ -79,6 +83,75 @@ func TestDecideCodeEnv(t *testing.T) {
 		{"LC_ALL=C ls", "preApproved"},
 		{"TZ=UTC git log", "preApproved"},
 		{"env LANG=C.UTF-8 ls", "preApproved"},
+	} {
+		d, err := rs.Decide(tt.cmd)
+		if err != nil {
+			t.Errorf("%s: %v", tt.cmd, err)
+			continue
+		}
+		if d.Approval != tt.want {
+			t.Errorf("%s: %s, want %s (%+v)", tt.cmd, d.Approval, tt.want, d.Segments)
+		}
+	}
+}
+
+// TestEffectsCorpus: testdata/effects.txt, an approved command that is
+// more than it looks (options that write files or name programs, writes
+// of files programs run code from) and its everyday neighbours.
+func TestEffectsCorpus(t *testing.T) {
+	var rules []Rule
+	for _, p := range []string{"git log", "git diff", "git status", "git show", "git grep", "git config user.name", "git",
+		"sort", "sed", "cp", "tee", "find", "make test", "npm test", "curl", "tar", "cat"} {
+		rules = append(rules, Rule{Pattern: p, Approval: "preApproved"})
+	}
+	rs := mustCompile(t, rules...)
+	data, err := os.ReadFile("testdata/effects.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attacks, neighbours int
+	for n, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		want, cmd, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("effects.txt:%d: no tab", n+1)
+		}
+		if want == "ask" {
+			attacks++
+		} else {
+			neighbours++
+		}
+		d, err := rs.Decide(cmd)
+		if err != nil {
+			t.Errorf("effects.txt:%d: %s: %v", n+1, cmd, err)
+			continue
+		}
+		if d.Approval != want {
+			t.Errorf("effects.txt:%d: %s: %s, want %s (%+v)", n+1, cmd, d.Approval, want, d.Segments)
+		}
+	}
+	t.Logf("%d commands more than they look, %d everyday neighbours", attacks, neighbours)
+}
+
+// TestDecideClearedEnv: a wrapper that runs its command without the
+// environment the daemon gives it (the git environment) is a command of
+// its own, which the command's rule does not cover.
+func TestDecideClearedEnv(t *testing.T) {
+	rs := mustCompile(t, Rule{Pattern: "git status", Approval: "preApproved"})
+	for _, tt := range []struct{ cmd, want string }{
+		{"env -i git status", "ask"},
+		{"env - git status", "ask"},
+		{"env -u GIT_CONFIG_COUNT git status", "ask"},
+		{"env --unset=GIT_CONFIG_COUNT git status", "ask"},
+		{"env --ignore-environment git status", "ask"},
+		{"exec -c git status", "ask"},
+		{"unset GIT_CONFIG_COUNT; git status", "ask"},
+		{"export -n GIT_CONFIG_COUNT; git status", "ask"},
+		{"GIT_CONFIG_COUNT=0 git status", "ask"},
+		{"env LC_ALL=C git status", "preApproved"},
+		{"exec git status", "preApproved"},
 	} {
 		d, err := rs.Decide(tt.cmd)
 		if err != nil {

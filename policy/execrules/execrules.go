@@ -13,12 +13,15 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/google/shlex"
 
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/repocode"
 	"github.com/toolcage/toolcage/policy/shellguard"
+	"github.com/toolcage/toolcage/policy/shellsyntax"
 	"github.com/toolcage/toolcage/policy/template"
 )
 
@@ -103,6 +106,14 @@ type Segment struct {
 	// Rule is the pattern of the strictest rule that matched; "" when
 	// none did (the default) or the command writes a file.
 	Rule string `json:"rule,omitempty"`
+	// Beyond says what the command does that no matching rule names
+	// (an option that writes a file or names a program, a file that is
+	// code), when that is why it is not pre-approved.
+	Beyond string `json:"beyond,omitempty"`
+	// Program is the command's name; Subcommand, for a program with
+	// subcommands (git), the one it runs when known.
+	Program    string `json:"-"`
+	Subcommand string `json:"-"`
 }
 
 // Decision is the approval of a whole command line.
@@ -137,10 +148,30 @@ func (rs *Rules) Decide(cmd string) (Decision, error) {
 }
 
 func (rs *Rules) decide(c shellguard.Command) Segment {
-	s := Segment{Text: c.Text}
+	s := Segment{Text: c.Text, Program: c.Name}
+	ws := cmdWords{c}
+	if g := shellsyntax.GrammarOf(c.Name); g != nil && g.Subcommand {
+		if sub := shellsyntax.Read(ws).Cmd; sub > 0 {
+			s.Subcommand, _ = ws.Text(sub)
+		}
+	}
+	effects := effectsOf(c)
 	if rs != nil {
 		for _, r := range rs.rules {
-			if r.matches(c) && (s.Rule == "" || strictness(r.approval) > strictness(s.Approval)) {
+			start, ok := r.match(c, ws)
+			if !ok {
+				continue
+			}
+			if r.approval == policy.ApprovalPreApproved {
+				// A rule vouches for what the command does only as far
+				// as its words go: an option that writes a file or names
+				// a program is covered only by a rule that names it.
+				if e, ok := uncovered(effects, start, len(r.args)); ok {
+					s.Beyond = describe(e)
+					continue
+				}
+			}
+			if s.Rule == "" || strictness(r.approval) > strictness(s.Approval) {
 				s.Approval, s.Rule = r.approval, r.pattern
 			}
 		}
@@ -148,11 +179,91 @@ func (rs *Rules) decide(c shellguard.Command) Segment {
 	if s.Rule == "" {
 		s.Approval = Default
 	}
-	if (c.Writes || setsCodeEnv(c)) && strictness(s.Approval) < strictness(policy.ApprovalAsk) {
-		s.Approval, s.Rule = policy.ApprovalAsk, ""
+	if strictness(s.Approval) < strictness(policy.ApprovalAsk) {
+		switch {
+		case c.Writes || setsCodeEnv(c):
+			s.Approval, s.Rule = policy.ApprovalAsk, ""
+		default:
+			if i := slices.IndexFunc(c.Written, repocode.File); i >= 0 {
+				// Files git, make, npm or an editor run programs from.
+				s.Approval, s.Rule = policy.ApprovalAsk, ""
+				s.Beyond = fmt.Sprintf("writes %s, which programs run code from", c.Written[i])
+			}
+		}
+	}
+	if s.Approval == policy.ApprovalPreApproved {
+		s.Beyond = ""
 	}
 	return s
 }
+
+// effect is one of Effects' effects, at the index of the argument it
+// is in (-1: a word Args leaves out, which no rule names).
+type effect struct {
+	shellsyntax.Effect
+	arg  int
+	text string
+}
+
+// effectsOf reads c's effects on its whole line: Args with its gaps put
+// back as words known only when it runs.
+func effectsOf(c shellguard.Command) []effect {
+	full := shellguard.Command{Name: c.Name}
+	var arg []int // per word of full.Args, its index in c.Args or -1
+	gaps := c.Gaps
+	for i := 0; i <= len(c.Args); i++ {
+		for len(gaps) > 0 && gaps[0] == i {
+			full.Args, full.Dynamic, arg = append(full.Args, ""), append(full.Dynamic, true), append(arg, -1)
+			gaps = gaps[1:]
+		}
+		if i < len(c.Args) {
+			full.Args, full.Dynamic, arg = append(full.Args, c.Args[i]), append(full.Dynamic, c.Dynamic[i]), append(arg, i)
+		}
+	}
+	var out []effect
+	for _, e := range shellsyntax.Effects(cmdWords{full}) {
+		text, _ := cmdWords{full}.Text(e.Word)
+		out = append(out, effect{Effect: e, arg: arg[e.Word-1], text: text})
+	}
+	return out
+}
+
+// uncovered finds an effect outside the rule's words, which start at
+// argument start.
+func uncovered(effects []effect, start, n int) (effect, bool) {
+	for _, e := range effects {
+		if e.arg < start || e.arg >= start+n {
+			return e, true
+		}
+	}
+	return effect{}, false
+}
+
+// describe says what an effect does, for the person asked.
+func describe(e effect) string {
+	word := e.text
+	switch e.Kind {
+	case shellsyntax.EffectWrites:
+		return fmt.Sprintf("%q writes a file, which no rule names", word)
+	case shellsyntax.EffectRuns:
+		return fmt.Sprintf("%q names a program or settings it runs, which no rule names", word)
+	}
+	return "a word known only when it runs could be an option that writes a file or runs a program"
+}
+
+// cmdWords reads a Command as the grammar reader's words.
+type cmdWords struct{ c shellguard.Command }
+
+func (w cmdWords) Len() int { return len(w.c.Args) + 1 }
+
+func (w cmdWords) Text(i int) (string, bool) {
+	if i == 0 {
+		return w.c.Name, true
+	}
+	return w.c.Args[i-1], !w.c.Dynamic[i-1]
+}
+
+func (w cmdWords) IsAssign(int) bool { return false }
 
 // setsCodeEnv reports whether c starts with a variable set that programs
 // load or run code from (LD_PRELOAD=./x.so ls): a rule vouches for a
@@ -166,12 +277,34 @@ func setsCodeEnv(c shellguard.Command) bool {
 	return false
 }
 
-func (r compiled) matches(c shellguard.Command) bool {
-	if c.Name != r.name || len(c.Args) < len(r.args) {
+// match reports whether the rule matches c, and the argument its words
+// start at: the first, or, for a program with subcommands (git), the
+// subcommand after its global options (git -c color.ui=never log matches
+// git log; what those options do is Effects' to say).
+func (r compiled) match(c shellguard.Command, ws cmdWords) (int, bool) {
+	if c.Name != r.name {
+		return 0, false
+	}
+	if r.matchAt(c, 0) {
+		return 0, true
+	}
+	if len(r.args) == 0 || strings.HasPrefix(r.args[0], "-") {
+		return 0, false
+	}
+	if g := shellsyntax.GrammarOf(c.Name); g != nil && g.Subcommand {
+		if sub := shellsyntax.Read(ws).Cmd; sub > 1 && r.matchAt(c, sub-1) {
+			return sub - 1, true
+		}
+	}
+	return 0, false
+}
+
+func (r compiled) matchAt(c shellguard.Command, start int) bool {
+	if len(c.Args)-start < len(r.args) {
 		return false
 	}
 	for i, w := range r.args {
-		if c.Dynamic[i] || c.Args[i] != w {
+		if c.Dynamic[start+i] || c.Args[start+i] != w {
 			return false
 		}
 	}

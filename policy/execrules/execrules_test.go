@@ -66,9 +66,11 @@ func TestDecidePerSegment(t *testing.T) {
 		// A shell running a file: itself a command.
 		{"sh script.sh", "ask"},
 		// Words known only at run time never match a pattern word.
-		{"git $SUB", "preApproved"}, // the git rule: no argument words
+		// ... and may be an option that runs a program (-c core.pager=...).
+		{"git $SUB", "ask"},
 		{"X=push; git $X", "blocked"},
-		{"git ${UNKNOWN} status", "preApproved"}, // git rule again; not git status
+		{"git ${UNKNOWN} status", "ask"},
+		{"git status -- $FILE", "preApproved"},
 		// Writing a file is at least ask.
 		{"git status > out.txt", "ask"},
 		{"git status 2>&1 >/dev/null", "preApproved"},

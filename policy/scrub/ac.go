@@ -40,9 +40,19 @@ func newACMatcher(lits []string) *acMatcher {
 	nc := n + 1
 	m.nc = int32(nc)
 
+	// At most one state per literal byte, plus the root: sized once, the
+	// tables are not copied as they grow (WithKnown builds one per call).
+	states := 1
+	for _, p := range lits {
+		states += len(p)
+	}
+	m.trans = make([]int32, 0, states*nc)
+	m.out = make([][]int32, 0, states)
 	newState := func() int32 {
-		for range nc {
-			m.trans = append(m.trans, -1)
+		k := len(m.trans)
+		m.trans = m.trans[:k+nc]
+		for i := k; i < k+nc; i++ {
+			m.trans[i] = -1
 		}
 		m.out = append(m.out, nil)
 		return int32(len(m.out) - 1)

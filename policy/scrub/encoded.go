@@ -87,6 +87,8 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 		spans = s.foldedKnown(text, spans)
 	}
 	budget := decodeBudget{bytes: maxDecodedPerText, state: maxStatePerText}
+	var streak dumpStreakState
+	spans = s.utf16Spans(text, &budget, spans)
 	for i := 0; i < len(text) && budget.bytes > 0; {
 		if !isEncodedByte(text[i]) || text[i] == '=' {
 			i++
@@ -110,6 +112,12 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 				}
 				k, breaks, nbreak = k+n, true, nbreak+n
 			}
+		}
+		if streak.add(text, i, k, breaks) {
+			spans, i = s.dumpSpans(text, &streak, &budget, spans)
+			i = max(i, k)
+			streak.done, streak.n = i, 0
+			continue
 		}
 		if k-i-nbreak < min(minEncodedRun, minSplitToken) {
 			i = k // a word or two, not an encoding or a key
@@ -366,6 +374,9 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *decodeBudget) []
 		}
 		return out
 	}
+	if f, ok := s.base32Finds(run, aligns, budget); ok {
+		return f
+	}
 	// One alphabet: URL-safe when the run has - or _, standard otherwise
 	// (the two agree on every other character).
 	enc := base64.RawStdEncoding
@@ -409,7 +420,7 @@ func (s *Scrubber) decodedFinds(run string, aligns int, budget *decodeBudget) []
 // decodedSpans runs the rules and the known values over decoded text.
 func (s *Scrubber) decodedSpans(text string) []scrubSpan {
 	spans, _ := s.find(text, false)
-	return spans
+	return s.reversedKnown(text, spans)
 }
 
 func isHexRun(run string) bool {

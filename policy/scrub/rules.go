@@ -34,7 +34,7 @@ const tokenEnd = `(?:[^A-Za-z0-9_\-]|$)`
 
 var scrubBuiltins = []scrubBuiltin{
 	// Cloud providers.
-	contextRule("aws-access-key-id", `\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16})\b`, 3.0, notExample, "akia", "asia", "abia", "acca", "a3t"),
+	contextRule("aws-access-key-id", `\b((?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16})\b`, 3.0, notExample, "akia", "asia", "abia", "acca", "a3t"),
 	prefixRule("aws-secret-access-key", `(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?[ \t]*(?:=|:|=>)[ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`, 3.5,
 		"secret_access_key", "secretaccesskey", "aws_secret_key", "awssecretkey", "aws_secret"),
 	prefixRule("google-api-key", `\b(AIza[0-9A-Za-z_\-]{35})`+tokenEnd, 3.0, "aiza"),
@@ -186,6 +186,11 @@ var scrubBuiltins = []scrubBuiltin{
 		2.0, nil, // genericAt applies validGeneric
 		"pass", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
 		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential", "session", "sessid").group(2).parse(genericAt),
+	// What the generic rule leaves: names it does not know as a secret's
+	// (AccountKey, creds, client_id) and glue it does not read (a type,
+	// a line break, "is", a comma between arguments). keyword.go.
+	{rule: Rule{Kind: "credential", Pattern: `(?i)[a-z0-9_.\-]*(?:key|token|secret|auth|cred|pass|pwd|id)[a-z0-9_.\-]*.{0,48}?(\S{4,})`,
+		Keywords: keywordLits}, all: keywordAll},
 }
 
 // from sets how far before its keyword a match can begin.
@@ -262,7 +267,7 @@ func placeholder(v string) bool {
 	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "{{"),
 		strings.HasPrefix(v, "<"), strings.HasPrefix(v, markerPrefix):
 		return true
-	case strings.Trim(v, "*xX.•#-") == "":
+	case strings.Trim(v, "*xX.•#-") == "", examplePlaceholder(v):
 		return true
 	}
 	switch l {
@@ -333,6 +338,16 @@ func lastKeywordEnd(k []byte) int {
 	return -1
 }
 
+// fieldNameAt reports a NAME= field at text[i] whose name reads as a
+// name (user=, remember_me=), not as a value with '=' inside it.
+func fieldNameAt(text string, i int) bool {
+	if !fieldAt(text, i) {
+		return false
+	}
+	j := i + strings.IndexByte(text[i:], '=')
+	return j-i <= 40 && slugLike(text[i:j])
+}
+
 // validGeneric accepts key=value pairs whose key names a secret (DB_PASSWORD,
 // client_secret, apiKey, X-Api-Key) rather than something about one
 // (token_type, max_tokens, secretName, passwordFile), and whose value is
@@ -345,8 +360,14 @@ func validGeneric(w string, loc []int, v string) bool {
 	if len(v) < 20 && statusKey(key) {
 		return false // "InvalidToken: tok_12": an error's name and an id
 	}
+	if notCredentialName(key) || nameTierOf(key) != tierPass && namedPlaceholder(v) {
+		return false // csrf_token, authenticity_token; access_token=ACCESS_TOKEN
+	}
 	if loc[5] < len(w) && w[loc[5]] == '(' {
 		return false // a call: Password: os.Getenv("X")
+	}
+	if k := skipBlank(w, loc[5]); k > loc[5] && k+1 < len(w) && w[k] == '=' && w[k+1] != '=' {
+		return false // a type: val api_TOKEN: String = "…"
 	}
 	switch {
 	case placeholder(v), dottedIdent(v), lowerWord(v):
@@ -478,7 +499,7 @@ func genericAt(text string, ks, ke int) []int {
 		}
 		i++
 	}
-	if i-v < 6 || skipped && sep && fieldAt(text, v) {
+	if i-v < 6 || skipped && sep && fieldNameAt(text, v) {
 		return nil // empty: what follows is the next field (password= user=bob)
 	}
 	// Checked here too so that the many rejected pairs allocate nothing.
@@ -577,7 +598,11 @@ func fieldAt(text string, i int) bool {
 	for j < len(text) && j-i < 64 && (isKeyByte(text[j]) || text[j] == '[' || text[j] == ']') {
 		j++
 	}
-	return j > i && j < len(text) && text[j] == '=' && !('0' <= text[i] && text[i] <= '9')
+	if j == i || j >= len(text) || text[j] != '=' || '0' <= text[i] && text[i] <= '9' {
+		return false
+	}
+	// base64 padding (eyJ0eXAi==) ends a value; it starts no field.
+	return j+1 >= len(text) || isValueByte(text[j+1]) && text[j+1] != '='
 }
 
 // netrcPassword reports whether the word at [a, b) is the password token

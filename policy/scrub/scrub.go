@@ -207,6 +207,7 @@ func knownForms(v string) []string {
 		hex.EncodeToString(b), // upper case is matched by case folding
 		jsonString(v, true),   // inside a JSON string, as Go writes it
 		jsonString(v, false),  // ... and as most other encoders do
+		reversed(v),           // rev
 	}
 }
 
@@ -270,6 +271,13 @@ type scrubWindow struct{ lo, hi int }
 
 // scrubOnce does one pass; changed reports whether anything was redacted.
 func (s *Scrubber) scrubOnce(text string) (string, bool) {
+	return redact(text, s.allSpans(text))
+}
+
+// allSpans is what one pass redacts in text: what the rules and the known
+// values find in it as written, around its escapes decoded, and in what
+// it joins or decodes to.
+func (s *Scrubber) allSpans(text string) []scrubSpan {
 	spans, escs := s.find(text, true)
 	// Only the text around escapes is decoded and searched again: what
 	// lies farther from every escape was found in the raw text already.
@@ -311,9 +319,16 @@ func (s *Scrubber) scrubOnce(text string) (string, bool) {
 			spans = append(spans, e)
 		}
 	}
+	return spans
+}
+
+// redact replaces spans of text with their markers; overlapping spans
+// become one. changed is false when there is no span.
+func redact(text string, spans []scrubSpan) (string, bool) {
 	if len(spans) == 0 {
 		return text, false
 	}
+	spans = repeatSpans(text, spans)
 	slices.SortFunc(spans, func(a, b scrubSpan) int {
 		if a.start != b.start {
 			return a.start - b.start
@@ -529,7 +544,8 @@ func (r *scrubRule) accept(w string, loc []int, off, ri int, spans []scrubSpan) 
 	switch {
 	case strings.HasPrefix(secret, markerPrefix),
 		r.valid != nil && !r.valid(w, loc, secret),
-		r.MinEntropy > 0 && entropy(secret) < r.MinEntropy:
+		r.MinEntropy > 0 && entropy(secret) < r.MinEntropy,
+		r.builtin && r.at == nil && examplePlaceholder(secret): // sk_abcdefghijklmnopqrstuvwxyz123
 		return spans
 	}
 	return append(spans, scrubSpan{off + a, off + b, ri, markerPrefix + r.Kind + "]"})

@@ -2,6 +2,7 @@ package shellguard
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
 )
@@ -24,6 +25,15 @@ type Command struct {
 	// Writes is set when the command redirects output into a file other
 	// than /dev/null or a descriptor.
 	Writes bool
+	// Written are the paths the command writes, as far as they are
+	// known: its output redirections' targets (but /dev/null and
+	// descriptors) and the operands a writing program writes (cp's last,
+	// tee's, sed -i's, dd of=...: the deny rules' writers table).
+	Written []string
+	// Gaps are where words known only when it runs stood, unquoted and
+	// alone, which Args leaves out (they may expand to nothing, or to
+	// any words): before Args[i] for each i (len(Args): at the end).
+	Gaps []int
 	// Text is the command as the messages show it.
 	Text string
 	// Env names the variables the command starts with set by the line
@@ -67,7 +77,7 @@ func Commands(cmd string) ([]Command, error) {
 		case segFinding:
 			return nil, parseErr(seg.rule, seg.desc, seg.text)
 		case segCmd:
-			if seg.unwrapped && benignWrappers[seg.name] {
+			if seg.unwrapped && benignWrappers[seg.name] && !clearsEnv(seg) {
 				continue
 			}
 		case segAssign:
@@ -77,12 +87,16 @@ func Commands(cmd string) ([]Command, error) {
 		default: // interpreter code and detector hits: the deny rules' matter
 			continue
 		}
-		c := Command{Name: seg.name, Text: seg.text, Writes: writesFile(seg.redirs)}
+		c := Command{Name: seg.name, Text: seg.text, Writes: writesFile(seg.redirs), Written: written(seg)}
 		for _, a := range seg.assigns {
 			c.Env = append(c.Env, a.name)
 		}
-		args := nonDropped(seg.args)
-		for _, a := range args[min(1, len(args)):] { // the words after the name
+		name := slices.IndexFunc(seg.args, func(a arg) bool { return !a.drop })
+		for _, a := range seg.args[name+1:] { // the words after the name
+			if a.drop {
+				c.Gaps = append(c.Gaps, len(c.Args))
+				continue
+			}
 			c.Args = append(c.Args, a.e)
 			c.Dynamic = append(c.Dynamic, a.dyn)
 		}
@@ -91,11 +105,68 @@ func Commands(cmd string) ([]Command, error) {
 	return out, nil
 }
 
+// clearsEnv reports whether a benign wrapper runs its command with
+// variables of the line's own environment removed (env -i, env -u NAME,
+// env -, exec -c): the settings the daemon gives the command (the git
+// environment) would be gone, which no rule about the command speaks
+// for, so the wrapper stays a command of its own.
+func clearsEnv(seg *segment) bool {
+	if seg.name != "env" && seg.name != "exec" {
+		return false
+	}
+	for _, o := range shellsyntax.Read(seg).Opts {
+		switch {
+		case seg.name == "exec" && o.Name == "c",
+			seg.name == "env" && (o.Kind == shellsyntax.OptFlag && o.Name == "" || o.Name == "i" || o.Name == "u" ||
+				o.Name == "ignore-environment" || o.Name == "unset"):
+			return true
+		}
+	}
+	return false
+}
+
 // writesFile reports a redirection that writes a file.
 func writesFile(rs []redirTarget) bool {
 	return slices.ContainsFunc(rs, func(r redirTarget) bool {
 		return r.write && r.target != "/dev/null" && !isFD(r.target)
 	})
+}
+
+// written lists the paths seg writes: its output redirections' targets
+// and the operands its program writes (segment.writes), whatever the
+// directory (operands, which the path rules read, leaves out relative
+// names when the directory is not known).
+func written(seg *segment) []string {
+	var out []string
+	for _, r := range seg.redirs {
+		if r.write && r.target != "/dev/null" && !isFD(r.target) {
+			out = append(out, r.target)
+		}
+	}
+	if _, ok := writers[seg.name]; !ok || seg.kind != segCmd {
+		return out
+	}
+	args := nonDropped(seg.args)
+	lastIdx := -1
+	for i := 1; i < len(args); i++ {
+		if !strings.HasPrefix(args[i].e, "-") {
+			lastIdx = i
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		v := args[i].e
+		if strings.HasPrefix(v, "-") || v == "" {
+			continue
+		}
+		op := operand{index: i, last: i == lastIdx}
+		if rest, ok := strings.CutPrefix(v, "of="); ok {
+			op.ofArg, v = true, rest
+		}
+		if seg.writes(op) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // NormaliseWord folds a word the way Commands' words are folded, for

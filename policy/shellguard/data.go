@@ -332,6 +332,7 @@ func printfData(args []arg) *data {
 				break
 			}
 			verb := spec[0]
+			flags := format[i+1 : len(format)-len(spec)]
 			i = len(format) - len(spec)
 			if verb == '%' {
 				b.WriteByte('%')
@@ -364,6 +365,12 @@ func printfData(args []arg) *data {
 				v, _ := strconv.ParseInt(strings.TrimSpace(arg), 0, 64)
 				fmt.Fprintf(&b, "%"+string(verb), v) // (Go's %o, %x and %X are printf's)
 			default:
+				// %.Ns prints N bytes of the argument: '../%.0s' 1 2 is ../../.
+				if _, prec, ok := strings.Cut(flags, "."); ok && !strings.Contains(prec, "*") {
+					if n, err := strconv.Atoi(prec); err == nil || prec == "" {
+						arg = arg[:min(max(n, 0), len(arg))]
+					}
+				}
 				b.WriteString(arg)
 			}
 		}

@@ -2,6 +2,7 @@ package shellguard
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -152,4 +153,41 @@ var socatAddr = shellsyntax.WordSet(`TCP TCP4 TCP6 TCP-CONNECT UDP UDP4 UDP6 UDP
 // isPort is a bare port number (nc HOST PORT).
 func isPort(s string) bool {
 	return s != "" && len(s) <= 5 && strings.Trim(s, "0123456789") == ""
+}
+
+// stdinFileRefs are the ways curl names its standard input as a file to
+// send: -d @-, -F name=@- or name=<-, --data-urlencode name@-.
+var stdinFileRefs = []string{"@-", "<-", "@/dev/stdin", "</dev/stdin"}
+
+// literalInput reports whether standard input is text the command line
+// spells out (a here-document or here-string without expansions, echo's
+// output): nothing of the machine's.
+func literalInput(d *data) bool {
+	return d.known() && d.origins == 0 && !d.file && !d.shell && d.list == nil
+}
+
+// sendsLiteralStdin rewrites curl's references to standard input as a file
+// when standard input is literal text (curl -d @- <<EOF … EOF): what is
+// sent is that text, as with -d 'text', not a file of the machine's, so the
+// upload rules do not read it as one.
+func sendsLiteralStdin(seg *segment, stdin *data) {
+	if seg.name != "curl" && seg.name != "curlie" || !literalInput(stdin) {
+		return
+	}
+	changed := false
+	for i, a := range seg.args[1:] {
+		for _, ref := range stdinFileRefs {
+			if e, ok := strings.CutSuffix(a.e, ref); ok && !a.dyn {
+				if !changed {
+					seg.args = slices.Clone(seg.args)
+					changed = true
+				}
+				seg.args[i+1].e = e + "(standard-input)"
+				break
+			}
+		}
+	}
+	if changed {
+		seg.finish()
+	}
 }

@@ -86,3 +86,29 @@ func FuzzCheckCommand(f *testing.F) {
 		_ = rs.CheckArgv([]string{s, s})
 	})
 }
+
+// FuzzXargsItems checks xargs' input splitter: text without quotes or
+// backslashes splits as strings.Fields does (blanks and newlines), and no
+// item is longer than the input.
+func FuzzXargsItems(f *testing.F) {
+	for _, s := range []string{"a b\tc\nd", `"rm -rf /"`, `'a b' "c d" e\ f`, `x "unclosed`, "", " \n ", `a\`, `''`} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, lines bool) {
+		items := xargsItems(s, lines)
+		for _, it := range items {
+			if len(it) > len(s) {
+				t.Fatalf("xargsItems(%q) item %q longer than the input", s, it)
+			}
+		}
+		if lines || strings.ContainsAny(s, `'"\`) {
+			return
+		}
+		// xargs separates by space, tab and newline only.
+		want := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
+		if strings.Join(items, "\x00") != strings.Join(want, "\x00") || len(items) != len(want) {
+			t.Fatalf("xargsItems(%q) = %q, want %q", s, items, want)
+		}
+	})
+}

@@ -223,6 +223,10 @@ func pathForms(arg, cwd string) []string {
 		}
 		return []string{c}
 	case arg == "~" || strings.HasPrefix(arg, "~/"):
+		if rel := path.Clean(strings.TrimPrefix(arg[1:], "/")); rel == ".." || strings.HasPrefix(rel, "../") {
+			// Above the home directory (~/..): /home, or / for root's.
+			return []string{clean("/home/user/" + rel), clean("/root/" + rel)}
+		}
 		return []string{clean(arg)}
 	case strings.HasPrefix(arg, "~"):
 		// ~user: another account's home directory.
@@ -261,7 +265,9 @@ func litPrefix(p string) string {
 // clean is path.Clean that keeps a leading ~ component intact.
 func clean(p string) string {
 	c := path.Clean(p)
-	if c == "." && p != "." && p != "./" {
+	// x/.. is kept as written (x may be a link), but ./. and .// are the
+	// directory itself.
+	if c == "." && p != "." && (strings.Contains(p, "..") || strings.Trim(p, "./") != "") {
 		return p
 	}
 	return c

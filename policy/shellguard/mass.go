@@ -188,8 +188,7 @@ func listingOf(name string, args []arg) *listing {
 }
 
 // absOrHome reports whether p names a place by itself (/x, ~x), not
-// relative to the working directory: a traversal of the working
-// directory is the tool's own business.
+// relative to the working directory.
 func absOrHome(p string) bool { return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") }
 
 // inCluster reports whether word is a cluster of short options (-rf)
@@ -209,7 +208,7 @@ func entriesOf(a arg) arg {
 // with the listed patterns as operands, recursive where the listing is.
 func listedCommand(cmd []arg, l *listing) []arg {
 	out := append([]arg{}, cmd...)
-	if l.recursive && len(cmd) > 0 && deleters[baseName(cmd[0].e)] && slices.ContainsFunc(l.items, func(a arg) bool { return absOrHome(a.e) }) {
+	if l.recursive && len(cmd) > 0 && deleters[baseName(cmd[0].e)] {
 		out = append(out[:1], append(literalArgs([]string{"-r"}), out[1:]...)...)
 	}
 	return append(out, l.items...)

@@ -47,7 +47,17 @@ type DeniedError struct {
 }
 
 func (e *DeniedError) Error() string {
+	if e.NotParsed() {
+		// Not a judgement that the command is dangerous: it was not read.
+		return fmt.Sprintf("refused by %s/%s: %s (in %s)", e.Group, e.Rule, e.Description, strconv.Quote(e.Segment))
+	}
 	return fmt.Sprintf("denied by shell rule %s/%s: %s (in %s)", e.Group, e.Rule, e.Description, strconv.Quote(e.Segment))
+}
+
+// NotParsed reports a refusal of text that is not valid shell (unbalanced
+// quotes, a syntax error): nothing in it was found dangerous.
+func (e *DeniedError) NotParsed() bool {
+	return e.Group == GroupParse && (e.Rule == "unbalanced" || e.Rule == "syntax")
 }
 
 // Rule is one deny rule. Every condition that is set must hold; a rule
@@ -125,6 +135,11 @@ type Rule struct {
 	// ExceptLoopback turns the rule off for a network command whose every
 	// address is this machine (curl -d @body.json http://127.0.0.1:8080/).
 	ExceptLoopback bool `json:"except_loopback,omitempty"`
+	// ExceptFiltered turns the rule off for a listing piped straight into
+	// grep for named variables (env | grep ^GO, printenv | grep -i proxy):
+	// not an inverted match, not a pattern file, no name that reads as a
+	// credential.
+	ExceptFiltered bool `json:"except_filtered,omitempty"`
 }
 
 // Options adjusts a rule set.
@@ -449,7 +464,7 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 		}
 	}
 	switch sr.Detect {
-	case "", "fork_bomb", "spawn_loop", "output_to_network", "shell_to_socket", "metadata_address":
+	case "", "fork_bomb", "spawn_loop", "output_to_network", "shell_to_socket", "metadata_address", "git_program_setting":
 		if len(sr.Sources) > 0 {
 			return nil, fail("sources needs detect: shell_input")
 		}
@@ -465,7 +480,7 @@ func compileShellRule(sr Rule, group string) (*rule, error) {
 			r.sources = originFetch | originSocket | originDecode
 		}
 	default:
-		return nil, fail("unknown detector %q (fork_bomb, spawn_loop, output_to_network, shell_input, shell_to_socket, metadata_address)", sr.Detect)
+		return nil, fail("unknown detector %q (fork_bomb, spawn_loop, output_to_network, shell_input, shell_to_socket, metadata_address, git_program_setting)", sr.Detect)
 	}
 	for _, c := range sr.With {
 		r.with = append(r.with, strings.ToLower(c))
@@ -704,7 +719,7 @@ func (r *rule) match(seg *segment, w *walker) bool {
 		// Command, when set, limits the interpreters.
 		return (r.cmdSet == nil && r.cmdGlobs == nil || r.nameMatches(seg.name)) && r.codeRe.MatchString(seg.code) && r.withOK(w)
 	}
-	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) {
+	if r.except[seg.name] || r.src.ExceptLoopback && onlyLoopback(seg) || r.src.ExceptFiltered && seg.filtered {
 		return false
 	}
 	args := seg.argv[min(1, len(seg.argv)):] // the words after the name

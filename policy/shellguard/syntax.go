@@ -147,21 +147,23 @@ func parseLenient(src string, depth int, work *int) (*syntax.File, *DeniedError)
 }
 
 // syntaxErr names a parse error: text that ends too early is
-// "unbalanced", anything else "syntax".
+// "unbalanced", anything else "syntax". The description says that the
+// command does not parse, not that it is dangerous.
 func syntaxErr(err error, src string) *DeniedError {
+	const notParsed = "the command does not parse as shell, so it cannot be checked: "
 	var pe syntax.ParseError
 	if errors.As(err, &pe) {
 		// An operator with nothing after it is a syntax error to the
 		// shell running the text, not text cut short.
 		t := strings.TrimRight(src, " \t\n")
 		if pe.Incomplete && (t == "" || !strings.ContainsRune("|&<>", rune(t[len(t)-1]))) || strings.Contains(pe.Text, "without matching") {
-			return parseErr("unbalanced", pe.Text, src)
+			return parseErr("unbalanced", notParsed+pe.Text, src)
 		}
-		return parseErr("syntax", pe.Text, src)
+		return parseErr("syntax", notParsed+pe.Text, src)
 	}
 	var le syntax.LangError
 	if errors.As(err, &le) {
-		return parseErr("syntax", le.Feature+" is not supported", src)
+		return parseErr("syntax", notParsed+le.Feature+" is not supported", src)
 	}
-	return parseErr("syntax", err.Error(), src)
+	return parseErr("syntax", notParsed+err.Error(), src)
 }

@@ -26,6 +26,8 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 		if ops := operands(args, true); len(ops) > 0 {
 			target = ops[0]
 		}
+		old := w.cwd
+		defer func() { w.setOldPWD(old) }()
 		switch {
 		case target.dyn || target.glob || target.e == "-":
 			w.cwd = "?"
@@ -158,6 +160,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 	if fetchers[seg.name] {
 		w.trackDownload(seg, args)
 	}
+	w.trackUnpack(seg, args)
 	switch seg.name {
 	case "printf", "read", "declare", "typeset", "local", "export", "readonly", "unset", "let", "test", "[", "mapfile", "readarray", "getopts", "wait":
 		// Names with subscripts are evaluated: a[$(cmd)] runs cmd.
@@ -168,6 +171,7 @@ func (w *walker) track(seg *segment, sc *scope, stdin *data) {
 		}
 	}
 	w.optionPayloads(seg, args, sc, stdin)
+	w.gitSettings(seg, args) // gitsettings.go
 }
 
 // optionPayloads checks shell text that commands take in options or
@@ -478,8 +482,15 @@ func (w *walker) trackDownload(seg *segment, args []arg) {
 		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--output-document="):
 			_, v, _ := strings.Cut(a, "=")
 			w.setFile(w.fileKey(v), fetched())
-		case len(a) > 2 && (a[:2] == "-o" && seg.name == "curl" || a[:2] == "-O" && seg.name == "wget"):
-			w.setFile(w.fileKey(a[2:]), fetched())
+		case len(a) > 2 && a[0] == '-' && a[1] != '-':
+			// A cluster: -sSLo FILE, -qO FILE, -oFILE.
+			if v, next, ok := outputInCluster(seg.name, a); ok {
+				if next && k+1 < len(args) {
+					v = args[k+1].e
+					k++
+				}
+				w.setFile(w.fileKey(v), fetched())
+			}
 		}
 	}
 	// curl -O and plain wget save under the URL's last component.
@@ -520,5 +531,107 @@ func (w *walker) forkBombs() {
 				}
 			}
 		}
+	}
+}
+
+// wgetValueLetters are wget's short options that take a value.
+const wgetValueLetters = "OoaPeiBtTwQUDIXARlY"
+
+// outputInCluster reads a download command's short option cluster: when
+// its output option (curl -o, wget -O) is in it, the file is the rest of
+// the word, or the next word (next) when the letter ends the cluster. The
+// first letter taking a value takes the rest, as getopt reads it.
+func outputInCluster(name, a string) (file string, next, ok bool) {
+	out := byte('o')
+	takes := func(c byte) bool { return shellsyntax.CurlValueOpts["-"+string(c)] }
+	switch name {
+	case "curl", "curlie":
+	case "wget", "wget2":
+		if a[1] == 'n' {
+			return "", false, false // -nv, -nc, -nd: wget's two-letter flags
+		}
+		out = 'O'
+		takes = func(c byte) bool { return strings.IndexByte(wgetValueLetters, c) >= 0 }
+	default:
+		return "", false, false
+	}
+	for k := 1; k < len(a); k++ {
+		if !takes(a[k]) {
+			continue
+		}
+		if a[k] != out {
+			return "", false, false
+		}
+		return a[k+1:], k+1 == len(a), true
+	}
+	return "", false, false
+}
+
+// unpackers are archive tools and, for each, the option naming the
+// directory they unpack into.
+var unpackers = map[string]string{"tar": "-C", "gtar": "-C", "bsdtar": "-C", "unzip": "-d", "7z": "-o", "7za": "-o"}
+
+// trackUnpack remembers the directory a downloaded archive is unpacked
+// into: what runs from below it was downloaded too (curl -o t.tgz URL &&
+// tar xzf t.tgz && ./t/install.sh).
+func (w *walker) trackUnpack(seg *segment, args []arg) {
+	dirOpt, ok := unpackers[seg.name]
+	if !ok || len(w.files) == 0 {
+		return
+	}
+	dir, fetched := ".", false
+	for k := 1; k < len(args); k++ {
+		a := args[k].e
+		switch {
+		case a == dirOpt || a == "--directory":
+			if k+1 < len(args) {
+				dir = args[k+1].e
+				k++
+			}
+		case strings.HasPrefix(a, dirOpt) && len(a) > len(dirOpt) && seg.name != "tar" && seg.name != "gtar" && seg.name != "bsdtar":
+			dir = a[len(dirOpt):] // 7z -oDIR
+		case strings.HasPrefix(a, "--directory="):
+			dir = strings.TrimPrefix(a, "--directory=")
+		default:
+			// The archive: an operand, or the value of tar's -f (attached
+			// to a cluster: xzf FILE reads FILE as an operand here).
+			if d := w.files[w.fileKey(a)]; d != nil && d.origins&originFetch != 0 {
+				fetched = true
+			}
+		}
+	}
+	if fetched {
+		w.setFile(w.fileKey(dir)+"/", &data{origins: originFetch})
+	}
+}
+
+// unpackedFetch reports whether path p lies below a directory a downloaded
+// archive was unpacked into.
+func (w *walker) unpackedFetch(p string) bool {
+	key := w.fileKey(p)
+	for k, d := range w.files {
+		if strings.HasSuffix(k, "/") && d.origins&originFetch != 0 && (strings.HasPrefix(key, k) || k == "./" && !strings.HasPrefix(key, "/") && !strings.HasPrefix(key, "~")) {
+			return true
+		}
+	}
+	return false
+}
+
+// setOldPWD sets OLDPWD, as cd does, to the directory it left (old, in
+// the walker's terms): rm -rf "$OLDPWD" after cd /tmp deletes the tool's
+// directory. That directory has no absolute name here; from elsewhere it
+// is named as the workspace root it is (or lies in) for a tool with files.
+func (w *walker) setOldPWD(old string) {
+	switch {
+	case old == "?" || w.cwd == "?":
+		w.setVar("OLDPWD", nil, originOther)
+	case old != "":
+		w.setVar("OLDPWD", []string{old}, 0)
+	case w.cwd == "":
+		w.setVar("OLDPWD", []string{"."}, 0)
+	case !strings.HasPrefix(w.cwd, "/") && !strings.HasPrefix(w.cwd, "~") && !strings.Contains(w.cwd, ".."):
+		w.setVar("OLDPWD", []string{strings.TrimSuffix(strings.Repeat("../", strings.Count(w.cwd, "/")+1), "/")}, 0)
+	default:
+		w.setVar("OLDPWD", []string{"/workspace"}, 0)
 	}
 }

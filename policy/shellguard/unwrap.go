@@ -39,6 +39,7 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		return stageResult{}
 	}
 	seg.finish()
+	sendsLiteralStdin(seg, stdin)
 	seg.cwd = w.cwd
 	w.addSeg(seg)
 	if w.defWalk == 0 && slices.ContainsFunc(seg.args, func(a arg) bool { return a.susp }) {
@@ -111,6 +112,9 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		w.trackLink(args)
 	}
 	g := shellsyntax.GrammarOf(name)
+	if g != nil && g.Subs != nil {
+		g = shellsyntax.Read(seg).G // the verb's: docker exec runs a command
+	}
 	role := shellsyntax.RolePlain
 	if g != nil && (g.Role != shellsyntax.RoleInterp || g.Lang != "") {
 		role = g.Role
@@ -150,7 +154,9 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		if subOrigins&(originFetch|originSocket|originDecode) != 0 {
 			w.detected("shell_input", subOrigins, seg.text)
 		}
-		w.runShellData(joinData(args[r.Line:], " "), sc.deeper(), seg)
+		if !shellInitOnly(args[r.Line:]) {
+			w.runShellData(joinData(args[r.Line:], " "), sc.deeper(), seg)
+		}
 		return stageResult{out: &data{origins: originOther}}
 	case shellsyntax.RoleSource:
 		if r := shellsyntax.Read(seg); r.Script >= 0 {
@@ -253,7 +259,7 @@ func (w *walker) fileData(a arg, stdin *data) *data {
 	if d := w.readPath(a); d != nil {
 		return d
 	}
-	if w.fetchedBase[path.Base(a.e)] {
+	if w.fetchedBase[path.Base(a.e)] || len(w.files) > 0 && w.unpackedFetch(a.e) {
 		// Saved by a download under a directory option (wget -P,
 		// curl --output-dir).
 		return &data{origins: originFetch}
@@ -418,6 +424,13 @@ func isAssignText(s string) bool {
 func (w *walker) runShell(seg *segment, sc *scope, stdin *data) {
 	args := nonDropped(seg.args)
 	r := shellsyntax.Read(seg)
+	// X=.. sh -c 'rm -rf "$X"', env X=.. sh -c ...: the shell reads the
+	// variables it was given (kept after it too, as a value X may hold).
+	for _, a := range seg.assigns {
+		if shellsyntax.IsName(a.name) {
+			w.setVar(a.name, []string{a.value}, 0)
+		}
+	}
 	for _, o := range r.Opts {
 		switch {
 		case o.Kind == shellsyntax.OptValue && o.Long && o.ValueWord >= 0:
@@ -498,10 +511,10 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 				words = strings.Split(strings.TrimRight(t, "\x00\n"), "\x00")
 			case delim != "":
 				words = strings.Split(t, echoEscapes(delim))
-			case replace != "":
-				words = strings.Split(strings.TrimRight(t, "\n"), "\n")
 			default:
-				words = strings.Fields(t)
+				// xargs reads quotes and backslashes: '"rm -rf /"' is one
+				// item; with -I an item is a line.
+				words = xargsItems(t, replace != "")
 			}
 			items = append(items, literalArgs(words[:min(len(words), 64)]))
 		}
@@ -541,6 +554,13 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 		cmd := append(append([]arg{}, inner...), its...)
 		r := w.runCommand(seg.derive(cmd, nil), sc, stdin, pc)
 		res.kinds |= r.kinds
+		if codeFromItems(inner) && len(its) > 1 {
+			// xargs sh -c <<< 'rm -rf /': the first item is the code and
+			// the rest its $0, $1...; judged as the line the items spell
+			// too, which is what the input means and what -0, -d or -L1
+			// would make it.
+			w.runShellData(joinData(its, " "), sc.deeper(), seg)
+		}
 	}
 	res.out = &data{origins: originsOf(stdin) | originOther}
 	return res
@@ -551,8 +571,9 @@ func (w *walker) runXargs(seg *segment, sc *scope, stdin *data, pc pipeCtx) stag
 func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 	args := nonDropped(seg.args)
 	// A traversal that selects every file acts on the whole tree: -delete
-	// is rm -rf of each root, -exec rm {} is rm -r. One that selects some
-	// hands {} paths below the roots, never a root itself.
+	// is rm -rf of each root, -exec rm {} is rm -r, whatever the root (find
+	// . -delete wipes the working directory as rm -rf . does). One that
+	// selects some hands {} paths below the roots, never a root itself.
 	starts, narrowed, minDepth, _ := findShape(args)
 	namePat := "_"
 	for k := 1; k+1 < len(args); k++ {
@@ -562,7 +583,7 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 		}
 	}
 	for k, st := range starts {
-		if k >= 4 || narrowed || !absOrHome(st.e) || !slices.ContainsFunc(args, func(a arg) bool { return a.e == "-delete" }) {
+		if k >= 4 || narrowed || !slices.ContainsFunc(args, func(a arg) bool { return a.e == "-delete" }) {
 			continue
 		}
 		root := st
@@ -587,10 +608,91 @@ func (w *walker) runFind(seg *segment, sc *scope, pc pipeCtx) {
 					inner[n] = arg{e: normalise(strings.ReplaceAll(a.e, "{}", st.e)), p: strings.ReplaceAll(a.p, "{}", st.p), glob: st.glob}
 				}
 			}
-			if !narrowed && absOrHome(st.e) && deleters[baseName(inner[0].e)] {
+			if !narrowed && deleters[baseName(inner[0].e)] {
 				inner = append(inner[:1:1], append(literalArgs([]string{"-r"}), inner[1:]...)...)
 			}
 			w.runCommand(seg.derive(inner, nil), sc, nil, pc)
 		}
 	}
+}
+
+// xargsItems splits xargs' input as xargs does without -0 or -d: blanks
+// and newlines separate items (newlines only, when lines), single and
+// double quotes group, a backslash escapes the next character. An
+// unmatched quote (which xargs refuses) ends the item there.
+func xargsItems(t string, lines bool) []string {
+	var items []string
+	var b strings.Builder
+	in := false // an item has begun (a quoted empty one counts)
+	var quote byte
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			b.WriteByte(c)
+		case c == '\\' && i+1 < len(t):
+			i++
+			b.WriteByte(t[i])
+			in = true
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == '\n' || !lines && (c == ' ' || c == '\t'):
+			if in || b.Len() > 0 {
+				items = append(items, b.String())
+			}
+			b.Reset()
+			in = false
+		case lines && b.Len() == 0 && !in && (c == ' ' || c == '\t'):
+			// -I strips leading blanks.
+		default:
+			b.WriteByte(c)
+			in = true
+		}
+	}
+	if in || b.Len() > 0 {
+		items = append(items, b.String())
+	}
+	return items
+}
+
+// codeFromItems reports whether the items xargs appends to cmd become the
+// code of a shell: cmd is a shell (or su) with -c and no code of its own.
+func codeFromItems(cmd []arg) bool {
+	if len(cmd) == 0 {
+		return false
+	}
+	r := shellsyntax.Read(argWords(cmd))
+	return r.G != nil && r.ShellFlag && r.Code < 0 && r.Line < 0 && (r.G.Role == shellsyntax.RoleShell || r.G.Role == shellsyntax.RoleSu)
+}
+
+// shellInits are programs that print shell code of their own making for a
+// shell to eval (eval "$(ssh-agent -s)"), with the arguments that make them
+// do so: the text is fixed by the program, not by what it reads.
+var shellInits = map[string][]string{
+	"ssh-agent": {"", "-s", "-c"}, "dircolors": {"", "-b"}, "brew": {"shellenv"},
+	"pyenv": {"init -", "init - bash", "init - zsh", "virtualenv-init -"}, "rbenv": {"init -", "init - bash", "init - zsh"},
+	"nodenv": {"init -"}, "goenv": {"init -"}, "jenv": {"init -"}, "starship": {"init bash", "init zsh"},
+	"zoxide": {"init bash", "init zsh"}, "fnm": {"env", "env --use-on-cd"}, "minikube": {"docker-env"},
+	"keychain": {"--eval", "--eval --quiet"},
+}
+
+// shellInitOnly reports whether eval's words are only substitutions of
+// shellInits ("$(ssh-agent -s)", `brew shellenv`).
+func shellInitOnly(args []arg) bool {
+	for _, a := range args {
+		p := strings.TrimSuffix(strings.TrimPrefix(a.p, `"`), `"`)
+		inner, ok := strings.CutPrefix(p, "$(")
+		if ok {
+			inner, ok = strings.CutSuffix(inner, ")")
+		} else if inner, ok = strings.CutPrefix(p, "`"); ok {
+			inner, ok = strings.CutSuffix(inner, "`")
+		}
+		f := strings.Fields(inner)
+		if !ok || len(f) == 0 || !slices.Contains(shellInits[path.Base(f[0])], strings.Join(f[1:], " ")) {
+			return false
+		}
+	}
+	return len(args) > 0
 }

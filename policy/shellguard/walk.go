@@ -49,6 +49,9 @@ type segment struct {
 	// unwrapped: a wrapper or shell whose command (or -c text) is known
 	// and was walked as segments of its own (see Commands).
 	unwrapped bool
+	// filtered: its output goes straight into a filter that keeps the
+	// variables it names and no others (env | grep ^GO; see namesFilter).
+	filtered bool
 }
 
 type assign struct {
@@ -300,11 +303,19 @@ func (w *walker) walkPipeline(pl *syntax.Stmt, sc *scope, stdin *data, pc pipeCt
 	in := cmp.Or(stdin, w.stdin) // what exec redirected, unless the pipeline has its own
 	var res stageResult
 	var prev kindSet
+	prevSegs := -1 // where the previous stage's segments start
 	for i, s := range stages {
+		first := len(w.segs)
 		r := w.walkStmt(s, sc, in, ctx)
 		if w.err != nil {
 			return res
 		}
+		if prevSegs >= 0 && first < len(w.segs) && namesFilter(w.segs[first]) {
+			for _, seg := range w.segs[prevSegs:first] {
+				seg.filtered = true
+			}
+		}
+		prevSegs = first
 		if i > 0 && prev&ksShell != 0 && r.kinds&ksSocket != 0 {
 			w.detected("shell_to_socket", 0, "... | "+w.cmdText(s))
 		}

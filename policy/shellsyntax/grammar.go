@@ -95,6 +95,35 @@ type Grammar struct {
 	// one by one there).
 	CmdLine bool
 	OneDash bool // every option is long, written with one dash or two (gdb -ex, emacs -eval)
+	// subs: the grammars of a program's verbs (docker exec, kubectl exec,
+	// docker compose run). The first operand after the program's own
+	// options picks one, read from there on; a verb not listed runs
+	// nothing the reader follows.
+	Subs map[string]*Grammar
+	// optsAfter: options may follow the leading operands, before the
+	// command (ssh HOST -t CMD, kubectl exec POD -c C -- CMD).
+	OptsAfter bool
+	// operandForms: what makes an operand without a leading "-" an option
+	// or a target, whether or not "--" came first: "@" and "+" at its
+	// start (dig @server +tcp), ":" before any "/" (rsync and scp read
+	// host:path as another host's), "=" after a name (dd of=FILE, make
+	// VAR=value set an option or a variable).
+	OperandForms string
+
+	// What an option does beyond the program's own words, for Effects
+	// (an exec rule does not cover an option that writes a file or names
+	// a program unless it names the option): writeOpts/writeLong write a
+	// file (their value, or the operands: sed -i); runOpts/runLong make
+	// the program run a program or load settings the line does not spell
+	// out as code (git --ext-diff, --git-dir). Code, module, split and
+	// program options name programs by their kind already.
+	WriteOpts string
+	WriteLong []string
+	RunOpts   string
+	RunLong   []string
+	// Subcommands are the grammars of a Subcommand program's subcommands
+	// (git's, in git.go), read after the subcommand word.
+	Subcommands map[string]*Grammar
 }
 
 var (
@@ -108,13 +137,52 @@ var (
 	awkGrammar = &Grammar{Role: RoleInterp, Lang: "awk", Permute: true, ProgArg: true, ValueOpts: "Fv", ValueLong: []string{"field-separator", "assign"},
 		CodeOpts: "e", CodeLong: []string{"source"}, ModOpts: "ilE", ModLong: []string{"include", "load", "exec"}, ProgOpts: "f", ProgLong: []string{"file"}}
 	sedGrammar = &Grammar{Role: RoleInterp, Permute: true, ProgArg: true, ValueOpts: "l", ValueLong: []string{"line-length"},
-		CodeOpts: "e", CodeLong: []string{"expression"}, ProgOpts: "f", ProgLong: []string{"file"}}
+		CodeOpts: "e", CodeLong: []string{"expression"}, ProgOpts: "f", ProgLong: []string{"file"}, WriteOpts: "i", WriteLong: []string{"in-place"}}
 	sudoGrammar = &Grammar{Role: RoleWrapper, ValueOpts: "ugCDhprtTUR", ValueLong: []string{"user", "group", "host", "prompt", "chdir", "chroot", "role", "type", "close-from", "command-timeout", "other-user"},
 		ShellFlags: "si", NoExec: "lVe", Assigns: true}
 	tarGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "IF", CodeLong: []string{"to-command", "checkpoint-action", "use-compress-program", "rsh-command", "info-script", "new-volume-script"}}
 	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
 	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
-	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}}
+	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}, OperandForms: "="}
+	// DNS tools: @server picks the server asked, +option sets a query
+	// option (dig @169.254.169.254, +tcp).
+	digGrammar = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "bcfkpqtxy", OperandForms: "@+"}
+)
+
+// Programs that run a command in another machine, container or pod: the
+// command is what would run here too, and is judged as such (issue 22).
+var (
+	// docker exec [OPTIONS] CONTAINER COMMAND...; options end at the
+	// container.
+	containerExec = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "env-file", "user", "workdir", "detach-keys"}}
+	// docker run [OPTIONS] IMAGE [COMMAND...]: most long options take a value.
+	containerRun = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "acehlmpuvw", UnknownVal: true, FlagLong: []string{
+		"detach", "interactive", "tty", "rm", "init", "privileged", "publish-all", "read-only", "no-healthcheck",
+		"oom-kill-disable", "sig-proxy", "quiet", "help", "disable-content-trust", "use-api-socket", "replace", "rmi",
+		"tls-verify", "http-proxy", "read-only-tmpfs", "env-host", "no-hosts", "passwd"}}
+	containerGrammar = &Grammar{Role: RolePlain, ValueOpts: "Hlc", ValueLong: []string{"config", "context", "host", "log-level",
+		"tlscacert", "tlscert", "tlskey", "connection", "url", "identity", "root", "runroot", "storage-driver", "namespace", "address"},
+		Subs: map[string]*Grammar{"exec": containerExec, "run": containerRun,
+			"container": {Role: RolePlain, Subs: map[string]*Grammar{"exec": containerExec, "run": containerRun}},
+			"compose":   composeGrammar}}
+	// docker compose exec SERVICE COMMAND..., compose run SERVICE COMMAND...
+	composeGrammar = &Grammar{Role: RolePlain, ValueOpts: "fp", ValueLong: []string{"file", "project-name", "project-directory",
+		"profile", "env-file", "ansi", "progress", "parallel"},
+		Subs: map[string]*Grammar{
+			"exec": {Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "user", "workdir", "index"}},
+			"run": {Role: RoleWrapper, Leading: 1, ValueOpts: "eulpvw", UnknownVal: true, FlagLong: []string{"detach", "rm", "no-deps",
+				"service-ports", "use-aliases", "remove-orphans", "build", "no-TTY", "quiet-pull", "interactive", "tty"}}}}
+	// kubectl exec POD [-c C] -- COMMAND...; options may come anywhere
+	// before "--", and most long options take a value.
+	kubeFlags = []string{"stdin", "tty", "quiet", "insecure-skip-tls-verify", "match-server-version", "warnings-as-errors",
+		"all-namespaces", "help", "rm", "attach", "command", "privileged", "leave-stdin-open", "share-processes", "same-node"}
+	kubeExec    = &Grammar{Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "cfnsv", UnknownVal: true, FlagLong: kubeFlags}
+	kubeGrammar = &Grammar{Role: RolePlain, ValueOpts: "nsv", UnknownVal: true, FlagLong: kubeFlags,
+		Subs: map[string]*Grammar{"exec": kubeExec, "run": kubeExec, "debug": kubeExec,
+			"rsh": {Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "c", ValueLong: []string{"container", "shell", "timeout", "selector"}}}}
+	// lxc exec INSTANCE [--env K=V] -- COMMAND..., multipass exec VM -- ...
+	vmExec    = &Grammar{Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "d", ValueLong: []string{"env", "user", "group", "cwd", "mode", "project", "working-directory"}}
+	vmGrammar = &Grammar{Role: RolePlain, ValueLong: []string{"project"}, Subs: map[string]*Grammar{"exec": vmExec}}
 )
 
 // grammars maps a program's base name to its grammar (init adds the
@@ -122,7 +190,7 @@ var (
 var grammars = map[string]*Grammar{
 	// Interpreters.
 	"python": pythonGrammar, "pypy": pythonGrammar,
-	"perl": {Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I"},
+	"perl": {Role: RoleInterp, Lang: "perl", CodeOpts: "eE", ModOpts: "Mm", ValueOpts: "I", WriteOpts: "i"},
 	"ruby": rubyGrammar, "irb": rubyGrammar, "jruby": rubyGrammar, "truffleruby": rubyGrammar,
 	"node": nodeGrammar, "nodejs": nodeGrammar, "deno": denoGrammar, "bun": denoGrammar, "qjs": nodeGrammar, "d8": nodeGrammar,
 	"php":       {Role: RoleInterp, Lang: "php", CodeOpts: "rBRE", ModOpts: "d", ProgOpts: "f", ValueOpts: "cz"},
@@ -191,23 +259,32 @@ var grammars = map[string]*Grammar{
 	"softlimit":        {Role: RoleWrapper, ValueOpts: "amdosflcrpt"},
 	"lckdo":            {Role: RoleWrapper, ValueOpts: "w", Leading: 1},
 	"xargs":            {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
-	"git":              {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"}},
+	"git": {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"},
+		RunOpts: "C", RunLong: []string{"git-dir", "work-tree"}, Subcommands: gitSubcommands},
 	// Commands that join their operands into a shell command line.
-	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true},
+	// ssh reads options after its host too: ssh HOST -t -- CMD.
+	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
 	"watch":    {Role: RoleWrapper, ValueOpts: "nq", ValueLong: []string{"interval", "equexit"}, Join: true, JoinOff: "x"},
 	"parallel": {Role: RolePlain, Join: true},
 	"su":       {Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
 	"runuser":  {Role: RoleSu, ValueOpts: "gGsuw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
 	"sg":       {Role: RoleSu, CodeOpts: "c", Leading: 1},
 	"ksu":      {Role: RoleSu, CodeOpts: "c", Leading: 1},
-	"curl":     {Role: RoleCurl},
+	"curl": {Role: RoleCurl, Permute: true, WriteOpts: "oODc", WriteLong: []string{"output", "remote-name", "remote-name-all", "output-dir", "dump-header",
+		"cookie-jar", "trace", "trace-ascii", "stderr", "libcurl", "etag-save", "hsts", "alt-svc"}, RunOpts: "K", RunLong: []string{"config"}},
 	// Options that run commands.
 	"tar": tarGrammar, "gtar": tarGrammar, "bsdtar": tarGrammar,
-	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}},
-	"scp":   {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF"},
-	"sftp":  {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
-	"man":   {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager", "html"}},
-	"zip":   {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
+	"rsync": {Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"rsh", "rsync-path"}, WriteLong: []string{"log-file", "write-batch", "only-write-batch"}, OperandForms: ":"},
+	"sort": {Role: RolePlain, Permute: true, ValueOpts: "kStTo", ValueLong: []string{"key", "field-separator", "buffer-size", "temporary-directory", "output",
+		"files0-from", "parallel", "batch-size", "random-source"}, CodeLong: []string{"compress-program"}, WriteOpts: "o", WriteLong: []string{"output"}},
+	"wget": {Role: RolePlain, Permute: true, ValueOpts: "oOaPeiUtTwQ", WriteOpts: "oOaP", WriteLong: []string{"output-document", "output-file", "append-output", "directory-prefix"},
+		RunOpts: "e", RunLong: []string{"execute", "config"}},
+	"less": {Role: RolePlain, Permute: true, ValueOpts: "bhjkoOpPTxyz", WriteOpts: "oO", WriteLong: []string{"log-file", "LOG-FILE"}},
+	"npm":  {Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"script-shell", "call", "shell"}, RunLong: []string{"userconfig", "globalconfig"}},
+	"scp":  {Role: RolePlain, Permute: true, ValueOpts: "cDiJlP", ModOpts: "oSF", OperandForms: ":"},
+	"sftp": {Role: RolePlain, Permute: true, ValueOpts: "BciJlPR", ModOpts: "oSFbD"},
+	"man":  {Role: RolePlain, Permute: true, CodeOpts: "P", CodeLong: []string{"pager", "html"}},
+	"zip":  {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"TT", "unzip-command"}},
 	// Programs whose option values are commands of their own: SQL with \!
 	// escapes, debugger, editor and make commands, Lisp.
 	"psql":    {Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"command"}, ProgOpts: "f", ProgLong: []string{"file"}},
@@ -220,6 +297,15 @@ var grammars = map[string]*Grammar{
 	"emacs": {Role: RolePlain, Permute: true, OneDash: true, CodeLong: []string{"eval", "execute", "f", "funcall"}, ProgLong: []string{"l", "load"}},
 	"make":  makeGrammar, "gmake": makeGrammar, "bmake": makeGrammar, "remake": makeGrammar,
 	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
+	"dig":       digGrammar, "kdig": digGrammar, "delv": digGrammar, "drill": digGrammar,
+	"dd": {Role: RolePlain, OperandForms: "="},
+	// Commands run in a container, a pod or a virtual machine.
+	"docker": containerGrammar, "podman": containerGrammar, "nerdctl": containerGrammar,
+	"docker-compose": composeGrammar, "podman-compose": composeGrammar,
+	"kubectl": kubeGrammar, "oc": kubeGrammar,
+	"lxc": vmGrammar, "incus": vmGrammar, "multipass": vmGrammar,
+	"crictl":  {Role: RolePlain, ValueOpts: "ir", ValueLong: []string{"config", "image-endpoint", "runtime-endpoint", "timeout"}, Subs: map[string]*Grammar{"exec": {Role: RoleWrapper, Leading: 1, ValueLong: []string{"timeout"}}}},
+	"vagrant": {Role: RolePlain, Subs: map[string]*Grammar{"ssh": {Role: RoleWrapper, CodeOpts: "c", CodeLong: []string{"command"}}}},
 }
 
 // Programs that share a grammar with no options of its own, or one of
@@ -242,7 +328,7 @@ func init() {
 		{Role: RoleWrapper}: "nohup busybox toybox builtin setsid valgrind catchsegv fakeroot coproc chronic unbuffer " +
 			"ifne eatmydata nocache tsocks torify firejail",
 		{Role: RoleWrapper, Leading: 1}: "gosu su-exec setuidgid envuidgid envdir setlock with-lock-ex",
-		{Role: RoleFind}:                "find gfind bfs",
+		{Role: RoleFind, WriteLong: []string{"fprint", "fprint0", "fprintf", "fls", "delete"}}: "find gfind bfs",
 	} {
 		for _, name := range strings.Fields(names) {
 			grammars[name] = g

@@ -91,6 +91,19 @@ func Read(w Words) Reading {
 		from = 2 // deno run FILE, deno eval CODE
 	}
 	r.Operand = r.walk(g, w, from, base)
+	for g.Subs != nil {
+		// A verb picks the grammar of the rest (docker exec).
+		var sub *Grammar
+		if r.Operand < n {
+			sub = g.Subs[lit(w, r.Operand)]
+		}
+		if sub == nil {
+			r.Rest, r.Tail = r.Operand, len(r.Opts)
+			return r
+		}
+		g, r.G = sub, sub
+		r.Operand = r.walk(g, w, r.Operand+1, base)
+	}
 	r.Rest, r.Tail = r.Operand, len(r.Opts)
 	switch g.Role {
 	case RoleShell, RoleInterp:
@@ -181,9 +194,10 @@ func (r *Reading) readCommand(g *Grammar, w Words, base string) {
 		return
 	}
 	cmd := r.Rest
-	if g.Leading > 0 && (g.CodeOpts != "" || len(g.CodeLong) > 0) {
+	if g.Leading > 0 && (g.CodeOpts != "" || len(g.CodeLong) > 0 || g.OptsAfter) {
 		// Options after the leading operands: su USER -c TEXT, flock
-		// FILE -c TEXT; su reads them among its operands too, and a lone
+		// FILE -c TEXT, ssh HOST -t CMD, kubectl exec POD -c C -- CMD; su
+		// reads them among its operands too, and a lone
 		// "-" before its user is a flag (Rest counts it as the user, which
 		// the template check keeps, refusing more).
 		cmd = n

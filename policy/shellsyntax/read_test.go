@@ -63,6 +63,20 @@ func TestRead(t *testing.T) {
 		{"sudo -l cmd", "flag:1 operand=2 cmd=2 args=3 noexec"},
 		{"sudo -- cmd", "operand=2 cmd=2 args=3"},
 		{"ssh -o X=y host ls x", "mod:1 operand=3 rest=4 line=4 args=6"},
+		// Options after the host, and "--" (issue 22).
+		{"ssh host -t -- rm x", "| flag:2 operand=1 rest=2 line=4 args=6"},
+		{"ssh -p 22 host -l root ls", "value:1 | value:4 operand=3 rest=4 line=6 args=7"},
+		// Verbs with grammars of their own: the command a container, a
+		// pod or a machine runs; other verbs run nothing.
+		{"docker exec -it -u root web rm x", "flag:2 flag:2 value:3 operand=5 rest=6 cmd=6 args=8"},
+		{"docker --context prod run --rm -v a:b img sh -c x", "value:1 flag:4 value:5 operand=7 rest=8 cmd=8 args=11"},
+		{"docker ps -a", "operand=1 args=3"},
+		{"docker compose -f x.yml exec -T db psql", "value:2 flag:5 operand=6 rest=7 cmd=7 args=8"},
+		{"kubectl exec -n ns pod -c app -- ls /", "value:2 | value:5 operand=4 rest=5 cmd=8 args=10"},
+		{"kubectl exec pod ls", "operand=2 rest=3 cmd=3 args=4"},
+		{"kubectl get pods", "operand=1 args=3"},
+		{"lxc exec c1 --env A=1 -- ls", "| value:3 operand=2 rest=3 cmd=6 args=7"},
+		{"vagrant ssh -c uptime", "code:2 operand=4 args=4 program"},
 		{"watch -n 1 ls", "value:1 operand=3 line=3 args=4"},
 		{"watch -x ls", "joinoff:1 operand=2 cmd=2 args=3"},
 		{"flock /l -c text", "| code:2 operand=1 rest=2 args=4 program"},

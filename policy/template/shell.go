@@ -21,6 +21,11 @@ package template
 //   - in a curl command, a value starting with "@" or "<" at the start of
 //     a word or after a literal "=" is refused (curl -d @/etc/passwd reads
 //     the file);
+//   - a value starting a word that its program reads as an option or a
+//     target without a "-" (the grammar's OperandForms, policy/shellsyntax:
+//     dig's @server and +option, rsync's and scp's host:path, dd's and
+//     make's NAME=value) is refused, after "--" too, which these programs
+//     do not honour for such forms;
 //   - a value holding a NUL byte is refused: no command line can carry it.
 //
 // Missing arguments are errors here (no AllowMissing): dropping a word
@@ -120,7 +125,7 @@ func (c *CompiledShell) addChecks(ws []*word) {
 	for _, w := range ws {
 		// After "--" only what a program does with an operand is left to
 		// check (curl's URLs), not where an option may start.
-		if w.hasPH && !w.redir && (!w.afterDD || w.curlOpt != "") {
+		if w.hasPH && !w.redir && (!w.afterDD || w.curlOpt != "" || w.forms != "") {
 			w.pieces = normPieces(w.pieces)
 			c.checks = append(c.checks, w)
 		}
@@ -229,12 +234,49 @@ func (c *CompiledShell) checkWord(w *word, vals []string, opts ShellOptions) err
 		if (atStart || prevEq) && (v[0] == '@' || v[0] == '<') && w.curlOpt != "" && !ph.Secret {
 			return &ArgumentError{Name: ph.Name, Msg: "starts with \"" + v[:1] + "\", which makes curl read a local file"}
 		}
+		if atStart && w.forms != "" && !ph.Secret {
+			if msg := operandForm(w.forms, w.prog, v); msg != "" {
+				return &ArgumentError{Name: ph.Name, Msg: msg}
+			}
+		}
 		atStart, prevEq = w.glob, false
 	}
 	if w.curlOpt != "" {
 		return checkCurlWord(w, vals, c.t.phs)
 	}
 	return nil
+}
+
+// operandForm is why value v, starting an operand of program prog, is more
+// than data there (forms: its Grammar.OperandForms), or "". No "--" helps:
+// these programs read the forms after it too.
+func operandForm(forms, prog, v string) string {
+	switch {
+	case (v[0] == '@' || v[0] == '+') && strings.IndexByte(forms, v[0]) >= 0:
+		what := "a server to ask"
+		if v[0] == '+' {
+			what = "a query option"
+		}
+		return "starts with \"" + v[:1] + "\", which " + prog + " reads as " + what + ", not a name"
+	case strings.IndexByte(forms, ':') >= 0 && hostPath(v):
+		return "reads as HOST:PATH, which " + prog + " takes as another host's file; write it as ./" + v + " for a local one"
+	case strings.IndexByte(forms, '=') >= 0 && assignment(v):
+		return "reads as NAME=value, which " + prog + " takes as an option or a variable to set, not an operand"
+	}
+	return ""
+}
+
+// hostPath reports a value rsync or scp reads as HOST:PATH (or HOST::MODULE,
+// or an rsync:// URL): a ":" before any "/".
+func hostPath(v string) bool {
+	colon, slash := strings.IndexByte(v, ':'), strings.IndexByte(v, '/')
+	return colon >= 0 && (slash < 0 || colon < slash)
+}
+
+// assignment reports a value that starts NAME=.
+func assignment(v string) bool {
+	eq := strings.IndexByte(v, '=')
+	return eq > 0 && strings.Trim(v[:eq], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == "" && !strings.HasPrefix(v, "-")
 }
 
 // values resolves the text of every placeholder, by index, through the one

@@ -70,6 +70,10 @@ type word struct {
 	fromData  bool // filled from data at run time: xargs -I / find -exec {} (set by the rules pass)
 	afterDD   bool // follows the "--" that ends its program's options (set by the rules pass)
 	plusRule  bool // a value starting with "+" would be a command (less +!cmd, vi +cmd)
+	// forms: its program's Grammar.OperandForms (dig's "@+", rsync's ":"):
+	// what a value starting the word may not be (set by the rules pass).
+	forms string
+	prog  string // that program's name, for the refusal
 }
 
 // markers holds the marker of a short placeholder, as its first bytes.

@@ -199,6 +199,11 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 	if err := ck.checkOptions(name, g, ws, r.Opts[:r.Tail]); err != nil {
 		return err
 	}
+	if g.OperandForms != "" {
+		for _, w := range args {
+			w.forms, w.prog = g.OperandForms, path.Base(name)
+		}
+	}
 	switch g.Role {
 	case shellsyntax.RoleEval:
 		switch name {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
@@ -19,6 +20,8 @@ import (
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/execrules"
+	"github.com/toolcage/toolcage/policy/mounts"
+	"github.com/toolcage/toolcage/policy/repocode"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -138,7 +141,47 @@ func (c *Compiled) CallApproval(call *kind.Call) (string, error) {
 			return "", errdefs.Errorf(errdefs.PolicyDenied, "exec: %q is blocked by the worker's rule %q", s.Text, s.Rule)
 		}
 	}
+	if d.Approval == policy.ApprovalPreApproved {
+		if why := c.repoPrograms(call, d); why != "" {
+			slog.Info("exec: held for a person", "tool", call.Tool.Name, "reason", why)
+			return policy.ApprovalAsk, nil
+		}
+	}
 	return d.Approval, nil
+}
+
+// repoPrograms says why git run by the call would run a program the
+// repository's configuration names that the git environment does not
+// switch off (repocode.Scan: diff.external, a filter, diff or merge
+// driver, an alias the command uses), or "". No rule speaks for a
+// program only the repository names: a person decides.
+func (c *Compiled) repoPrograms(call *kind.Call, d execrules.Decision) string {
+	if call.Workspace == "" {
+		return ""
+	}
+	subs := map[string]bool{}
+	for _, s := range d.Segments {
+		if s.Program == "git" {
+			subs[s.Subcommand] = true
+		}
+	}
+	if len(subs) == 0 {
+		return ""
+	}
+	dir := call.Workspace
+	if rel, ok := strings.CutPrefix(c.spec.Dir, mounts.Workspace+"/"); ok {
+		dir = filepath.Join(dir, rel)
+	}
+	found, err := repocode.Scan(call.Workspace, dir)
+	if err != nil {
+		return err.Error()
+	}
+	for _, f := range found {
+		if a := f.Alias(); a == "" || subs[a] {
+			return "the repository's git configuration names a program: " + f.Key
+		}
+	}
+	return ""
 }
 
 // Build checks the command against the deny rules and hands it to the
@@ -154,21 +197,11 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	if _, err := c.rules.Decide(cmd); err != nil {
 		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: fmt.Errorf("exec: %w", err)}
 	}
-	req.Shell = &toolspec.ShellCall{Command: cmd, Dir: c.spec.Dir, Env: gitSafeWorkspace}
+	// git runs with the programs its settings name switched off, and
+	// the workspace marked safe (repocode.Env): the sandbox's user may
+	// not own the person's repository.
+	req.Shell = &toolspec.ShellCall{Command: cmd, Dir: c.spec.Dir, Env: repocode.Env(nil, mounts.Workspace)}
 	return &kind.Built{}, nil
-}
-
-// gitSafeWorkspace tells git that the workspace is the person's own
-// repository. The sandbox runs commands as another user than the one who
-// owns it (nobody, for a root daemon), and git then refuses it as of
-// "dubious ownership". The person chose this directory for this worker;
-// the check guards against config of another user's, which this is not.
-// Given as command-scope config (GIT_CONFIG_COUNT), which git reads for
-// safe.directory, unlike a repository's own config.
-var gitSafeWorkspace = map[string]string{
-	"GIT_CONFIG_COUNT":   "1",
-	"GIT_CONFIG_KEY_0":   "safe.directory",
-	"GIT_CONFIG_VALUE_0": "/workspace",
 }
 
 // Interface guards.

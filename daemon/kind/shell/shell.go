@@ -15,6 +15,8 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/mounts"
+	"github.com/toolcage/toolcage/policy/repocode"
 	"github.com/toolcage/toolcage/policy/shellsyntax"
 	"github.com/toolcage/toolcage/policy/template"
 	"github.com/toolcage/toolcage/toolspec"
@@ -201,6 +203,12 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 			}
 		}
 		env[k] = v
+	}
+	if t.Has("filesystem") {
+		// git in the person's workspace: the workspace marked safe (the
+		// sandbox's user may not own it), the programs the repository's
+		// settings name switched off (repocode.Env, after the tool's own).
+		env = repocode.Env(env, mounts.Workspace)
 	}
 	req.Shell = &toolspec.ShellCall{Argv: r.Argv, Command: r.Command, Env: env, Dir: c.spec.Dir}
 	return &kind.Built{}, nil

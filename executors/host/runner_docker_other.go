@@ -1,0 +1,15 @@
+//go:build !linux
+
+package host
+
+import (
+	"errors"
+	"os"
+)
+
+var errCannotMount = errors.New("cannot mount")
+
+// bindFD: no mounts here; the engine gets the source path.
+func bindFD(*os.File, string) error { return errCannotMount }
+
+func unbindPrivate(mp string) error { return os.Remove(mp) }
