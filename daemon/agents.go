@@ -21,6 +21,7 @@ func (d *Daemon) catalogOptions() []catalog.Option {
 		catalog.WithAgentRules(d.agentRules),
 		catalog.WithMountGuard(d.mountGuard),
 		catalog.WithOnChange(d.changes.Publish),
+		catalog.WithAgentCaps(d.cfg.WorkerLimits.Tools, d.cfg.WorkerLimits.Versions),
 	}
 }
 

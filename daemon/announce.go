@@ -10,6 +10,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/events"
 	"github.com/toolcage/toolcage/daemon/webhook"
+	"github.com/toolcage/toolcage/internal/termsafe"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -47,10 +48,18 @@ func (a *announcer) ApprovalChanged(ap *store.Approval) {
 	a.approvals.Publish(*ap)
 	if a.webhook != nil && ap.Status == store.ApprovalPending {
 		v := apiserver.ApprovalView(ap, false)
-		a.webhook.Announce(api.ApprovalAnnouncement{Event: "approval.pending", Approval: v,
-			Text: fmt.Sprintf("toolcage: approval %s: %s v%d for %s wants to run %s (toolcage approvals allow %s)",
-				v.ID, v.Tool, v.Version, callerText(v.CallerType, v.CallerID, v.Worker), v.Rendered, v.ID)})
+		a.webhook.Announce(api.ApprovalAnnouncement{Event: "approval.pending", Approval: v, Text: announcementText(v)})
 	}
+}
+
+// announcementText is the one line a chat webhook shows for a new
+// approval. What an agent wrote in it (the rendered call, its caller id)
+// goes through termsafe.Chat: a person's channel shows it, and is neither
+// pinged (<!channel>, <@U…>, @everyone), linked nor formatted by it. The
+// approval object beside it is the API's JSON, unchanged.
+func announcementText(v api.Approval) string {
+	return fmt.Sprintf("toolcage: approval %s: %s v%d for %s wants to run %s (toolcage approvals allow %s)",
+		v.ID, termsafe.Chat(v.Tool), v.Version, termsafe.Chat(callerText(v.CallerType, v.CallerID, v.Worker)), termsafe.Chat(v.Rendered), v.ID)
 }
 
 // CallRecorded publishes a recorded call.

@@ -3,12 +3,15 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/errdefs"
 )
 
 // rawRequest writes a request's head on a fresh connection to the socket.
@@ -116,5 +119,95 @@ func TestSocketMaxConnections(t *testing.T) {
 	defer cancel()
 	if err := td.client.Do(ctx, "GET", "/v1/health", nil, nil); err != nil {
 		t.Fatalf("after one closed: %v", err)
+	}
+}
+
+// acceptN dials ln n times and returns what it accepted.
+func acceptN(t *testing.T, ln net.Listener, n int) (accepted, dialed []net.Conn) {
+	t.Helper()
+	for range n {
+		d, err := net.Dial(ln.Addr().Network(), ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		accepted, dialed = append(accepted, c), append(dialed, d)
+	}
+	return accepted, dialed
+}
+
+// Claims at each edge: one worker's PerWorker-th passes and the next
+// fails; all workers' stop at Max-PersonReserve; the person's claim
+// passes with the workers' part full; a closed connection gives its
+// claim back; a refused claim leaves the connection as it was.
+func TestLimitListenerClaims(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := limitListener(raw, connLimits{Max: 6, PersonReserve: 2, PerWorker: 2})
+	defer ln.Close()
+	cs, _ := acceptN(t, ln, 6)
+	claim := func(i int, worker string) error { return stateOf(cs[i]).claim(worker) }
+	for i, w := range []string{"a", "a"} {
+		if err := claim(i, w); err != nil {
+			t.Fatalf("%s's connection %d: %v", w, i, err)
+		}
+	}
+	if err := claim(2, "a"); errdefs.CodeOf(err) != errdefs.RateLimited {
+		t.Fatalf("a's third: %v", err)
+	}
+	for i := 2; i < 4; i++ {
+		if err := claim(i, "b"); err != nil {
+			t.Fatalf("b's connection %d: %v", i, err)
+		}
+	}
+	if err := claim(4, "c"); errdefs.CodeOf(err) != errdefs.RateLimited {
+		t.Fatalf("past the workers' part: %v", err)
+	}
+	if err := claim(4, ""); err != nil {
+		t.Fatalf("the person with the workers' part full: %v", err)
+	}
+	// A keep-alive connection of the person's that a worker's request
+	// would claim past the cap stays the person's.
+	if err := claim(4, "c"); err == nil {
+		t.Fatal("the person's connection passed to a worker past the cap")
+	}
+	if l := ln.(*limitedListener); l.claimed != 5 || l.agents != 4 {
+		t.Fatalf("claimed %d, agents %d", l.claimed, l.agents)
+	}
+	cs[0].Close()
+	if err := claim(5, "c"); err != nil {
+		t.Fatalf("after a's connection closed: %v", err)
+	}
+}
+
+// With MaxUnclaimed, connections no request has claimed are at most that
+// many: the next accepted closes the oldest, and a claimed one is never
+// closed for it.
+func TestLimitListenerUnclaimedEvicted(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := limitListener(raw, connLimits{Max: 8, PerWorker: 8, MaxUnclaimed: 2})
+	defer ln.Close()
+	cs, ds := acceptN(t, ln, 2)
+	if err := stateOf(cs[0]).claim("a"); err != nil {
+		t.Fatal(err)
+	}
+	_, more := acceptN(t, ln, 2) // the unclaimed cs[1] is the oldest
+	open := func(d net.Conn) bool {
+		d.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		_, err := d.Read(make([]byte, 1))
+		return errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	if !open(ds[0]) || open(ds[1]) || !open(more[0]) || !open(more[1]) {
+		t.Fatalf("open: claimed %v, oldest unclaimed %v, newer %v %v", open(ds[0]), open(ds[1]), open(more[0]), open(more[1]))
 	}
 }

@@ -35,6 +35,7 @@ workspace: ../repo
 readonly: false
 tool_files: [tools/*.yaml]
 toolsets:
+  filesystem: {}
   exec:
     rules:
       - {pattern: "git log", approval: preApproved}
@@ -42,6 +43,8 @@ toolsets:
       - {pattern: "git status", approval: preApproved}
       - {pattern: "cp", approval: preApproved}
       - {pattern: "tee", approval: preApproved}
+      - {pattern: "ln", approval: preApproved}
+approval: {tools: {write_file: preApproved, edit_file: preApproved}}
 `)
 	sandboxOwn(t, repo)
 	added, err := addWorker(td.client, path)
@@ -90,10 +93,20 @@ toolsets:
 		"cp README.md Makefile",
 		"cp README.md package.json",
 		"env -i git status",
+		"ln -s .git/config notes.txt",
 	} {
 		_, err := run(cmd)
 		if c := codeOf(err); c != errdefs.ApprovalRequired && c != errdefs.PolicyDenied {
 			t.Errorf("%s: %v, want it asked or refused", cmd, err)
+		}
+	}
+	// ... and through the filesystem toolset, pre-approved as it is.
+	if r, err := callTool(agent, "write_file", map[string]any{"path": "notes.txt", "content": "plain notes\n"}); err != nil || r.IsError {
+		t.Fatalf("write_file of an ordinary file: %+v %v", r, err)
+	}
+	for _, p := range []string{".git/config", "/workspace/.git/hooks/pre-commit", ".gitattributes", "Makefile", "sub/package.json"} {
+		if _, err := callTool(agent, "write_file", map[string]any{"path": p, "content": "[core]\n\tfsmonitor = touch /workspace/ran-fs\n"}); codeOf(err) != errdefs.ApprovalRequired {
+			t.Errorf("write_file %s: %v, want it held for a person", p, err)
 		}
 	}
 	if now, _ := os.ReadFile(configPath); !bytes.Equal(now, config) {
@@ -192,6 +205,9 @@ toolsets:
 		sandboxOwn(t, repo)
 		if _, err := run(tt.cmd); codeOf(err) != errdefs.ApprovalRequired {
 			t.Errorf("%s with %q in the config: %v, want it held for a person", tt.cmd, tt.config, err)
+		}
+		if _, err := callTool(agent, "git_status_tool", nil); codeOf(err) != errdefs.ApprovalRequired {
+			t.Errorf("the shell tool's git status with %q in the config: %v, want it held for a person", tt.config, err)
 		}
 		if ran(tt.marker) {
 			t.Errorf("%s ran %s", tt.cmd, tt.marker)

@@ -43,12 +43,14 @@ var Version = "dev"
 
 // Daemon is one running toolcage server.
 type Daemon struct {
-	cfg     Config
-	log     *slog.Logger
-	store   *store.Store
-	catalog *catalog.Catalog
-	pool    *host.Pool
-	disp    *dispatch.Dispatcher
+	cfg Config
+	// workerRetry is how often a refused worker file edit is tried again.
+	workerRetry time.Duration
+	log         *slog.Logger
+	store       *store.Store
+	catalog     *catalog.Catalog
+	pool        *host.Pool
+	disp        *dispatch.Dispatcher
 	// api serves the socket API (daemon/apiserver).
 	api     *apiserver.Server
 	workers *worker.Registry
@@ -107,6 +109,12 @@ func WithPeerCheck(allow func(uid uint32) bool) Option {
 	return func(d *Daemon) { d.allowUID = allow }
 }
 
+// withWorkerRetry sets how often a worker file edit the daemon refused is
+// tried again (worker.DefaultRetryRefused otherwise); for tests.
+func withWorkerRetry(every time.Duration) Option {
+	return func(d *Daemon) { d.workerRetry = every }
+}
+
 // New opens the store, prepares the executor pool and binds the socket. It
 // does not serve until Serve is called.
 func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *Daemon, err error) {
@@ -162,7 +170,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	undo = append(undo, func() { st.Close() })
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
-	if d.workers, err = worker.NewRegistry(ctx, st, log, d.changes); err != nil {
+	if d.workers, err = worker.NewRegistry(ctx, st, log, d.changes, d.workerRetry); err != nil {
 		return nil, err
 	}
 	runner, err := d.processRunner(exe)
@@ -192,6 +200,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	d.pool = host.NewPool(host.PoolConfig{
 		Runners:        runners,
 		MaxPerKey:      cfg.Executor.MaxPerKey,
+		WorkerShare:    cfg.WorkerLimits.ExecutorShare,
+		PersonReserve:  cfg.WorkerLimits.PersonExecutors,
 		MinIdle:        cfg.Executor.MinIdle,
 		IdleTimeout:    cfg.Executor.IdleTimeout,
 		AcquireTimeout: cfg.Executor.AcquireTimeout,
@@ -201,7 +211,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	d.secretsKey = newSecretsKey(secretsKey)
 	// Each worker's own SQLite database (the sql toolset), beside the
 	// daemon's: data_dir/workers/<name>/db.sqlite.
-	d.workerDBs = workerdb.New(filepath.Join(cfg.DataDir, "workers"))
+	d.workerDBs = workerdb.NewWithDefaults(filepath.Join(cfg.DataDir, "workers"),
+		workerdb.Limits{MaxResultBytes: cfg.WorkerLimits.SQLResultByteCount()})
 	undo = append(undo, func() { d.workerDBs.Close() })
 	if d.events, err = newAnnouncer(cfg.Approvals, log); err != nil {
 		return nil, err
@@ -213,7 +224,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
 		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.CallerProfiles(),
 		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events, Changes: d.changes,
-		MaxCallDepth: cfg.JS.MaxCallDepth,
+		MaxCallDepth:        cfg.JS.MaxCallDepth,
+		MaxPendingApprovals: cfg.WorkerLimits.PendingApprovals,
+		ArgumentBounds:      policy.ArgumentBounds{MaxBytes: cfg.WorkerLimits.ArgumentByteCount(), MaxDepth: cfg.WorkerLimits.ArgumentDepth},
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
@@ -233,7 +246,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		Store: st, Catalog: d.catalog, Dispatcher: d.disp, Workers: d.workers, Changes: d.changes, WorkerDBs: d.workerDBs,
 		MCP: d.mcp, SecretsKey: keyOf{k: d.secretsKey, st: st, file: cfg.Secrets.KeyFile}, Metrics: d.metricsHTTP(),
 		Mounts: d.mountGuard, LoginURL: loginURL, Approvals: d.events.approvals, Calls: d.events.calls,
-		Stopping: d.stopping, AllowUID: d.allowUID})
+		Stopping: d.stopping, AllowUID: d.allowUID, ClaimConn: claimConn})
 	d.workers.Check = d.api.CheckWorker
 	ln, err := d.listenAPI()
 	if err != nil {
@@ -256,19 +269,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		return nil, err
 	}
 	if d.mcpLn != nil {
-		d.mcpLn = limitListener(d.mcpLn, cfg.API.MaxConnections)
+		d.mcpLn = limitListener(d.mcpLn, connLimits{Max: cfg.API.MaxConnections, PerWorker: cfg.API.WorkerConnections,
+			MaxUnclaimed: cfg.MCP.MaxUnauthenticated})
 		d.mcpSrv = d.mcpHTTPServer()
 	}
 	d.metrics.reg.MustRegister(newStateCollector(d))
 	if d.metricsLn != nil {
 		d.metricsSrv = d.metricsServer()
 	}
-	d.ln = limitListener(ln, cfg.API.MaxConnections)
+	d.ln = limitListener(ln, connLimits{Max: cfg.API.MaxConnections, PersonReserve: cfg.API.PersonConnections,
+		PerWorker: cfg.API.WorkerConnections})
 	d.srv = &http.Server{
 		Handler:           bodyDeadline(d.api.Handler(), cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.API.IdleTimeout,
-		ConnContext:       apiserver.ConnContext,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return d, nil
@@ -490,4 +505,10 @@ func (d *Daemon) Close() error {
 		d.log.Info("toolcage daemon stopped")
 	})
 	return d.closeErr
+}
+
+// connContext is what each socket connection's context holds: its peer
+// (apiserver.ConnContext) and its share of the connection limits.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	return withConnState(apiserver.ConnContext(ctx, c), c)
 }

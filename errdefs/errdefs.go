@@ -53,10 +53,16 @@ const (
 	LimitPids     = "pids"
 	LimitFileSize = "file_size"
 	LimitDepth    = "depth" // nesting of code, JSON or a result
+	// LimitArguments is the size of a call's arguments.
+	LimitArguments = "arguments"
+	// LimitTools is what a worker's agents keep in the catalog: tools and
+	// versions.
+	LimitTools = "tools"
 )
 
 // LimitNames lists every limit name.
-var LimitNames = []string{LimitTimeout, LimitMemory, LimitOutput, LimitRequests, LimitPids, LimitFileSize, LimitDepth}
+var LimitNames = []string{LimitTimeout, LimitMemory, LimitOutput, LimitRequests, LimitPids, LimitFileSize, LimitDepth,
+	LimitArguments, LimitTools}
 
 // Error is an error with a stable code. Op names what was being done, Limit
 // which limit was broken (for timeout and limit_exceeded).

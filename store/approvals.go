@@ -23,19 +23,23 @@ const (
 // Approval is one call of an approval: ask tool waiting for (or decided by)
 // a person.
 type Approval struct {
-	ID         string          `json:"id"`
-	Tool       string          `json:"tool"`
-	Version    int             `json:"version"`
-	CallerID   string          `json:"caller_id,omitempty"`
-	CallerType string          `json:"caller_type,omitempty"`
-	Worker     string          `json:"worker,omitempty"` // the worker the call came through
-	ArgsHash   string          `json:"args_hash"`
-	Args       json.RawMessage `json:"args,omitempty"` // already scrubbed by the caller
-	Rendered   string          `json:"rendered"`       // what would run, already scrubbed
-	Status     string          `json:"status"`
-	CreatedAt  time.Time       `json:"created_at"`
-	DecidedAt  time.Time       `json:"decided_at,omitzero"`
-	DecidedBy  string          `json:"decided_by,omitempty"`
+	ID         string `json:"id"`
+	Tool       string `json:"tool"`
+	Version    int    `json:"version"`
+	CallerID   string `json:"caller_id,omitempty"`
+	CallerType string `json:"caller_type,omitempty"`
+	Worker     string `json:"worker,omitempty"` // the worker the call came through
+	// DefHash is the hash of the tool's definition the call was asked
+	// for under ('' on approvals from before it was kept: they match
+	// no call).
+	DefHash   string          `json:"def_hash,omitempty"`
+	ArgsHash  string          `json:"args_hash"`
+	Args      json.RawMessage `json:"args,omitempty"` // already scrubbed by the caller
+	Rendered  string          `json:"rendered"`       // what would run, already scrubbed
+	Status    string          `json:"status"`
+	CreatedAt time.Time       `json:"created_at"`
+	DecidedAt time.Time       `json:"decided_at,omitzero"`
+	DecidedBy string          `json:"decided_by,omitempty"`
 	// UsedAt is when an allowed call ran on this approval: the caller that
 	// waited for it, or its retry (UseAllowedApproval). Zero while unused.
 	UsedAt time.Time `json:"used_at,omitzero"`
@@ -63,7 +67,7 @@ func ArgsHash(args json.RawMessage) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-const selectApproval = `SELECT id, tool, version, caller_id, caller_type, worker, args_hash, args, rendered,
+const selectApproval = `SELECT id, tool, version, caller_id, caller_type, worker, def_hash, args_hash, args, rendered,
 	status, created_at, decided_at, decided_by, used_at FROM approvals`
 
 // CreateApproval stores a as a new approval. Its Status defaults to
@@ -93,9 +97,9 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
 	if err != nil {
 		return fmt.Errorf("store: create approval: %w", err)
 	}
-	_, err = s.wdb.ExecContext(ctx, `INSERT INTO approvals (id, tool, version, caller_id, caller_type, worker,
-		args_hash, args, rendered, status, created_at, decided_at, decided_by, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.Tool, a.Version, a.CallerID, a.CallerType, a.Worker, a.ArgsHash, args, a.Rendered, a.Status,
+	_, err = s.wdb.ExecContext(ctx, `INSERT INTO approvals (id, tool, version, caller_id, caller_type, worker, def_hash,
+		args_hash, args, rendered, status, created_at, decided_at, decided_by, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Tool, a.Version, a.CallerID, a.CallerType, a.Worker, a.DefHash, a.ArgsHash, args, a.Rendered, a.Status,
 		a.CreatedAt.UnixNano(), decided, a.DecidedBy, used)
 	if isConstraint(err) {
 		return fmt.Errorf("store: create approval %q: %w", a.ID, ErrConflict)
@@ -114,7 +118,7 @@ func scanApproval(r rowScanner) (*Approval, error) {
 		decided sql.NullInt64
 		used    sql.NullInt64
 	)
-	if err := r.Scan(&a.ID, &a.Tool, &a.Version, &a.CallerID, &a.CallerType, &a.Worker, &a.ArgsHash, &args, &a.Rendered,
+	if err := r.Scan(&a.ID, &a.Tool, &a.Version, &a.CallerID, &a.CallerType, &a.Worker, &a.DefHash, &a.ArgsHash, &args, &a.Rendered,
 		&a.Status, &created, &decided, &a.DecidedBy, &used); err != nil {
 		return nil, err
 	}
@@ -255,11 +259,34 @@ func retireApprovals(ctx context.Context, tx *sql.Tx, column, value string, now 
 // its tool was deleted and a tool of its name made anew.
 const DecidedByToolGone = "tool-deleted"
 
+// AlwaysKey names the calls a person approved for good (allow --always):
+// one tool of one worker (” for calls through none) at one definition,
+// with one set of arguments. Version is what the person approved, kept
+// for the record; a tool whose definition changes (a tool file edited, a
+// toolset's settings, a new version) has another hash, and matches no
+// earlier approval.
+type AlwaysKey struct {
+	Tool     string
+	Worker   string
+	DefHash  string
+	ArgsHash string
+	Version  int
+}
+
+func (k AlwaysKey) check(op string) error {
+	if k.Tool == "" || k.DefHash == "" || k.ArgsHash == "" {
+		return fmt.Errorf("store: %s: %w: tool, definition hash and args hash are required", op, ErrInvalid)
+	}
+	return nil
+}
+
 // AllowApprovalAlways allows the pending approval id and approves its call
-// (tool, version, arguments) for good, in one transaction: a tool made
-// anew under its name (CreateTool) either comes after, and retires both,
-// or came first, and the approval is no longer pending (ErrConflict, with
-// the approval). ErrNotFound when there is no such approval.
+// (tool, worker, definition, arguments) for good, in one transaction: a
+// tool made anew under its name (CreateTool) either comes after, and
+// retires both, or came first, and the approval is no longer pending
+// (ErrConflict, with the approval). An approval from before definitions
+// were hashed is allowed once, and approves nothing for good. ErrNotFound
+// when there is no such approval.
 func (s *Store) AllowApprovalAlways(ctx context.Context, id, by string) (*Approval, error) {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
@@ -267,12 +294,10 @@ func (s *Store) AllowApprovalAlways(ctx context.Context, id, by string) (*Approv
 	}
 	defer rollback(tx)
 	now := s.now().UnixNano()
-	var (
-		tool, hash string
-		version    int
-	)
+	var k AlwaysKey
 	err = tx.QueryRowContext(ctx, `UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?
-		WHERE id = ? AND status = ? RETURNING tool, version, args_hash`, ApprovalAllowed, now, by, id, ApprovalPending).Scan(&tool, &version, &hash)
+		WHERE id = ? AND status = ? RETURNING tool, version, worker, def_hash, args_hash`, ApprovalAllowed, now, by, id, ApprovalPending).
+		Scan(&k.Tool, &k.Version, &k.Worker, &k.DefHash, &k.ArgsHash)
 	if errors.Is(err, sql.ErrNoRows) {
 		rollback(tx)
 		a, gerr := s.GetApproval(ctx, id)
@@ -284,9 +309,10 @@ func (s *Store) AllowApprovalAlways(ctx context.Context, id, by string) (*Approv
 	if err != nil {
 		return nil, fmt.Errorf("store: allow approval %q: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO always_approvals (tool, version, args_hash, created_at)
-		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, tool, version, hash, now); err != nil {
-		return nil, fmt.Errorf("store: allow approval %q for good: %w", id, err)
+	if k.DefHash != "" {
+		if err := addAlways(ctx, tx, k, now); err != nil {
+			return nil, fmt.Errorf("store: allow approval %q for good: %w", id, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("store: allow approval %q: %w", id, err)
@@ -294,26 +320,35 @@ func (s *Store) AllowApprovalAlways(ctx context.Context, id, by string) (*Approv
 	return s.GetApproval(ctx, id)
 }
 
-// AddAlwaysApproval approves calls of tool at version with arguments
-// hashing to argsHash from now on. Adding one twice is not an error.
-func (s *Store) AddAlwaysApproval(ctx context.Context, tool string, version int, argsHash string) error {
-	if tool == "" || argsHash == "" {
-		return fmt.Errorf("store: add always approval: %w: tool and args hash are required", ErrInvalid)
+func addAlways(ctx context.Context, x interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, k AlwaysKey, now int64) error {
+	_, err := x.ExecContext(ctx, `INSERT INTO always_approvals (tool, worker, def_hash, args_hash, version, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, k.Tool, k.Worker, k.DefHash, k.ArgsHash, k.Version, now)
+	return err
+}
+
+// AddAlwaysApproval approves the calls k names from now on. Adding one
+// twice is not an error.
+func (s *Store) AddAlwaysApproval(ctx context.Context, k AlwaysKey) error {
+	if err := k.check("add always approval"); err != nil {
+		return err
 	}
-	_, err := s.wdb.ExecContext(ctx, `INSERT INTO always_approvals (tool, version, args_hash, created_at)
-		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, tool, version, argsHash, s.now().UnixNano())
-	if err != nil {
+	if err := addAlways(ctx, s.wdb, k, s.now().UnixNano()); err != nil {
 		return fmt.Errorf("store: add always approval: %w", err)
 	}
 	return nil
 }
 
-// HasAlwaysApproval reports whether calls of tool at version with
-// arguments hashing to argsHash are approved for good.
-func (s *Store) HasAlwaysApproval(ctx context.Context, tool string, version int, argsHash string) (bool, error) {
+// HasAlwaysApproval reports whether the calls k names (its Version aside)
+// are approved for good.
+func (s *Store) HasAlwaysApproval(ctx context.Context, k AlwaysKey) (bool, error) {
+	if err := k.check("always approval"); err != nil {
+		return false, err
+	}
 	var one int
-	err := s.rdb.QueryRowContext(ctx, `SELECT 1 FROM always_approvals WHERE tool = ? AND version = ? AND args_hash = ?`,
-		tool, version, argsHash).Scan(&one)
+	err := s.rdb.QueryRowContext(ctx, `SELECT 1 FROM always_approvals WHERE tool = ? AND worker = ? AND def_hash = ? AND args_hash = ?`,
+		k.Tool, k.Worker, k.DefHash, k.ArgsHash).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -324,11 +359,12 @@ func (s *Store) HasAlwaysApproval(ctx context.Context, tool string, version int,
 }
 
 // ApprovedCall names one call exactly, as an approval records it: the
-// tool at a version, who called (caller id and type, and the worker it came
-// through) and the hash of its canonical arguments.
+// tool at a version and definition, who called (caller id and type, and
+// the worker it came through) and the hash of its canonical arguments.
 type ApprovedCall struct {
 	Tool       string
 	Version    int
+	DefHash    string
 	CallerID   string
 	CallerType string
 	Worker     string
@@ -341,15 +377,15 @@ type ApprovedCall struct {
 // retries at once only one gets the approval. The oldest such approval is
 // used first.
 func (s *Store) UseAllowedApproval(ctx context.Context, call ApprovedCall, since time.Time) (*Approval, error) {
-	if call.Tool == "" || call.ArgsHash == "" {
-		return nil, fmt.Errorf("store: use approval: %w: tool and args hash are required", ErrInvalid)
+	if call.Tool == "" || call.DefHash == "" || call.ArgsHash == "" {
+		return nil, fmt.Errorf("store: use approval: %w: tool, definition hash and args hash are required", ErrInvalid)
 	}
 	// status = 'allowed' is written out: the partial index
 	// approvals_unused_allowed serves only a literal.
 	const match = `SELECT id FROM approvals WHERE tool = ? AND args_hash = ? AND status = 'allowed' AND used_at IS NULL
-		AND version = ? AND caller_id = ? AND caller_type = ? AND worker = ? AND decided_at >= ?
+		AND version = ? AND def_hash = ? AND caller_id = ? AND caller_type = ? AND worker = ? AND decided_at >= ?
 		ORDER BY decided_at, id LIMIT 1`
-	args := []any{call.Tool, call.ArgsHash, call.Version, call.CallerID, call.CallerType, call.Worker, since.UnixNano()}
+	args := []any{call.Tool, call.ArgsHash, call.Version, call.DefHash, call.CallerID, call.CallerType, call.Worker, since.UnixNano()}
 	// Most calls that park have no approval to use: a read answers them
 	// without taking the write lock.
 	var id string

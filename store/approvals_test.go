@@ -80,15 +80,17 @@ func TestApprovalLifecycle(t *testing.T) {
 		t.Errorf("list all: %+v %v", l, err)
 	}
 
-	if ok, err := s.HasAlwaysApproval(ctx, "rm_tmp", 2, "h1"); ok || err != nil {
+	key := AlwaysKey{Tool: "rm_tmp", Worker: "ops", DefHash: "d1", ArgsHash: "h1", Version: 2}
+	if ok, err := s.HasAlwaysApproval(ctx, key); ok || err != nil {
 		t.Errorf("always before add: %v %v", ok, err)
 	}
 	for range 2 {
-		if err := s.AddAlwaysApproval(ctx, "rm_tmp", 2, "h1"); err != nil {
+		if err := s.AddAlwaysApproval(ctx, key); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Survives a reopen; matches only the exact (tool, version, hash).
+	// Survives a reopen; matches only the exact (tool, worker, definition,
+	// arguments), whatever the version says.
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +99,30 @@ func TestApprovalLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	other := func(f func(*AlwaysKey)) AlwaysKey { k := key; f(&k); return k }
 	for _, c := range []struct {
-		tool    string
-		version int
-		hash    string
-		want    bool
-	}{{"rm_tmp", 2, "h1", true}, {"rm_tmp", 3, "h1", false}, {"rm_tmp", 2, "h2", false}, {"other", 2, "h1", false}} {
-		if ok, err := s.HasAlwaysApproval(ctx, c.tool, c.version, c.hash); ok != c.want || err != nil {
-			t.Errorf("always %+v: %v %v", c, ok, err)
+		name string
+		key  AlwaysKey
+		want bool
+	}{
+		{"exact", key, true},
+		{"another version number, same definition", other(func(k *AlwaysKey) { k.Version = 3 }), true},
+		{"other definition", other(func(k *AlwaysKey) { k.DefHash = "d2" }), false},
+		{"other worker", other(func(k *AlwaysKey) { k.Worker = "web" }), false},
+		{"no worker", other(func(k *AlwaysKey) { k.Worker = "" }), false},
+		{"other arguments", other(func(k *AlwaysKey) { k.ArgsHash = "h2" }), false},
+		{"other tool", other(func(k *AlwaysKey) { k.Tool = "other" }), false},
+	} {
+		if ok, err := s.HasAlwaysApproval(ctx, c.key); ok != c.want || err != nil {
+			t.Errorf("always %s %+v: %v %v", c.name, c.key, ok, err)
+		}
+	}
+	for _, k := range []AlwaysKey{other(func(k *AlwaysKey) { k.DefHash = "" }), other(func(k *AlwaysKey) { k.ArgsHash = "" }), other(func(k *AlwaysKey) { k.Tool = "" })} {
+		if _, err := s.HasAlwaysApproval(ctx, k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("lookup of %+v: %v", k, err)
+		}
+		if err := s.AddAlwaysApproval(ctx, k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("add of %+v: %v", k, err)
 		}
 	}
 	if l, err := s.ListApprovals(ctx, ApprovalPending); err != nil || len(l) != 1 {
@@ -120,10 +138,10 @@ func TestApprovalsRetiredByANewTool(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
 	for _, a := range []*Approval{
-		{ID: "aaaa2345", Tool: "twin", Version: 1, ArgsHash: "h1"},
-		{ID: "bbbb2345", Tool: "twin", Version: 1, ArgsHash: "h2"},
-		{ID: "cccc2345", Tool: "twin", Version: 1, ArgsHash: "h3"},
-		{ID: "dddd2345", Tool: "other", Version: 1, ArgsHash: "h1"},
+		{ID: "aaaa2345", Tool: "twin", Version: 1, DefHash: "d", ArgsHash: "h1"},
+		{ID: "bbbb2345", Tool: "twin", Version: 1, DefHash: "d", ArgsHash: "h2"},
+		{ID: "cccc2345", Tool: "twin", Version: 1, DefHash: "d", ArgsHash: "h3"},
+		{ID: "dddd2345", Tool: "other", Version: 1, DefHash: "d", ArgsHash: "h1"},
 	} {
 		if err := s.CreateApproval(ctx, a); err != nil {
 			t.Fatal(err)
@@ -132,7 +150,7 @@ func TestApprovalsRetiredByANewTool(t *testing.T) {
 	if a, err := s.AllowApprovalAlways(ctx, "aaaa2345", "uid:1"); err != nil || a.Status != ApprovalAllowed || a.DecidedBy != "uid:1" {
 		t.Fatalf("allow always: %+v %v", a, err)
 	}
-	if ok, err := s.HasAlwaysApproval(ctx, "twin", 1, "h1"); !ok || err != nil {
+	if ok, err := s.HasAlwaysApproval(ctx, AlwaysKey{Tool: "twin", DefHash: "d", ArgsHash: "h1"}); !ok || err != nil {
 		t.Fatalf("always after allow always: %v %v", ok, err)
 	}
 	if a, err := s.AllowApprovalAlways(ctx, "aaaa2345", "uid:1"); !errors.Is(err, ErrConflict) || a == nil || a.Status != ApprovalAllowed {
@@ -152,7 +170,7 @@ func TestApprovalsRetiredByANewTool(t *testing.T) {
 		Spec: json.RawMessage(`{"code":"return 1"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.HasAlwaysApproval(ctx, "twin", 1, "h1"); ok || err != nil {
+	if ok, err := s.HasAlwaysApproval(ctx, AlwaysKey{Tool: "twin", DefHash: "d", ArgsHash: "h1"}); ok || err != nil {
 		t.Errorf("always approval outlived its tool: %v %v", ok, err)
 	}
 	if a, _ := s.GetApproval(ctx, "bbbb2345"); a.Status != ApprovalAllowed || a.UsedAt.IsZero() {
@@ -165,7 +183,7 @@ func TestApprovalsRetiredByANewTool(t *testing.T) {
 		t.Errorf("allow always of a retired approval: %v", err)
 	}
 	// Another tool's are untouched.
-	if ok, err := s.HasAlwaysApproval(ctx, "other", 1, "h1"); !ok || err != nil {
+	if ok, err := s.HasAlwaysApproval(ctx, AlwaysKey{Tool: "other", DefHash: "d", ArgsHash: "h1"}); !ok || err != nil {
 		t.Errorf("another tool's always approval: %v %v", ok, err)
 	}
 }

@@ -205,6 +205,29 @@ CREATE TABLE worker_state (
 	// enable the tool again), a person otherwise ('' for tools disabled
 	// before this version: counted as a person's, failing closed).
 	`ALTER TABLE tools ADD COLUMN disabled_by TEXT NOT NULL DEFAULT '';`,
+	// 12: approvals are keyed by the worker a call came through and the
+	// hash of the tool's definition, not by its version alone (toolset and
+	// tool-file tools are always version 1, and two workers' tools may
+	// share a name). An approval for good from before has neither: it is
+	// kept with an empty definition hash, which no lookup matches, and so
+	// is an approval row's (UseAllowedApproval requires the hash).
+	`
+ALTER TABLE approvals ADD COLUMN def_hash TEXT NOT NULL DEFAULT '';
+CREATE TABLE always_approvals_keyed (
+	tool       TEXT    NOT NULL,
+	worker     TEXT    NOT NULL, -- '' for a call through no worker
+	def_hash   TEXT    NOT NULL, -- '' for a row from before: it matches nothing
+	args_hash  TEXT    NOT NULL,
+	version    INTEGER NOT NULL, -- what the person approved, for the record
+	created_at INTEGER NOT NULL, -- Unix ns
+	PRIMARY KEY (tool, worker, def_hash, args_hash)
+) STRICT, WITHOUT ROWID;
+INSERT OR IGNORE INTO always_approvals_keyed (tool, worker, def_hash, args_hash, version, created_at)
+	SELECT tool, '', '', args_hash, version, created_at FROM always_approvals;
+DROP TABLE always_approvals;
+ALTER TABLE always_approvals_keyed RENAME TO always_approvals;
+CREATE INDEX always_approvals_worker ON always_approvals (worker) WHERE worker != '';
+`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

@@ -14,7 +14,7 @@ import (
 func allowedApproval(t *testing.T, s *Store, id string, call ApprovedCall, status string, decided time.Time) {
 	t.Helper()
 	a := &Approval{ID: id, Tool: call.Tool, Version: call.Version, CallerID: call.CallerID, CallerType: call.CallerType,
-		Worker: call.Worker, ArgsHash: call.ArgsHash, Rendered: "x", Status: status, CreatedAt: decided.Add(-time.Minute), DecidedAt: decided}
+		Worker: call.Worker, DefHash: call.DefHash, ArgsHash: call.ArgsHash, Rendered: "x", Status: status, CreatedAt: decided.Add(-time.Minute), DecidedAt: decided}
 	if err := s.CreateApproval(context.Background(), a); err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func allowedApproval(t *testing.T, s *Store, id string, call ApprovedCall, statu
 func TestUseAllowedApproval(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	call := ApprovedCall{Tool: "greet", Version: 2, CallerID: "worker:ops", CallerType: "llm", Worker: "ops", ArgsHash: "h1"}
+	call := ApprovedCall{Tool: "greet", Version: 2, DefHash: "d1", CallerID: "worker:ops", CallerType: "llm", Worker: "ops", ArgsHash: "h1"}
 	since := now.Add(-10 * time.Minute)
 	other := func(f func(*ApprovedCall)) ApprovedCall { c := call; f(&c); return c }
 	for _, tt := range []struct {
@@ -41,6 +41,8 @@ func TestUseAllowedApproval(t *testing.T) {
 		{"expired", call, ApprovalExpired, now, false},
 		{"other arguments", other(func(c *ApprovedCall) { c.ArgsHash = "h2" }), ApprovalAllowed, now, false},
 		{"other version", other(func(c *ApprovedCall) { c.Version = 1 }), ApprovalAllowed, now, false},
+		{"other definition", other(func(c *ApprovedCall) { c.DefHash = "d2" }), ApprovalAllowed, now, false},
+		{"no definition hash (from before it was kept)", other(func(c *ApprovedCall) { c.DefHash = "" }), ApprovalAllowed, now, false},
 		{"other caller", other(func(c *ApprovedCall) { c.CallerID = "worker:dev" }), ApprovalAllowed, now, false},
 		{"other caller type", other(func(c *ApprovedCall) { c.CallerType = "user" }), ApprovalAllowed, now, false},
 		{"other worker", other(func(c *ApprovedCall) { c.Worker = "dev" }), ApprovalAllowed, now, false},
@@ -113,7 +115,7 @@ func TestUseAllowedApproval(t *testing.T) {
 func TestUseAllowedApprovalRace(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
-	call := ApprovedCall{Tool: "greet", Version: 1, CallerID: "uid:0", CallerType: "user", ArgsHash: "h"}
+	call := ApprovedCall{Tool: "greet", Version: 1, DefHash: "d", CallerID: "uid:0", CallerType: "user", ArgsHash: "h"}
 	allowedApproval(t, s, "abcd2345", call, ApprovalAllowed, time.Now())
 	got := make(chan bool)
 	for range 8 {
@@ -149,8 +151,10 @@ func TestMigration7MarksOldAllowedUsed(t *testing.T) {
 		// and back past the later versions too, so that they run again.
 		`ALTER TABLE tools DROP COLUMN mounts`,                                              // 8
 		`DROP INDEX executions_parent`, `ALTER TABLE executions DROP COLUMN parent_call_id`, // 9
-		`DROP TABLE worker_state`,                   // 10
-		`ALTER TABLE tools DROP COLUMN disabled_by`, // 11
+		`DROP TABLE worker_state`,                                                                                         // 10
+		`ALTER TABLE tools DROP COLUMN disabled_by`,                                                                       // 11
+		`DROP INDEX always_approvals_worker`, `ALTER TABLE approvals DROP COLUMN def_hash`, `DROP TABLE always_approvals`, // 12
+		alwaysApprovalsV3,
 		`DELETE FROM schema_migrations WHERE version >= 7`,
 		`INSERT INTO approvals (id, tool, version, args_hash, status, created_at, decided_at) VALUES ('old22222', 'greet', 1, 'h', 'allowed', 1, 5)`,
 		`INSERT INTO approvals (id, tool, version, args_hash, status, created_at) VALUES ('pend2222', 'greet', 1, 'h', 'pending', 1)`,
@@ -168,6 +172,68 @@ func TestMigration7MarksOldAllowedUsed(t *testing.T) {
 	}
 	if p, err := fresh.GetApproval(ctx, "pend2222"); err != nil || !p.UsedAt.IsZero() {
 		t.Errorf("pending approval: %+v %v", p, err)
+	}
+}
+
+// alwaysApprovalsV3 is the always_approvals table of versions 3 to 11.
+const alwaysApprovalsV3 = `CREATE TABLE always_approvals (
+	tool       TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
+	args_hash  TEXT    NOT NULL,
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (tool, version, args_hash)
+) STRICT, WITHOUT ROWID`
+
+// TestMigration12OldApprovalsMatchNothing: an approval for good from
+// before version 12 names a tool by name and version only, for any worker;
+// it cannot be attributed to a worker or a definition, so it is kept but
+// matches no call, and old approval rows (no definition hash) neither
+// serve a retry nor approve anything for good when allowed.
+func TestMigration12OldApprovalsMatchNothing(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	db := s.wdb
+	for _, stmt := range []string{
+		`DROP INDEX always_approvals_worker`, `ALTER TABLE approvals DROP COLUMN def_hash`, `DROP TABLE always_approvals`,
+		alwaysApprovalsV3,
+		`DELETE FROM schema_migrations WHERE version >= 12`,
+		`INSERT INTO always_approvals (tool, version, args_hash, created_at) VALUES ('deploy', 1, 'h', 1), ('deploy', 2, 'h', 2)`,
+		`INSERT INTO approvals (id, tool, version, caller_id, caller_type, worker, args_hash, status, created_at, decided_at)
+			VALUES ('old22222', 'deploy', 1, 'worker:ops', 'llm', 'ops', 'h', 'allowed', 1, 5)`,
+		`INSERT INTO approvals (id, tool, version, caller_id, caller_type, worker, args_hash, status, created_at)
+			VALUES ('pend2222', 'deploy', 1, 'worker:ops', 'llm', 'ops', 'h2', 'pending', 1)`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := migrate(ctx, db, migrations, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM always_approvals WHERE def_hash = '' AND worker = ''`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("old approvals for good kept: %d %v", n, err)
+	}
+	for _, k := range []AlwaysKey{
+		{Tool: "deploy", Worker: "", DefHash: "d", ArgsHash: "h", Version: 1},
+		{Tool: "deploy", Worker: "ops", DefHash: "d", ArgsHash: "h", Version: 1},
+		{Tool: "deploy", Worker: "ops", DefHash: "d", ArgsHash: "h", Version: 2},
+	} {
+		if ok, err := s.HasAlwaysApproval(ctx, k); ok || err != nil {
+			t.Errorf("an old approval for good matched %+v: %v %v", k, ok, err)
+		}
+	}
+	for _, d := range []string{"d", "x"} {
+		call := ApprovedCall{Tool: "deploy", Version: 1, DefHash: d, CallerID: "worker:ops", CallerType: "llm", Worker: "ops", ArgsHash: "h"}
+		if a, err := s.UseAllowedApproval(ctx, call, time.Unix(0, 0)); a != nil || err != nil {
+			t.Errorf("an old allowed approval served a retry of %+v: %+v %v", call, a, err)
+		}
+	}
+	if a, err := s.AllowApprovalAlways(ctx, "pend2222", "uid:1"); err != nil || a.Status != ApprovalAllowed || a.DefHash != "" {
+		t.Fatalf("allowing an old pending approval: %+v %v", a, err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM always_approvals`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("allowing an old approval for good added a row: %d rows, %v", n, err)
 	}
 }
 

@@ -143,8 +143,9 @@ func (s *Store) ListWorkers(ctx context.Context) ([]*Worker, error) {
 // DeleteWorker removes the worker called name and every token it had, or
 // returns ErrNotFound. The audit log keeps the name in its records.
 //
-// Its agent's approvals end with it, in the same transaction: allowed ones
-// not used yet count as used, pending ones expire, so a worker registered
+// Its agent's approvals end with it, in the same transaction: approvals
+// for good go, allowed ones not used yet count as used, pending ones
+// expire, so a worker registered
 // again under the name (another agent, perhaps other tools) never runs on
 // what a person allowed the removed one.
 func (s *Store) DeleteWorker(ctx context.Context, name string) error {
@@ -159,6 +160,9 @@ func (s *Store) DeleteWorker(ctx context.Context, name string) error {
 	}
 	if err := retireApprovals(ctx, tx, "worker", name, s.now(), DecidedByWorkerGone); err != nil {
 		return fmt.Errorf("store: delete worker %q: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM always_approvals WHERE worker = ?`, name); err != nil {
+		return fmt.Errorf("store: delete worker %q: approvals for good: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: delete worker %q: %w", name, err)

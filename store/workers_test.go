@@ -232,9 +232,9 @@ func TestWorkerRemoveRetiresItsApprovals(t *testing.T) {
 	registerTest(t, s, "ops")
 	registerTest(t, s, "web")
 	for _, a := range []*Approval{
-		{ID: "aaaa2345", Tool: "t", Version: 1, ArgsHash: "h", CallerID: "worker:ops", CallerType: "llm", Worker: "ops"},
-		{ID: "bbbb2345", Tool: "t", Version: 1, ArgsHash: "h", CallerID: "worker:ops", CallerType: "llm", Worker: "ops"},
-		{ID: "cccc2345", Tool: "t", Version: 1, ArgsHash: "h", CallerID: "worker:web", CallerType: "llm", Worker: "web"},
+		{ID: "aaaa2345", Tool: "t", Version: 1, DefHash: "d", ArgsHash: "h", CallerID: "worker:ops", CallerType: "llm", Worker: "ops"},
+		{ID: "bbbb2345", Tool: "t", Version: 1, DefHash: "d", ArgsHash: "h", CallerID: "worker:ops", CallerType: "llm", Worker: "ops"},
+		{ID: "cccc2345", Tool: "t", Version: 1, DefHash: "d", ArgsHash: "h", CallerID: "worker:web", CallerType: "llm", Worker: "web"},
 	} {
 		if err := s.CreateApproval(ctx, a); err != nil {
 			t.Fatal(err)
@@ -245,11 +245,24 @@ func TestWorkerRemoveRetiresItsApprovals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	always := func(w string) AlwaysKey {
+		return AlwaysKey{Tool: "t", Worker: w, DefHash: "d", ArgsHash: "h2", Version: 1}
+	}
+	for _, w := range []string{"ops", "web"} {
+		if err := s.AddAlwaysApproval(ctx, always(w)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.DeleteWorker(ctx, "ops"); err != nil {
 		t.Fatal(err)
 	}
+	for w, want := range map[string]bool{"ops": false, "web": true} {
+		if ok, err := s.HasAlwaysApproval(ctx, always(w)); ok != want || err != nil {
+			t.Errorf("%s's approval for good after ops went: %v %v, want %v", w, ok, err, want)
+		}
+	}
 	registerTest(t, s, "ops")
-	call := ApprovedCall{Tool: "t", Version: 1, CallerID: "worker:ops", CallerType: "llm", Worker: "ops", ArgsHash: "h"}
+	call := ApprovedCall{Tool: "t", Version: 1, DefHash: "d", CallerID: "worker:ops", CallerType: "llm", Worker: "ops", ArgsHash: "h"}
 	if a, err := s.UseAllowedApproval(ctx, call, time.Now().Add(-time.Hour)); a != nil || err != nil {
 		t.Errorf("the new ops used the removed one's approval: %+v %v", a, err)
 	}

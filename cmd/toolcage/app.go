@@ -13,15 +13,21 @@ import (
 
 	"github.com/toolcage/toolcage/daemon"
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/termsafe"
 )
 
 // app is what every command runs with: where to write, what to read, and the
 // daemon client. Commands get it with appOf(cCtx) and never touch os.Stdout,
 // os.Stderr or os.Stdin themselves.
 type app struct {
+	// out and err pass everything through termsafe: what a command prints
+	// may hold agent text (a description, an argument, an error), and a
+	// terminal must show it, not obey it.
 	out io.Writer // results
 	err io.Writer // errors, logs, notes
 	in  io.Reader // "-f -" reads here
+	// rawOut is stdout unfiltered, for the MCP bridge's protocol stream.
+	rawOut io.Writer
 
 	// Set from the global flags before any command runs.
 	socket     string
@@ -61,8 +67,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // runWithInput is run with stdin injected, for tests.
-func runWithInput(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{out: stdout, err: stderr, in: stdin, loc: time.Local, color: isTerminal(stderr)}
+func runWithInput(ctx context.Context, args []string, stdin io.Reader, rawStdout, rawStderr io.Writer) int {
+	stdout, stderr := termsafe.NewWriter(rawStdout), termsafe.NewWriter(rawStderr)
+	defer stdout.Flush()
+	defer stderr.Flush()
+	a := &app{out: stdout, err: stderr, rawOut: rawStdout, in: stdin, loc: time.Local, color: isTerminal(rawStderr)}
 	cliApp := newCLI(a)
 	if len(args) == 0 {
 		args = []string{"toolcage"}

@@ -30,8 +30,8 @@ caller waits (approvals.timeout in the daemon config, 2 minutes by default)
 for a person to allow or deny it; no decision in time denies it. The queue is
 kept in the daemon's database and outlives its callers: a call made with
 --no-wait, or whose caller gave up or lost the daemon to a restart, stays
-pending; once allowed, the caller's retry of the identical call (same tool
-and version, same caller and worker, same arguments) within approvals.validity
+pending; once allowed, the caller's retry of the identical call (same tool,
+version and definition, same caller and worker, same arguments) within approvals.validity
 (10 minutes by default) runs on it, once. allow --always approves every
 identical call from then on. 'approvals list --watch' follows the queue.`,
 		Subcommands: []*cli.Command{approvalsListCommand(), approvalsAllowCommand(), approvalsDenyCommand()},
@@ -108,7 +108,7 @@ func runApprovalsList(ctx context.Context, a *app, status string, jsonOut bool) 
 		if ap.CallerID != "" {
 			caller += ":" + ap.CallerID
 		}
-		cells := []string{ap.ID, ap.Tool, strconv.Itoa(ap.Version), orDash(caller), orDash(ap.Rendered), formatTime(ap.CreatedAt, a.loc)}
+		cells := []string{ap.ID, ap.Tool, strconv.Itoa(ap.Version), orDash(caller), orDash(clipCell(ap.Rendered)), formatTime(ap.CreatedAt, a.loc)}
 		if status == "" {
 			cells = append(cells, ap.Status)
 		}
@@ -140,10 +140,11 @@ Examples:
    toolcage approvals allow k3xq --always`,
 		Description: `Allows the call; its waiting caller gets the result. ID may be a unique
 prefix of at least 4 characters. --always also approves this exact call from
-then on: the same tool at the same version with the same arguments, never the
-tool or program alone. Changing the tool (a new version) voids it.`,
+then on: the same tool with the same definition, through the same worker (or
+none), with the same arguments, never the tool or program alone. Changing the
+tool (a new version, an edited tool file) voids it.`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "always", Usage: "approve this exact call (tool, version, arguments) from now on"},
+			&cli.BoolFlag{Name: "always", Usage: "approve this exact call (tool, worker, definition, arguments) from now on"},
 			jsonFlag(),
 		},
 		Action: func(cCtx *cli.Context) error {

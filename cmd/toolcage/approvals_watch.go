@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/termsafe"
 )
 
 // runApprovalsWatch follows GET /v1/approvals/events: every approval with
@@ -55,8 +56,8 @@ func writeApprovalLine(a *app, ap *api.Approval) error {
 	if ap.DecidedAt != nil {
 		when, extra = *ap.DecidedAt, "  by "+orDash(ap.DecidedBy)
 	}
-	_, err := fmt.Fprintf(a.out, "%s  %-7s  %s  %s v%d  %s  %s%s\n", formatTime(when, a.loc), ap.Status, ap.ID, ap.Tool, ap.Version,
-		orDash(caller), orDash(ap.Rendered), extra)
+	_, err := fmt.Fprintf(a.out, "%s  %-7s  %s  %s v%d  %s  %s%s\n", formatTime(when, a.loc), termsafe.Line(ap.Status), termsafe.Line(ap.ID),
+		termsafe.Line(ap.Tool), ap.Version, termsafe.Line(orDash(caller)), termsafe.Line(orDash(clipCell(ap.Rendered))), termsafe.Line(extra))
 	return err
 }
 

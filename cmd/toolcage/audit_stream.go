@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/termsafe"
 )
 
 // runAuditExport copies GET /v1/executions?format=jsonl to stdout as it
@@ -63,8 +64,8 @@ func runAuditFollow(ctx context.Context, a *app, opts auditOptions) error {
 		if e.Version > 0 {
 			ver = fmt.Sprint(e.Version)
 		}
-		fmt.Fprintf(out, "%-18s  %-20s  %-4s  %-24s  %-8s  %-18s  %9s  %s\n", e.ID, orDash(e.Tool), ver, caller(e), e.Outcome,
-			orDash(e.ErrorCode), formatMS(e.DurationMS), formatTime(e.StartedAt, a.loc))
+		fmt.Fprintf(out, "%-18s  %-20s  %-4s  %-24s  %-8s  %-18s  %9s  %s\n", termsafe.Line(e.ID), termsafe.Line(orDash(e.Tool)), ver,
+			termsafe.Line(caller(e)), termsafe.Line(e.Outcome), termsafe.Line(orDash(e.ErrorCode)), formatMS(e.DurationMS), formatTime(e.StartedAt, a.loc))
 		return out.Flush()
 	})
 	return streamEnded(ctx, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/internal/termsafe"
 )
 
 type callOptions struct {
@@ -178,6 +179,10 @@ func writeCallResult(out, errw io.Writer, r *api.CallResponse, color bool) error
 	}
 	line += " · " + formatMS(r.DurationMS)
 	if color {
+		// The dim is ours; the line holds nothing an agent wrote.
+		if tw, ok := errw.(*termsafe.Writer); ok {
+			errw = tw.Raw()
+		}
 		line = "\x1b[2m" + line + "\x1b[0m"
 	}
 	_, err := fmt.Fprintln(errw, line)

@@ -74,7 +74,7 @@ func runMCP(ctx context.Context, a *app, opts mcpOptions) error {
 	if err != nil {
 		return err
 	}
-	return relay(ctx, conn, a.in, a.out)
+	return relay(ctx, conn, a.in, a.rawOut) // the protocol's bytes, unfiltered
 }
 
 // relay copies the client's stdin to the daemon and the daemon's answers

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/termsafe"
 )
 
 // request sends one API request and returns the raw answer body, decoding it
@@ -63,7 +65,8 @@ func writeJSON(w io.Writer, raw json.RawMessage) error {
 		return fmt.Errorf("the daemon's answer is not JSON: %w", err)
 	}
 	buf.WriteByte('\n')
-	_, err := w.Write(buf.Bytes())
+	// The same JSON, with what a terminal would obey escaped.
+	_, err := w.Write(termsafe.JSON(buf.Bytes()))
 	return err
 }
 
@@ -116,9 +119,32 @@ func (t *table) Flush() error {
 	return err
 }
 
-// row writes one table row.
+// row writes one table row. Each cell is termsafe.Line: a newline or tab
+// an agent wrote would forge a row or shift a column.
 func row(tw io.Writer, cells ...string) {
-	fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	safe := make([]string, len(cells))
+	for i, c := range cells {
+		safe[i] = termsafe.Line(c)
+	}
+	fmt.Fprintln(tw, strings.Join(safe, "\t"))
+}
+
+// maxCell bounds a table cell an agent's call fills (what an approval
+// would run): one row stays one screenful however large the call; the
+// whole value is in --json.
+const maxCell = 1000
+
+// clipCell cuts s past maxCell bytes, at a rune's start, saying what was
+// left out.
+func clipCell(s string) string {
+	if len(s) <= maxCell {
+		return s
+	}
+	cut := maxCell
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes: --json)", s[:cut], len(s)-cut)
 }
 
 func orDash(s string) string {
@@ -188,12 +214,34 @@ func definitionYAML(def json.RawMessage) (string, error) {
 		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
 		if err := enc.Encode(doc.Content[0]); err == nil && enc.Close() == nil {
-			return buf.String(), nil
+			return yamlSafe(buf.String()), nil
 		}
 	}
 	// Fall back to sorted keys rather than fail.
 	b, err := sigsyaml.JSONToYAML(def)
-	return string(b), err
+	return yamlSafe(string(b)), err
+}
+
+// yamlSafe escapes what the YAML encoder leaves raw and a terminal would
+// obey (bidirectional controls and other format characters, which YAML
+// counts as printable). restyle put every string holding one in double
+// quotes, where the escape reads back as the character itself.
+func yamlSafe(y string) string {
+	if !termsafe.Needs(strings.NewReplacer("\n", "", "\t", "").Replace(y)) {
+		return y
+	}
+	var b strings.Builder
+	for _, r := range y {
+		switch {
+		case r == '\n' || r == '\t' || !termsafe.Unsafe(r):
+			b.WriteRune(r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r) // YAML has no surrogate pairs
+		default:
+			b.WriteString(termsafe.Escape(r))
+		}
+	}
+	return b.String()
 }
 
 // restyle turns the JSON flow style into block YAML.
@@ -204,6 +252,10 @@ func restyle(n *yaml.Node) {
 		n.Style = 0
 		switch {
 		case n.Tag != "!!str":
+		case termsafe.Needs(strings.NewReplacer("\n", "", "\t", "").Replace(n.Value)):
+			// Escaped where the encoder leaves it raw (yamlSafe), which only
+			// a double-quoted scalar reads back as the same string.
+			n.Style = yaml.DoubleQuotedStyle
 		case strings.Contains(n.Value, "\n"):
 			n.Style = yaml.LiteralStyle
 		case !plainReadsAsString(n.Value):

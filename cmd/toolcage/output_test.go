@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -234,5 +236,23 @@ func TestFormatMS(t *testing.T) {
 	}
 	if got := oneLine(" a\n b  c "); got != "a b c" {
 		t.Errorf("oneLine = %q", got)
+	}
+}
+
+// A table cell an agent's call fills is cut at maxCell bytes, at a rune's
+// start: at the bound it is whole, one byte over it is cut and says so.
+func TestClipCell(t *testing.T) {
+	at := strings.Repeat("x", maxCell)
+	if got := clipCell(at); got != at {
+		t.Errorf("%d bytes: cut", maxCell)
+	}
+	over := clipCell(at + "y")
+	if want := at + "… (1 more bytes: --json)"; over != want {
+		t.Errorf("%d bytes: %q", maxCell+1, over[maxCell-5:])
+	}
+	// A rune across the bound is left out whole.
+	got := clipCell(strings.Repeat("x", maxCell-1) + "é" + "z")
+	if !utf8.ValidString(got) || !strings.HasPrefix(got, strings.Repeat("x", maxCell-1)+"…") {
+		t.Errorf("a rune across the bound: %q", got[maxCell-5:])
 	}
 }

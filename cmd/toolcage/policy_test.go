@@ -179,7 +179,7 @@ func TestPolicyRender(t *testing.T) {
 			wantErr: []string{`Error: template error at line 1, column 6: "{{" is not closed by "}}"`}},
 		{name: "bad placeholder exits 2", template: "echo {{x y}}", code: exitUsage, wantErr: []string{"Error: template error at line 1, column 6: bad placeholder"}},
 		{name: "unterminated quote exits 2", template: "echo {{.x}} 'abc", args: `{"x": "a"}`, code: exitUsage,
-			wantErr: []string{"Error: template error at line 1, column 13: unterminated single quote"}},
+			wantErr: []string{"Error: template error at line 1, column 13: the command does not parse as shell: unterminated single quote"}},
 		{name: "empty template exits 2", template: " ", code: exitUsage, wantErr: []string{"the command is empty"}},
 		{name: "missing argument exits 2", template: dig, args: `{"type": "A"}`, code: exitUsage,
 			wantErr: []string{`Error: missing argument "domain" (invalid_arguments)`}},

@@ -57,6 +57,12 @@ func (d *Server) authenticated(next http.Handler) http.Handler {
 			writeError(w, err)
 			return
 		}
+		if d.claimConn != nil {
+			if err := d.claimConn(w, r, c); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)))
 	})
 }

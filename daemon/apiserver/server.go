@@ -23,6 +23,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/mcp"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/policy/mounts"
+	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 	"github.com/toolcage/toolcage/store/workerdb"
 )
@@ -65,6 +66,10 @@ type Config struct {
 	Stopping  <-chan struct{}
 	// AllowUID decides which socket peers may use the API.
 	AllowUID func(uid uint32) bool
+	// ClaimConn counts an authenticated request's connection against its
+	// caller's share of the connections (the daemon's connection limits);
+	// an error refuses the request. Nil claims nothing.
+	ClaimConn func(w http.ResponseWriter, r *http.Request, c principal.Caller) error
 }
 
 // Server serves the socket API. Its fields carry the names the handlers
@@ -88,6 +93,7 @@ type Server struct {
 	events     hubs
 	stopping   <-chan struct{}
 	allowUID   func(uid uint32) bool
+	claimConn  func(w http.ResponseWriter, r *http.Request, c principal.Caller) error
 }
 
 // hubs are the event streams' sources.
@@ -105,7 +111,7 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg.Config, version: cfg.Version, started: cfg.Started, log: log, store: cfg.Store,
 		catalog: cfg.Catalog, disp: cfg.Dispatcher, workers: cfg.Workers, changes: cfg.Changes, workerDBs: cfg.WorkerDBs,
 		mcp: cfg.MCP, secretsKey: cfg.SecretsKey, metrics: cfg.Metrics, mountGuard: cfg.Mounts, loginURL: cfg.LoginURL,
-		events: hubs{approvals: cfg.Approvals, calls: cfg.Calls}, stopping: cfg.Stopping, allowUID: cfg.AllowUID}
+		events: hubs{approvals: cfg.Approvals, calls: cfg.Calls}, stopping: cfg.Stopping, allowUID: cfg.AllowUID, claimConn: cfg.ClaimConn}
 }
 
 // Handler serves every route, behind the peer check and authentication.

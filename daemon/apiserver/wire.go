@@ -48,6 +48,10 @@ func StatusOf(code errdefs.Code) int {
 	return http.StatusInternalServerError
 }
 
+// WriteError answers err as the socket API does: its stable code's
+// status and {"error": {...}}.
+func WriteError(w http.ResponseWriter, err error) { writeError(w, err) }
+
 func writeError(w http.ResponseWriter, err error) {
 	code := errdefs.CodeOf(err)
 	detail := api.ErrorDetail{Code: code, Message: err.Error(), Limit: errdefs.LimitOf(err)}

@@ -74,6 +74,9 @@ type Catalog struct {
 	st   *store.Store
 	opts options
 
+	// made holds agents' creates to the tool cap (agentcaps.go).
+	made agentMade
+
 	mu sync.RWMutex
 	// active caches resolved tools and compiled schemas for the call path;
 	// every mutation drops the tool's entry.
@@ -119,6 +122,8 @@ type options struct {
 	rules         RulesFunc
 	mounts        func() mounts.Guard
 	onChange      func()
+	// maxTools and maxVersions bound what agents keep (agentcaps.go).
+	maxTools, maxVersions int
 }
 
 // WithMountGuard sets where the catalog learns the daemon's own paths,
@@ -328,6 +333,12 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 	if err := c.checkReserved(ctx, def, caller); err != nil {
 		return nil, err
 	}
+	made, err := c.reserveTool(ctx, caller)
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	defer func() { made(name) }()
 	pending, err := c.agentChange(ctx, def, caller, by)
 	if err != nil {
 		return nil, err
@@ -343,6 +354,7 @@ func (c *Catalog) Create(ctx context.Context, def *Definition, caller principal.
 	if err := c.st.CreateTool(ctx, st); err != nil {
 		return nil, storeErr(def.Name, err)
 	}
+	name = def.Name
 	c.forget(def.Name)
 	return fromStore(st)
 }
@@ -469,6 +481,9 @@ func (c *Catalog) replace(ctx context.Context, cur *Tool, def *Definition, calle
 	}
 	if same {
 		return cur, nil
+	}
+	if err := c.checkVersionCap(cur, caller); err != nil {
+		return nil, err
 	}
 	next := *cur
 	next.Def = def

@@ -56,6 +56,8 @@ type Config struct {
 	Audit           AuditConfig     `mapstructure:"audit"`
 	UI              UIConfig        `mapstructure:"ui"`
 	MCP             MCPConfig       `mapstructure:"mcp"`
+	// WorkerLimits bound what one worker's agents take (limits.go).
+	WorkerLimits WorkerLimitsConfig `mapstructure:"worker_limits"`
 	// Isolation is the isolation of tools that name none: process | docker.
 	Isolation string       `mapstructure:"isolation"`
 	Docker    DockerConfig `mapstructure:"docker"`
@@ -94,6 +96,11 @@ type MCPConfig struct {
 	// ProgressInterval is how often a call waiting for approval sends
 	// progress to a client that asked for it.
 	ProgressInterval time.Duration `mapstructure:"progress_interval"`
+	// MaxUnauthenticated caps the connections to Listen no request with a
+	// valid token has come on yet; a new one closes the oldest.
+	MaxUnauthenticated int `mapstructure:"max_unauthenticated"`
+	// HeaderTimeout bounds the wait for a request's headers on Listen.
+	HeaderTimeout time.Duration `mapstructure:"header_timeout"`
 }
 
 // MetricsConfig says where else than GET /v1/metrics on the socket the
@@ -168,6 +175,12 @@ type APIConfig struct {
 	IdleTimeout time.Duration `mapstructure:"idle_timeout"`
 	// MaxConnections caps open connections; more wait to be accepted.
 	MaxConnections int `mapstructure:"max_connections"`
+	// PersonConnections of MaxConnections are kept for the person:
+	// workers' agents hold the rest at most.
+	PersonConnections int `mapstructure:"person_connections"`
+	// WorkerConnections caps the connections one worker's agents hold
+	// (MCP bridges, token requests), on the socket and on mcp.listen.
+	WorkerConnections int `mapstructure:"worker_connections"`
 }
 
 // SandboxConfig sets the process sandbox.
@@ -341,6 +354,15 @@ func (c *Config) finish(where string) error {
 	if c.API.MaxConnections <= 0 {
 		errs = append(errs, errors.New("api.max_connections must be positive"))
 	}
+	if c.API.PersonConnections < 1 || c.API.PersonConnections >= c.API.MaxConnections {
+		errs = append(errs, fmt.Errorf("api.person_connections: want 1 to api.max_connections-1, got %d", c.API.PersonConnections))
+	}
+	if c.API.WorkerConnections < 1 {
+		errs = append(errs, errors.New("api.worker_connections must be at least 1"))
+	}
+	if c.MCP.MaxUnauthenticated < 1 || c.MCP.HeaderTimeout <= 0 {
+		errs = append(errs, errors.New("mcp.max_unauthenticated must be at least 1 and mcp.header_timeout positive"))
+	}
 	errs = append(errs, c.Approvals.check()...)
 	if r := c.Audit.Retention; r < 0 || (r > 0 && r < MinRetention) {
 		errs = append(errs, fmt.Errorf("audit.retention: want 0 (keep everything) or at least %s, like 720h, got %s", MinRetention, r))
@@ -401,6 +423,7 @@ func (c *Config) finish(where string) error {
 	}
 	errs = append(errs, c.Profiles.check()...)
 	errs = append(errs, c.UI.check()...)
+	errs = append(errs, c.WorkerLimits.check(c.Executor.MaxPerKey)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %w", where, errors.Join(errs...))
 	}

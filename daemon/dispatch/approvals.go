@@ -26,18 +26,23 @@ import (
 
 // The approval queue. A call of an `approval: ask` tool is validated and
 // planned (so policy refusals come first), then, unless a person approved
-// this exact call (tool, version, arguments) for good, it parks as a
+// this exact call (tool, worker, definition, arguments) for good, it parks as a
 // pending approval in the store and its caller waits for a decision:
 // allowed runs it, denied or no decision within the approval timeout
 // refuses it with approval_denied.
 //
 // An allowed approval is used once. When its caller is no longer waiting
 // (it called with --no-wait, gave up, or the daemon restarted), the
-// caller's retry of the identical call (same tool and version, same caller
-// and worker, same canonical arguments) within the approval's validity
-// runs on it instead of parking again; a second retry, another caller or
-// other arguments park anew. `allow --always` approves every identical
-// call of any caller from then on.
+// caller's retry of the identical call (same tool, version and definition,
+// same caller and worker, same canonical arguments) within the approval's
+// validity runs on it instead of parking again; a second retry, another
+// caller or other arguments park anew. `allow --always` approves every
+// identical call through the same worker (or through none) from then on.
+//
+// A tool is named by its definition's hash, not by its version alone:
+// toolset and tool-file tools are always version 1, and two workers may
+// each have a tool of one name. Editing a tool file (or a toolset's
+// settings) gives another hash, which no earlier approval matches.
 
 // ApprovalIDLen is the length of an approval id: 8 base32 characters (40
 // random bits), short enough to type.
@@ -56,7 +61,10 @@ func newApprovalID() string {
 
 // approvalQueue holds the callers waiting on a decision, by approval id.
 type approvalQueue struct {
-	timeout  time.Duration
+	timeout time.Duration
+	// parkMu makes counting a worker's pending approvals and storing a
+	// new one a single step (parkRoom).
+	parkMu   sync.Mutex
 	mu       sync.Mutex
 	waiters  map[string]chan string
 	stopping chan struct{}
@@ -130,7 +138,10 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	if err != nil {
 		return nil, d.refuse(ctx, c, scr, &errdefs.Error{Code: errdefs.InvalidArguments, Err: err})
 	}
-	always, err := d.cfg.Store.HasAlwaysApproval(ctx, c.tool, c.version, hash)
+	if c.defHash, err = definitionHash(res.Tool.Def); err != nil {
+		return nil, d.refuse(ctx, c, scr, err)
+	}
+	always, err := d.cfg.Store.HasAlwaysApproval(ctx, store.AlwaysKey{Tool: c.tool, Worker: c.caller.Worker, DefHash: c.defHash, ArgsHash: hash})
 	if err != nil {
 		return nil, d.refuse(ctx, c, scr, err)
 	}
@@ -138,7 +149,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		return d.execute(ctx, c, p)
 	}
 	if d.cfg.ApprovalValidity > 0 {
-		exact := store.ApprovedCall{Tool: c.tool, Version: c.version, CallerID: c.caller.ID, CallerType: c.caller.Type,
+		exact := store.ApprovedCall{Tool: c.tool, Version: c.version, DefHash: c.defHash, CallerID: c.caller.ID, CallerType: c.caller.Type,
 			Worker: c.caller.Worker, ArgsHash: hash}
 		used, err := d.cfg.Store.UseAllowedApproval(ctx, exact, d.now().Add(-d.cfg.ApprovalValidity))
 		if err != nil {
@@ -151,8 +162,12 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		}
 	}
 	q := d.approvals
+	unlock, err := d.parkRoom(ctx, c)
+	if err != nil {
+		return nil, d.refuse(ctx, c, scr, err)
+	}
 	a := &store.Approval{Tool: c.tool, Version: c.version, CallerID: c.caller.ID, CallerType: c.caller.Type, Worker: c.caller.Worker,
-		ArgsHash: hash, Args: scrubJSON(scr, c.args), Rendered: renderedCall(p.req, scr)}
+		DefHash: c.defHash, ArgsHash: hash, Args: scrubJSON(scr, c.args), Rendered: renderedCall(p.req, scr)}
 	var ch chan string
 	for range 5 {
 		a.ID = newApprovalID()
@@ -163,6 +178,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 		}
 		q.unregister(a.ID)
 	}
+	unlock()
 	if err != nil {
 		q.unregister(a.ID)
 		return nil, d.refuse(ctx, c, scr, err)
@@ -258,9 +274,14 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 
 // stillRuns reports, as the error the waiting call ends with, a tool that
 // no longer runs as it did when approval id was asked for: gone, no
-// longer callable, or at another version.
+// longer callable, at another version or with another definition (a tool
+// file edited).
 func (d *Dispatcher) stillRuns(ctx context.Context, c *call, id string) error {
 	cur, _, err := c.view.Resolve(ctx, c.tool)
+	if err != nil {
+		return err
+	}
+	h, err := definitionHash(cur.Tool.Def)
 	switch {
 	case err != nil:
 		return err
@@ -269,8 +290,46 @@ func (d *Dispatcher) stillRuns(ctx context.Context, c *call, id string) error {
 	case cur.Tool.Version != c.version:
 		return approvalErrorf(id, errdefs.ApprovalDenied,
 			"tool %q changed to version %d while approval %s (version %d) waited; call again", c.tool, cur.Tool.Version, id, c.version)
+	case h != c.defHash:
+		return approvalErrorf(id, errdefs.ApprovalDenied,
+			"tool %q's definition changed while approval %s waited; call again", c.tool, id)
 	}
 	return nil
+}
+
+// definitionHash names a tool's definition for its approvals: the sha256
+// of its canonical JSON (everything a call of it depends on: kind block,
+// parameters, permissions, secrets, limits).
+func definitionHash(def *catalog.Definition) (string, error) {
+	b, err := json.Marshal(def)
+	if err != nil {
+		return "", errdefs.Errorf(errdefs.Internal, "hashing the definition of %q: %v", def.Name, err)
+	}
+	return store.ArgsHash(b)
+}
+
+// parkRoom holds a call of a worker to Config.MaxPendingApprovals of
+// that worker's approvals pending at once (rate_limited past it, before
+// anything is stored). It returns with the queue's park lock held, which
+// the caller gives back (unlock) once its approval is stored, so calls
+// parking at the same time cannot pass the cap together.
+func (d *Dispatcher) parkRoom(ctx context.Context, c *call) (unlock func(), err error) {
+	w := c.caller.Worker
+	if w == "" || d.cfg.MaxPendingApprovals <= 0 {
+		return func() {}, nil
+	}
+	q := d.approvals
+	q.parkMu.Lock()
+	n, err := d.cfg.Store.PendingApprovals(ctx, w)
+	if err == nil && n >= d.cfg.MaxPendingApprovals {
+		err = errdefs.Errorf(errdefs.RateLimited, "worker %q has %d calls waiting for a person's approval, its most "+
+			"(worker_limits.pending_approvals); call again once a person has decided some (toolcage approvals list)", w, n)
+	}
+	if err != nil {
+		q.parkMu.Unlock()
+		return nil, err
+	}
+	return q.parkMu.Unlock, nil
 }
 
 // renderedCall is what a person is shown of req: a shell argv as JSON or
@@ -347,7 +406,8 @@ func (d *Dispatcher) resolveApprovalID(ctx context.Context, ref string) (string,
 
 // DecideApproval allows or denies a pending approval, named by its id or a
 // unique prefix. Only a person (caller type user) decides. always (with
-// allow) approves the same call (tool, version, arguments) from then on.
+// allow) approves the same call (tool, worker, definition, arguments) from
+// then on.
 func (d *Dispatcher) DecideApproval(ctx context.Context, ref string, allow, always bool, caller principal.Caller) (*store.Approval, error) {
 	if caller.Type != catalog.CreatedByUser {
 		return nil, errdefs.Errorf(errdefs.Forbidden, "only a person (caller type user) may decide approvals, not a %s caller", caller.Type)

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -93,6 +94,12 @@ type Config struct {
 	// Mounts gives the daemon's own paths, which no mount may reach;
 	// each call's mounts are resolved and checked again (mounts.go).
 	Mounts func() mounts.Guard
+	// MaxPendingApprovals caps the calls of one worker pending a person's
+	// approval at once (0: no cap).
+	MaxPendingApprovals int
+	// ArgumentBounds cap every call's arguments (size, nesting) when it
+	// arrives, before they are parsed, parked for a person or stored.
+	ArgumentBounds policy.ArgumentBounds
 	// MaxCallDepth bounds nested calls (a tool's code calling tools): a
 	// call at this depth may not call another (DefaultMaxCallDepth when
 	// zero; the call a client makes is at depth 0).
@@ -265,9 +272,16 @@ type call struct {
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
 	approval string
+	// defHash is the hash of the tool's definition, for its approvals
+	// (approvals.go); set for a call that may park.
+	defHash string
 	// nest places a nested call in its chain (nested.go); zero for a
 	// call a client made.
 	nest nesting
+	// secrets are the values of every secret this call and the calls
+	// above it hold (name → value), set by plan: its nested calls may not
+	// carry them, and they are redacted from all they cause (nested.go).
+	secrets map[string]string
 }
 
 // Call runs a stored tool.
@@ -291,6 +305,9 @@ func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outco
 	t, w := res.Tool, v.Worker()
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
 		onWait: r.OnApprovalWait, view: v, worker: w, approval: approvalFor(w, res), nest: n}
+	if err := d.boundedArgs(ctx, c); err != nil {
+		return nil, err
+	}
 	if err := v.Allows(t.Def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -350,6 +367,9 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 		return nil, err
 	}
 	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true, view: v, worker: v.Worker()}
+	if err := d.boundedArgs(ctx, c); err != nil {
+		return nil, err
+	}
 	if err := v.Allows(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -362,6 +382,9 @@ func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMess
 	// Ad-hoc code runs outside any worker's tools (the API refuses it to
 	// a caller through one); the code's nested calls go their own way.
 	c := &call{id: newCallID(), tool: AdHocTool, kind: string(def.Kind), caller: caller, args: args, started: d.now(), view: d.views.Through(caller, nil)}
+	if err := d.boundedArgs(ctx, c); err != nil {
+		return nil, err
+	}
 	if err := catalog.Check(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
@@ -370,6 +393,19 @@ func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMess
 		return nil, err
 	}
 	return d.run(ctx, c, res)
+}
+
+// boundedArgs refuses a call whose arguments pass the bounds, and
+// records the refusal without them: what is refused for its size is not
+// stored either.
+func (d *Dispatcher) boundedArgs(ctx context.Context, c *call) error {
+	err := policy.CheckArguments(c.args, d.cfg.ArgumentBounds)
+	if err == nil {
+		return nil
+	}
+	n := len(c.args)
+	c.args, _ = json.Marshal(fmt.Sprintf("(%d bytes of arguments, not kept: %s)", n, errdefs.LimitOf(err)))
+	return d.refuse(ctx, c, nil, err)
 }
 
 // normalArgs makes empty arguments {}.
@@ -483,7 +519,7 @@ func failureOutcome(err error, local bool) string {
 // scr is the call's scrubber when its secrets are known, else nil.
 func (d *Dispatcher) refuse(ctx context.Context, c *call, scr *scrub.Scrubber, err error) error {
 	if scr == nil {
-		scr = d.cfg.Scrubber
+		scr = d.inheritedScrubber(c.nest)
 	}
 	return d.finish(ctx, c, scr, outcomeRefused, nil, err)
 }

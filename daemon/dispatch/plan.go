@@ -22,7 +22,7 @@ type plan struct {
 	req *executors.Request
 	key host.Key
 	// scrub is the daemon's scrubber plus the values of the secrets the
-	// call uses; nil when it uses none.
+	// call and the calls above it use (nested.go); nil when they use none.
 	scrub *scrub.Scrubber
 	// standIn is the HTTP request rendered with stand-in tokens; nil when
 	// the call uses no secret or the proxy cannot place one.
@@ -55,7 +55,10 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		CallID: c.id, Tool: c.tool, Version: c.version, Caller: c.caller,
 		Kind: execKind, Args: c.args, Permissions: def.Permissions, Limits: def.ExecutorLimits(),
 	}
-	p := &plan{req: req, defaults: res.Schema.Defaults}
+	// A nested call's scrubber knows its callers' secrets from the start,
+	// so that even its refusals are recorded without them.
+	p := &plan{req: req, defaults: res.Schema.Defaults, scrub: d.inheritedScrubber(c.nest)}
+	c.secrets = c.nest.secrets
 	k, ok := d.cfg.Kinds.Get(def.Kind)
 	if !ok || res.Compiled == nil {
 		return p, errdefs.Errorf(errdefs.InvalidDefinition, "unknown kind %q", def.Kind)
@@ -70,7 +73,10 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	if err != nil {
 		return p, err
 	}
-	p.scrub = s.scrub
+	if len(s.known) > 0 {
+		c.secrets = withSecrets(c.nest.secrets, s.known)
+		p.scrub = d.cfg.Scrubber.WithKnown(c.secrets)
+	}
 	body := &kind.Request{Permissions: req.Permissions}
 	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: c.args,
 		AllowDash: res.Schema.AllowDash, Defaults: res.Schema.Defaults, Secret: s.lookup, Envelopes: s.docs,

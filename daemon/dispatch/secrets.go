@@ -45,6 +45,9 @@ type callSecrets struct {
 	// docs are the envelopes a JavaScript call gets for utils.getApiKey
 	// and the Config Center helpers.
 	docs map[string]string
+	// known are the values the scrubber redacts (name → value), which
+	// the call's nested calls inherit (nested.go).
+	known map[string]string
 }
 
 // callSecrets decrypts every secret the call of res uses, after checking
@@ -139,7 +142,7 @@ func (d *Dispatcher) callSecrets(ctx context.Context, res *catalog.Resolved, too
 		}
 		return v, nil
 	}
-	return callSecrets{lookup: lookup, scrub: d.cfg.Scrubber.WithKnown(known), docs: docs}, nil
+	return callSecrets{lookup: lookup, scrub: d.cfg.Scrubber.WithKnown(known), docs: docs, known: known}, nil
 }
 
 func (d *Dispatcher) secret(ctx context.Context, name string) ([]byte, error) {

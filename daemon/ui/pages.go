@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/internal/termsafe"
 	"github.com/toolcage/toolcage/principal"
 )
 
@@ -76,16 +78,13 @@ func describe(def json.RawMessage) toolSummary {
 	return d
 }
 
-// prettyJSON indents a call's (already scrubbed) arguments.
+// prettyJSON indents a call's (already scrubbed) arguments, within the
+// bounds of what a page shows (shown.go).
 func prettyJSON(v json.RawMessage) string {
-	var b bytes.Buffer
 	if len(v) == 0 {
 		return "{}"
 	}
-	if json.Indent(&b, v, "", "  ") != nil {
-		return string(v)
-	}
-	return b.String()
+	return indented(v, maxShownArgs)
 }
 
 // view is what every page template gets.
@@ -123,7 +122,11 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(b.Bytes())
+	// html/template escapes markup, not what a browser obeys in text:
+	// bidirectional overrides that show a command in another order than
+	// it runs, zero-width and control characters. Every one on the page
+	// is agent text (our templates hold none), shown as an escape.
+	_, _ = io.WriteString(w, termsafe.Text(b.String()))
 }
 
 // message shows a page with a title and a sentence.

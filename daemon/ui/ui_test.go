@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/api"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/internal/termsafe"
 	"github.com/toolcage/toolcage/principal"
 )
 
@@ -374,6 +375,49 @@ func TestEscaping(t *testing.T) {
 		}
 		if !strings.Contains(body, "&lt;script&gt;alert(1)") && !strings.Contains(body, `\u003cscript\u003e`) {
 			t.Errorf("%s: the text is not shown escaped", path)
+		}
+	}
+}
+
+// TestInvisibleAndControlText: what html/template leaves alone but a
+// browser obeys in text (bidirectional overrides and isolates that show
+// a command in another order than it runs, zero-width characters, C0 and
+// C1 controls, a bare CR) reaches no page raw: each is shown as an escape,
+// in the live fragment too.
+func TestInvisibleAndControlText(t *testing.T) {
+	const evil = "rm -rf ~ \u202e#sj.tpircs_sselmrah\u202c \u2066x\u2069 z\u200bw\u200d\ufeff \x1b[2K\u009b31m\rok\b"
+	be := &fakeBackend{
+		PendingF: func(context.Context) ([]api.Approval, error) {
+			return []api.Approval{{ID: "abcd2345", Tool: "t", Version: 1, CallerType: "llm", CallerID: evil, Status: "pending",
+				Arguments: json.RawMessage(`{"x":` + mustJSON(evil) + `}`), Rendered: "sh -c " + mustJSON("echo "+evil)}}, nil
+		},
+		ExecutionsF: func(context.Context, AuditFilter) ([]api.Execution, error) {
+			return []api.Execution{{ID: "1", Tool: "t", CallerID: evil, Outcome: "error", Error: evil, Arguments: json.RawMessage(mustJSON(evil))}}, nil
+		},
+		PendingToolsF: func(context.Context) ([]PendingTool, error) {
+			return []PendingTool{{Tool: api.Tool{Definition: json.RawMessage(`{"name":"t","description":` + mustJSON(evil) + `,"category":` + mustJSON(evil) + `}`), Status: "pending_approval"}}}, nil
+		},
+		WorkersF: func(context.Context) ([]api.Worker, error) {
+			return []api.Worker{{Name: "w", Description: evil, Tools: []api.WorkerTool{{Name: evil}}}}, nil
+		},
+	}
+	p := newPage(t, be)
+	p.login()
+	for _, path := range []string{"/approvals", "/audit", "/tools", "/workers", "/audit?caller=" + url.QueryEscape(evil)} {
+		for _, hdr := range [][]string{nil, {fragmentHeader, "1"}} {
+			code, body, _ := p.get(path, hdr...)
+			if code != http.StatusOK {
+				t.Errorf("%s: %d", path, code)
+			}
+			for _, r := range body {
+				if r != '\n' && r != '\t' && termsafe.Unsafe(r) {
+					t.Errorf("%s %v: %U reached the page raw", path, hdr, r)
+					break
+				}
+			}
+			if !strings.Contains(body, `\u202e`) {
+				t.Errorf("%s %v: the override is not shown as an escape", path, hdr)
+			}
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -79,15 +78,15 @@ func parseWhat(rendered string) What {
 
 // definitionYAML shows a definition (JSON) as YAML; a definition that
 // does not convert is shown as its JSON, indented.
+// Past the bounds of what a page shows (shown.go) it is one cut line.
 func definitionYAML(def json.RawMessage) string {
+	if !indentable(def, maxShownDefinition) {
+		return compactShown(def, maxShownDefinition)
+	}
 	if y, err := sigsyaml.JSONToYAML(def); err == nil {
 		return string(y)
 	}
-	var b bytes.Buffer
-	if json.Indent(&b, def, "", "  ") == nil {
-		return b.String()
-	}
-	return string(def)
+	return indented(def, maxShownDefinition)
 }
 
 // DiffLine is one line of a unified diff, with how it changed.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/errdefs"
@@ -39,9 +40,9 @@ type Registry struct {
 
 // NewRegistry loads the registered workers from the store and
 // watches their files (Run starts the watching).
-func NewRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster) (*Registry, error) {
+func NewRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *changes.Broadcaster, retry time.Duration) (*Registry, error) {
 	reg := &Registry{st: st, log: log, changes: ch, byName: map[string]*Worker{}, errs: map[string]string{}}
-	w, err := NewWatcher(WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused})
+	w, err := NewWatcher(WatchConfig{Log: log, OnChange: reg.changed, OnError: reg.refused, RetryRefused: retry})
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +75,15 @@ func (reg *Registry) Run(ctx context.Context) {
 }
 
 // changed takes a good edit: the store and memory get the new version.
-func (reg *Registry) changed(w *Worker) {
+// An edit the daemon's check refuses is returned refused: the watcher
+// keeps the last good version and tries the edit again (on the file's
+// next change, or on its timer) until the cause is gone.
+func (reg *Registry) changed(w *Worker) error {
 	if reg.Check != nil {
 		if err := reg.Check(w); err != nil {
-			reg.refused(w.Path, fmt.Errorf("%s: %w", w.Path, err))
-			return
+			err = fmt.Errorf("%s: %w", w.Path, err)
+			reg.refused(w.Path, err)
+			return err
 		}
 	}
 	b, err := json.Marshal(w)
@@ -87,7 +92,7 @@ func (reg *Registry) changed(w *Worker) {
 	}
 	if err != nil {
 		reg.log.Error("storing a worker's new version", "worker", w.Name, "err", err)
-		return
+		return err
 	}
 	reg.mu.Lock()
 	reg.byName[w.Name] = w
@@ -95,6 +100,7 @@ func (reg *Registry) changed(w *Worker) {
 	reg.mu.Unlock()
 	reg.log.Info("worker reloaded", "worker", w.Name, "path", w.Path)
 	reg.changes.Publish()
+	return nil
 }
 
 // refused notes a broken edit; the last good version stays.
@@ -108,8 +114,13 @@ func (reg *Registry) refused(path string, err error) {
 	defer reg.mu.Unlock()
 	for name, w := range reg.byName {
 		if w.Path == path {
+			// A retry refused for the same reason is not news.
+			level := slog.LevelWarn
+			if reg.errs[name] == msg {
+				level = slog.LevelDebug
+			}
 			reg.errs[name] = msg
-			reg.log.Warn("worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
+			reg.log.Log(context.Background(), level, "worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func TestRegistry(t *testing.T) {
 	ch := &changes.Broadcaster{}
 	heard, stop := ch.Subscribe()
 	defer stop()
-	reg, err := NewRegistry(ctx, st, slog.New(slog.DiscardHandler), ch)
+	reg, err := NewRegistry(ctx, st, slog.New(slog.DiscardHandler), ch, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestRegistry(t *testing.T) {
 	if _, _, _, err := reg.Add(ctx, &Worker{Name: "w", Path: path + ".2"}); errdefs.CodeOf(err) != errdefs.Conflict {
 		t.Fatalf("the same name again: %v", err)
 	}
-	again, err := NewRegistry(ctx, st, slog.New(slog.DiscardHandler), ch)
+	again, err := NewRegistry(ctx, st, slog.New(slog.DiscardHandler), ch, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

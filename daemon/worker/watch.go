@@ -21,19 +21,31 @@ import (
 // reading between them would see a broken edit that is not one.
 const DefaultSettle = 100 * time.Millisecond
 
+// DefaultRetryRefused is how often an edit a guard refused is tried again
+// while nothing changes: the cause may be outside the file (a path it
+// names, a directory a mount reaches), and go away without an edit.
+const DefaultRetryRefused = 30 * time.Second
+
 // WatchConfig configures a Watcher.
 type WatchConfig struct {
 	// Log receives a line for every reload and every refused edit.
 	Log *slog.Logger
 	// OnChange is called with the new version of a worker after a good
-	// edit of its file or of one of its tool files.
-	OnChange func(*Worker)
+	// edit of its file or of one of its tool files. An error refuses the
+	// version (a guard of the caller's: a mount reaching the daemon's own
+	// paths, an unknown profile): the last good version stays, and the
+	// edit is tried again on the next event of its files, even when they
+	// read the same, and every RetryRefused until it is taken or the
+	// files go back to the last good version.
+	OnChange func(*Worker) error
 	// OnError, if set, is called when an edit is refused: a *ParseError
 	// (file:line:col), a file that cannot be read, or a name change. The
 	// last good version stays in force.
 	OnError func(path string, err error)
 	// Settle overrides DefaultSettle.
 	Settle time.Duration
+	// RetryRefused overrides DefaultRetryRefused.
+	RetryRefused time.Duration
 }
 
 // Watcher reloads registered worker files when they or their tool files
@@ -54,6 +66,7 @@ type Watcher struct {
 	deps    map[string][]string    // watched file or tool_files pattern → worker files to reload
 	dirs    map[string]int         // directory → files watched in it
 	timers  map[string]*time.Timer // worker file → its settle timer
+	retries map[string]*time.Timer // worker file → its refused edit's retry
 }
 
 // watched is one registered worker file.
@@ -61,6 +74,8 @@ type watched struct {
 	last *Worker  // the last good version
 	json []byte   // last, marshalled: a reload that changes nothing is no change
 	deps []string // the worker file, its tool files and tool_files patterns
+	// refused is set while the files hold a version OnChange refused.
+	refused bool
 }
 
 // NewWatcher returns a watcher; call Run to start it.
@@ -70,6 +85,9 @@ func NewWatcher(cfg WatchConfig) (*Watcher, error) {
 	}
 	if cfg.Settle <= 0 {
 		cfg.Settle = DefaultSettle
+	}
+	if cfg.RetryRefused <= 0 {
+		cfg.RetryRefused = DefaultRetryRefused
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -84,6 +102,7 @@ func NewWatcher(cfg WatchConfig) (*Watcher, error) {
 		deps:    map[string][]string{},
 		dirs:    map[string]int{},
 		timers:  map[string]*time.Timer{},
+		retries: map[string]*time.Timer{},
 	}, nil
 }
 
@@ -133,6 +152,9 @@ func (wt *Watcher) Run(ctx context.Context) error {
 		close(wt.done)
 		wt.mu.Lock()
 		for _, t := range wt.timers {
+			t.Stop()
+		}
+		for _, t := range wt.retries {
 			t.Stop()
 		}
 		wt.mu.Unlock()
@@ -240,20 +262,96 @@ func (wt *Watcher) reload(path string) {
 		return // removed meanwhile
 	}
 	if bytes.Equal(b, st.json) {
+		// Back to the last good version: a refusal standing is over,
+		// and the caller hears the good version again to say so.
+		was := st.refused
+		st.refused = false
+		wt.stopRetryLocked(path)
 		wt.mu.Unlock()
+		if was && wt.cfg.OnChange != nil {
+			_ = wt.cfg.OnChange(st.last)
+		}
 		log.Debug("worker file event, but nothing changed")
 		return
 	}
+	// Offered as the new version (Current says so while OnChange runs),
+	// taken back if OnChange refuses it.
+	prev, prevJSON := st.last, st.json
 	st.last, st.json = w, b
+	wt.mu.Unlock()
+	var refusal error
+	if wt.cfg.OnChange != nil {
+		refusal = wt.cfg.OnChange(w)
+	}
+	wt.mu.Lock()
+	if cur, ok := wt.workers[path]; !ok || cur != st {
+		wt.mu.Unlock()
+		return // removed meanwhile
+	}
+	if refusal != nil {
+		st.last, st.json = prev, prevJSON
+		again := st.refused
+		st.refused = true
+		// The refused version's files are watched too: an edit of one
+		// of them is the next try.
+		depErr := wt.setDeps(path, st, union(depsOf(st.last), depsOf(w)))
+		wt.retryLocked(path)
+		wt.mu.Unlock()
+		if depErr != nil {
+			log.Warn("some of a refused version's files cannot be watched", "error", depErr)
+		}
+		level := slog.LevelWarn
+		if again {
+			level = slog.LevelDebug // a retry refused: said already
+		}
+		log.Log(context.Background(), level, "worker file edit refused; keeping the last good version, and trying the edit again on its next change or in "+
+			wt.cfg.RetryRefused.String(), "error", refusal.Error())
+		return
+	}
+	st.refused = false
+	wt.stopRetryLocked(path)
 	depErr := wt.setDeps(path, st, depsOf(w))
 	wt.mu.Unlock()
 	if depErr != nil {
 		log.Warn("worker reloaded, but some of its files cannot be watched", "error", depErr)
 	}
 	log.Info("worker file reloaded", "tools", len(w.Tools)+len(w.LocalTools))
-	if wt.cfg.OnChange != nil {
-		wt.cfg.OnChange(w)
+}
+
+// retryLocked tries the worker file at path again in RetryRefused, unless
+// a try is due already. wt.mu is held.
+func (wt *Watcher) retryLocked(path string) {
+	if _, ok := wt.retries[path]; ok {
+		return
 	}
+	wt.retries[path] = time.AfterFunc(wt.cfg.RetryRefused, func() {
+		wt.mu.Lock()
+		delete(wt.retries, path)
+		wt.mu.Unlock()
+		select {
+		case wt.pending <- path:
+		case <-wt.done:
+		}
+	})
+}
+
+// stopRetryLocked drops path's retry. wt.mu is held.
+func (wt *Watcher) stopRetryLocked(path string) {
+	if t, ok := wt.retries[path]; ok {
+		t.Stop()
+		delete(wt.retries, path)
+	}
+}
+
+// union is a's files, then b's not in a.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, f := range b {
+		if !contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // refuse logs a refused edit with its first problem's line and column.
@@ -345,6 +443,7 @@ func (wt *Watcher) dropLocked(path string) {
 		t.Stop()
 		delete(wt.timers, path)
 	}
+	wt.stopRetryLocked(path)
 	delete(wt.workers, path)
 }
 

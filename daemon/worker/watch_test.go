@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,13 +24,22 @@ type watchHarness struct {
 	w       *Watcher
 	changes chan *Worker
 	errs    chan error
+	refused chan error // OnChange's refusals (startGuardedWatcher)
 	log     *testutil.SyncBuffer
 }
 
 // startWatcher registers dir/w.yaml (content) with a running watcher.
 func startWatcher(t *testing.T, files map[string]string) *watchHarness {
 	t.Helper()
-	h := &watchHarness{t: t, dir: writeFiles(t, files), changes: make(chan *Worker, 16), errs: make(chan error, 16), log: &testutil.SyncBuffer{}}
+	return startGuardedWatcher(t, files, nil, 0)
+}
+
+// startGuardedWatcher is startWatcher whose OnChange refuses what guard
+// does (into h.refused), retrying refused edits every retry.
+func startGuardedWatcher(t *testing.T, files map[string]string, guard func(*Worker) error, retry time.Duration) *watchHarness {
+	t.Helper()
+	h := &watchHarness{t: t, dir: writeFiles(t, files), changes: make(chan *Worker, 16), errs: make(chan error, 16),
+		refused: make(chan error, 64), log: &testutil.SyncBuffer{}}
 	h.path = filepath.Join(h.dir, "w.yaml")
 	data, err := os.ReadFile(h.path)
 	if err != nil {
@@ -40,10 +50,20 @@ func startWatcher(t *testing.T, files map[string]string) *watchHarness {
 		t.Fatal(err)
 	}
 	h.w, err = NewWatcher(WatchConfig{
-		Log:      slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnChange: func(w *Worker) { h.changes <- w },
-		OnError:  func(_ string, err error) { h.errs <- err },
-		Settle:   20 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnChange: func(w *Worker) error {
+			if guard != nil {
+				if err := guard(w); err != nil {
+					h.refused <- err
+					return err
+				}
+			}
+			h.changes <- w
+			return nil
+		},
+		OnError:      func(_ string, err error) { h.errs <- err },
+		Settle:       20 * time.Millisecond,
+		RetryRefused: retry,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -274,4 +294,78 @@ func TestWatcherFileRemovedAndBack(t *testing.T) {
 	if w := h.change(); w.Name != "other" || w.Description != "watched" {
 		t.Fatalf("after Remove, the next change is %+v", w)
 	}
+}
+
+// An edit a guard of OnChange refuses keeps the last good version and is
+// tried again: on a timer while nothing changes, on the next event of its
+// file even when the file reads the same, and it ends when the file goes
+// back to the last good version.
+func TestWatcherRetriesAGuardsRefusal(t *testing.T) {
+	var blocked atomic.Bool
+	guard := func(w *Worker) error {
+		if blocked.Load() && w.Description != "first" {
+			return errors.New("the workspace reaches the daemon's data dir")
+		}
+		return nil
+	}
+	refusedOnce := func(h *watchHarness) {
+		t.Helper()
+		select {
+		case <-h.refused:
+		case <-time.After(waitLimit):
+			t.Fatalf("no refusal; log:\n%s", h.log)
+		}
+	}
+	t.Run("timer", func(t *testing.T) {
+		h := startGuardedWatcher(t, map[string]string{"w.yaml": "name: ops\ndescription: first\n"}, guard, 100*time.Millisecond)
+		blocked.Store(true)
+		h.replace("w.yaml", "name: ops\ndescription: second\n")
+		refusedOnce(h)
+		// Taken back once OnChange has returned.
+		for deadline := time.Now().Add(waitLimit); h.w.Current(h.path).Description != "first"; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after a refusal Current is %q", h.w.Current(h.path).Description)
+			}
+		}
+		refusedOnce(h) // tried again on the timer, still refused
+		blocked.Store(false)
+		if w := h.change(); w.Description != "second" {
+			t.Fatalf("retried: %q", w.Description)
+		}
+		if cur := h.w.Current(h.path); cur.Description != "second" {
+			t.Fatalf("after the retry Current is %q", cur.Description)
+		}
+	})
+	t.Run("same content again", func(t *testing.T) {
+		h := startGuardedWatcher(t, map[string]string{"w.yaml": "name: ops\ndescription: first\n"}, guard, time.Hour)
+		blocked.Store(true)
+		h.replace("w.yaml", "name: ops\ndescription: second\n")
+		refusedOnce(h)
+		blocked.Store(false)
+		h.write("w.yaml", "name: ops\ndescription: second\n") // touched, same text
+		if w := h.change(); w.Description != "second" {
+			t.Fatalf("retried: %q", w.Description)
+		}
+	})
+	t.Run("back to the last good version", func(t *testing.T) {
+		h := startGuardedWatcher(t, map[string]string{"w.yaml": "name: ops\ndescription: first\n"}, guard, 50*time.Millisecond)
+		blocked.Store(true)
+		h.replace("w.yaml", "name: ops\ndescription: second\n")
+		refusedOnce(h)
+		h.replace("w.yaml", "name: ops\ndescription: first\n")
+		if w := h.change(); w.Description != "first" {
+			t.Fatalf("the good version again: %q", w.Description)
+		}
+		// No more tries: the refusal is over.
+		for len(h.refused) > 0 {
+			<-h.refused // tries before the file went back
+		}
+		time.Sleep(300 * time.Millisecond)
+		select {
+		case err := <-h.refused:
+			t.Fatalf("tried again after the file went back: %v", err)
+		default:
+		}
+		blocked.Store(false)
+	})
 }

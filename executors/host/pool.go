@@ -21,6 +21,14 @@ type PoolConfig struct {
 	Runners map[string]Runner
 	// MaxPerKey caps the executors of one key that run calls at once (8).
 	MaxPerKey int
+	// WorkerShare caps the executors of one key that the calls of one
+	// worker (Request.Caller.Worker) hold at once, nested calls included;
+	// at most MaxPerKey-PersonReserve, which it is when zero.
+	WorkerShare int
+	// PersonReserve of each key's MaxPerKey executors are kept for calls
+	// that come through no worker (the person's): all workers together
+	// hold at most MaxPerKey-PersonReserve (0; less than MaxPerKey).
+	PersonReserve int
 	// MinIdle executors of a key are kept warm once the key is used (1).
 	MinIdle int
 	// IdleTimeout retires idle executors beyond MinIdle (5m).
@@ -38,6 +46,10 @@ type PoolConfig struct {
 func (c *PoolConfig) setDefaults() {
 	if c.MaxPerKey <= 0 {
 		c.MaxPerKey = 8
+	}
+	c.PersonReserve = min(max(c.PersonReserve, 0), c.MaxPerKey-1)
+	if agents := c.MaxPerKey - c.PersonReserve; c.WorkerShare <= 0 || c.WorkerShare > agents {
+		c.WorkerShare = agents
 	}
 	if c.MinIdle < 0 {
 		c.MinIdle = 0
@@ -82,10 +94,49 @@ type Pool struct {
 
 type group struct {
 	key Key
-	// slots holds one token per executor running a call or starting.
-	slots chan struct{}
+	// The executors running a call or starting, guarded by Pool.mu: all
+	// of them, those held by any worker's calls, and by each worker's.
+	busy    int
+	agents  int
+	workers map[string]int
+	// freed is closed (and replaced) each time a slot is given back, to
+	// wake the calls waiting for one; guarded by Pool.mu.
+	freed chan struct{}
 	// idle executors, most recently used last; guarded by Pool.mu.
 	idle []*instance
+}
+
+// take claims a slot for a call of worker ("" for none) if the key's
+// cap, the workers' part of it and worker's share allow; under Pool.mu.
+// It returns what stands in the way otherwise.
+func (g *group) take(cfg *PoolConfig, worker string) (ok bool, why string) {
+	switch {
+	case g.busy >= cfg.MaxPerKey:
+		return false, fmt.Sprintf("all %d %s executors are busy", cfg.MaxPerKey, g.key)
+	case worker != "" && g.workers[worker] >= cfg.WorkerShare:
+		return false, fmt.Sprintf("worker %q holds its share of %d %s executors", worker, cfg.WorkerShare, g.key)
+	case worker != "" && g.agents >= cfg.MaxPerKey-cfg.PersonReserve:
+		return false, fmt.Sprintf("workers hold all %d %s executors not kept for the person", cfg.MaxPerKey-cfg.PersonReserve, g.key)
+	}
+	g.busy++
+	if worker != "" {
+		g.agents++
+		g.workers[worker]++
+	}
+	return true, ""
+}
+
+// give returns the slot take claimed; under Pool.mu.
+func (g *group) give(worker string) {
+	g.busy--
+	if worker != "" {
+		g.agents--
+		if g.workers[worker]--; g.workers[worker] <= 0 {
+			delete(g.workers, worker)
+		}
+	}
+	close(g.freed)
+	g.freed = make(chan struct{})
 }
 
 type instance struct {
@@ -113,8 +164,11 @@ func NewPool(cfg PoolConfig) *Pool {
 }
 
 // Execute runs req on an executor of key, starting one if none is idle.
+// The slot counts against the share of the worker the request's caller
+// came through (PoolConfig.WorkerShare).
 func (p *Pool) Execute(ctx context.Context, key Key, req *executors.Request) (*executors.Result, error) {
-	g, inst, err := p.acquire(ctx, key)
+	owner := req.Caller.Worker
+	g, inst, err := p.acquire(ctx, key, owner)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +202,7 @@ func (p *Pool) Execute(ctx context.Context, key Key, req *executors.Request) (*e
 		// It answered, then died: the answer stands, the process does not.
 		healthy = false
 	}
-	p.release(g, inst, healthy)
+	p.release(g, inst, owner, healthy)
 	if err != nil && errdefs.CodeOf(err) == errdefs.ExecutorFailed {
 		p.cfg.Logger.Warn("executor failed", "key", key.String(), "pid", inst.pid, "call_id", req.CallID, "err", err)
 	}
@@ -213,7 +267,7 @@ func (p *Pool) Stats() (keys []Stats, started, retired int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for k, g := range p.groups {
-		keys = append(keys, Stats{Key: k, Idle: len(g.idle), Busy: len(g.slots)})
+		keys = append(keys, Stats{Key: k, Idle: len(g.idle), Busy: g.busy})
 	}
 	return keys, p.started.Load(), p.retired.Load()
 }
@@ -273,29 +327,37 @@ func (p *Pool) group(key Key) (*group, error) {
 		if _, ok := p.cfg.Runners[key.Isolation]; !ok {
 			return nil, errdefs.Errorf(errdefs.Unavailable, "isolation %q is not available in this daemon", key.Isolation)
 		}
-		g = &group{key: key, slots: make(chan struct{}, p.cfg.MaxPerKey)}
+		g = &group{key: key, workers: map[string]int{}, freed: make(chan struct{})}
 		p.groups[key] = g
 	}
 	return g, nil
 }
 
-func (p *Pool) acquire(ctx context.Context, key Key) (*group, *instance, error) {
+func (p *Pool) acquire(ctx context.Context, key Key, worker string) (*group, *instance, error) {
 	g, err := p.group(key)
 	if err != nil {
 		return nil, nil, err
 	}
-	select {
-	case g.slots <- struct{}{}:
-	default:
-		t := time.NewTimer(p.cfg.AcquireTimeout)
-		defer t.Stop()
+	var t *time.Timer
+	for {
+		p.mu.Lock()
+		ok, why := g.take(&p.cfg, worker)
+		freed := g.freed
+		p.mu.Unlock()
+		if ok {
+			break
+		}
+		if t == nil {
+			t = time.NewTimer(p.cfg.AcquireTimeout)
+			defer t.Stop()
+		}
 		select {
-		case g.slots <- struct{}{}:
+		case <-freed:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		case <-t.C:
 			return nil, nil, &errdefs.Error{Code: errdefs.RateLimited, Op: "acquire executor",
-				Err: fmt.Errorf("all %d %s executors are busy; retry in a moment", p.cfg.MaxPerKey, key)}
+				Err: fmt.Errorf("%s; retry in a moment", why)}
 		}
 	}
 	for {
@@ -316,7 +378,7 @@ func (p *Pool) acquire(ctx context.Context, key Key) (*group, *instance, error) 
 	}
 	inst, err := p.start(ctx, key)
 	if err != nil {
-		<-g.slots
+		p.giveSlot(g, worker)
 		return nil, nil, err
 	}
 	return g, inst, nil
@@ -337,8 +399,14 @@ func (p *Pool) reusable(ctx context.Context, key Key, inst *instance) bool {
 	return true
 }
 
-func (p *Pool) release(g *group, inst *instance, healthy bool) {
-	defer func() { <-g.slots }()
+func (p *Pool) giveSlot(g *group, worker string) {
+	p.mu.Lock()
+	g.give(worker)
+	p.mu.Unlock()
+}
+
+func (p *Pool) release(g *group, inst *instance, worker string, healthy bool) {
+	defer p.giveSlot(g, worker)
 	if healthy && p.putIdle(g, inst) {
 		return
 	}

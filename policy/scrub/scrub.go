@@ -49,6 +49,10 @@ type Scrubber struct {
 	known   []string // knownAC id → marker of the known value
 	knownAC *acMatcher
 	gl      *gitleaksRules // kwRules entries ri < 0 refer to its rules
+	// ruleMarkers are the markers the rules write. Only a marker this
+	// scrubber writes (one of these or of known) shields the text inside
+	// it from later passes: "[REDACTED:" + a secret + "]" is a secret.
+	ruleMarkers map[string]bool
 	// unanchored makes built-in rules search their whole windows, as they
 	// did before anchoring; tests compare the two.
 	unanchored bool
@@ -97,7 +101,10 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules := slices.Clone(base)
+	// The person's rules come first: a rule's index is its rank when two
+	// spans start together, and theirs name the kind they mean, where a
+	// built-in context rule only says "credential".
+	rules := make([]*scrubRule, 0, len(extra)+len(base))
 	for i, r := range extra {
 		cr, err := compileScrubRule(r)
 		if err != nil {
@@ -105,11 +112,18 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 		}
 		rules = append(rules, cr)
 	}
+	rules = append(rules, base...)
 	gl, err := loadGitleaks()
 	if err != nil {
 		return nil, err
 	}
-	s := &Scrubber{rules: rules, gl: gl}
+	s := &Scrubber{rules: rules, gl: gl, ruleMarkers: map[string]bool{markerPrefix + "cookie]": true}}
+	for _, r := range rules {
+		s.ruleMarkers[markerPrefix+r.Kind+"]"] = true
+	}
+	for _, r := range gl.rules {
+		s.ruleMarkers[r.marker] = true
+	}
 	kwID := map[string]int{}
 	var kws []string
 	keywordID := func(k string) int {
@@ -152,7 +166,7 @@ func New(known map[string]string, extra []Rule) (*Scrubber, error) {
 // given known values instead of s's.
 func (s *Scrubber) WithKnown(known map[string]string) *Scrubber {
 	c := &Scrubber{rules: s.rules, nkw: s.nkw, kwRules: s.kwRules, always: s.always, gl: s.gl,
-		kwList: s.kwList, ac: s.ac}
+		kwList: s.kwList, ac: s.ac, ruleMarkers: s.ruleMarkers}
 	return c.withKnown(known)
 }
 
@@ -173,7 +187,7 @@ func (s *Scrubber) withKnown(known map[string]string) *Scrubber {
 	slices.Sort(names)
 	seen := map[string]bool{}
 	for _, n := range names {
-		marker := markerPrefix + "secret:" + markerName(n) + "]"
+		marker := secretMarkerPrefix + markerName(n) + "]"
 		for _, f := range knownForms(known[n]) {
 			lf := strings.ToLower(f)
 			if len(f) < minKnownLen || seen[lf] {
@@ -362,7 +376,7 @@ const escapeWindow = 1 << 10
 // it, in order; gitleaks says whether gitleaks' rules run.
 func (s *Scrubber) find(text string, gitleaks bool) (spans []scrubSpan, escs []int) {
 	var (
-		markers []scrubWindow
+		markers []markerWindow
 		wins    map[int][]scrubWindow
 		glWins  []glWindow
 	)
@@ -378,7 +392,7 @@ func (s *Scrubber) find(text string, gitleaks bool) (spans []scrubSpan, escs []i
 				if escapeAt(text, start, end) {
 					escs = append(escs, start)
 				}
-			} else if w, ok := markerAt(text, start); ok {
+			} else if w, ok := s.markerAt(text, start); ok {
 				markers = append(markers, w)
 			}
 			return
@@ -396,7 +410,7 @@ func (s *Scrubber) find(text string, gitleaks bool) (spans []scrubSpan, escs []i
 				r = s.rules[ri]
 				if r.all != nil {
 					for _, f := range r.all(text, start, end) {
-						if f.a < f.b && !strings.HasPrefix(text[f.a:], markerPrefix) {
+						if _, marked := s.markerAt(text, f.a); f.a < f.b && !marked {
 							spans = append(spans, scrubSpan{f.a, f.b, ri, markerPrefix + cmp.Or(f.kind, r.Kind) + "]"})
 						}
 					}
@@ -452,11 +466,15 @@ func (s *Scrubber) find(text string, gitleaks bool) (spans []scrubSpan, escs []i
 		return nil, escs
 	}
 	// Spans lying inside a marker come from earlier passes; gitleaks spans
-	// must not touch one at all.
+	// must not touch one at all. A known value inside a secret marker of a
+	// name this scrubber does not know is a known value all the same.
 	if len(markers) > 0 {
 		spans = slices.DeleteFunc(spans, func(sp scrubSpan) bool {
 			own := sp.prio < len(s.rules)
 			for _, m := range markers {
+				if m.otherSecret && sp.prio < 0 {
+					continue
+				}
 				if m.lo <= sp.start && sp.end <= m.hi ||
 					!own && sp.start < m.hi && m.lo < sp.end {
 					return true
@@ -468,20 +486,43 @@ func (s *Scrubber) find(text string, gitleaks bool) (spans []scrubSpan, escs []i
 	return spans, escs
 }
 
-// markerAt reports the extent of a well-formed marker starting at i.
-func markerAt(text string, i int) (scrubWindow, bool) {
+// markerWindow is a marker's extent in a text.
+type markerWindow struct {
+	scrubWindow
+	// otherSecret marks a known value's marker of a name s does not
+	// know: another call's scrubber wrote it, or a tool forged it.
+	otherSecret bool
+}
+
+// secretMarkerPrefix starts the markers of known values.
+const secretMarkerPrefix = markerPrefix + "secret:"
+
+// markerAt reports the extent of a marker starting at i: one s writes, or
+// a known value's marker of any name (another call's scrubber wrote it).
+// Anything else in marker form ("[REDACTED:" + a secret + "]") is text
+// like any.
+func (s *Scrubber) markerAt(text string, i int) (markerWindow, bool) {
 	if !strings.HasPrefix(text[i:], markerPrefix) {
-		return scrubWindow{}, false
+		return markerWindow{}, false
 	}
 	for j := i + len(markerPrefix); j < len(text) && j < i+256; j++ {
 		if text[j] == ']' {
-			return scrubWindow{i, j + 1}, true
+			m := text[i : j+1]
+			w := markerWindow{scrubWindow: scrubWindow{i, j + 1}}
+			switch {
+			case s.ruleMarkers[m] || slices.Contains(s.known, m):
+			case strings.HasPrefix(m, secretMarkerPrefix) && len(m) > len(secretMarkerPrefix)+1:
+				w.otherSecret = true
+			default:
+				return markerWindow{}, false
+			}
+			return w, true
 		}
 		if !isMarkerByte(text[j]) {
 			break
 		}
 	}
-	return scrubWindow{}, false
+	return markerWindow{}, false
 }
 
 // window is the text around a keyword at [start, end) that a rule's

@@ -150,6 +150,15 @@ func TestScrubExtraRules(t *testing.T) {
 	if got := s.Scrub("k=ACME_x acme_a1b2c3d4e5f6"); got != "k=ACME_x acme_[REDACTED:acme]" {
 		t.Errorf("got %q", got)
 	}
+	// Where a built-in context rule finds the same value ("key" before
+	// it), the person's rule names the kind.
+	s, err = New(nil, []Rule{{Kind: "acme-token", Pattern: `\b(acme_[A-Za-z0-9]{32})\b`, SecretGroup: 1, Keywords: []string{"acme_"}, MinEntropy: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Scrub("key acme_Zq8vK2mXw9rTj4LpZq8vK2mXw9rTj4Lp"); got != "key [REDACTED:acme-token]" {
+		t.Errorf("got %q", got)
+	}
 	for _, bad := range []Rule{
 		{Kind: "x", Pattern: `(`},
 		{Kind: "x", Pattern: `a`, SecretGroup: 1},

@@ -147,6 +147,15 @@ func written(seg *segment) []string {
 		return out
 	}
 	args := nonDropped(seg.args)
+	if seg.name == "ln" {
+		// A link is a way to write what it points to: every operand.
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.e, "-") && a.e != "" {
+				out = append(out, a.e)
+			}
+		}
+		return out
+	}
 	lastIdx := -1
 	for i := 1; i < len(args); i++ {
 		if !strings.HasPrefix(args[i].e, "-") {

@@ -24,14 +24,16 @@ var filterNames = regexp.MustCompile(`^\^?(\\?\()?[A-Za-z_][A-Za-z0-9_]*((\\?\|)
 var credentialName = regexp.MustCompile(`(?i)token|secret|pass|key|auth|cred|session|cookie|private|cert|bearer|sig|aws|azure|gcp|google|github|gitlab|gh_|npm|pypi|docker|vault|slack|stripe|openai|anthropic|api`)
 
 // namesFilter reports whether seg is grep (egrep, fgrep, rg) keeping the
-// lines that name some variables: one pattern, not inverted, from the
-// command line.
+// lines that name some variables (one pattern, not inverted, from the
+// command line), or wc, which shows none.
 func namesFilter(seg *segment) bool {
 	if seg.kind != segCmd {
 		return false
 	}
 	switch seg.name {
 	case "grep", "egrep", "fgrep", "rg":
+	case "wc":
+		return true // counts show no variable
 	default:
 		return false
 	}

@@ -112,12 +112,16 @@ var (
 // gitSettingsPath reports whether p is a repository's configuration or
 // hooks: .git/config, .git/config.worktree, .git/hooks/..., and the same
 // in .git/modules/NAME/ and .git/worktrees/NAME/ (info/attributes names
-// drivers, which only settings define).
+// drivers, which only settings define); or .git itself (a directory
+// copied or moved into place whole, a "gitdir:" file).
 func gitSettingsPath(p string) bool {
 	parts := strings.Split(strings.ReplaceAll(p, "\\", "/"), "/")
 	for i, part := range parts {
 		if !strings.EqualFold(part, ".git") {
 			continue
+		}
+		if strings.Trim(strings.Join(parts[i+1:], ""), ".") == "" {
+			return true
 		}
 		for j := i + 1; j < len(parts); j++ {
 			switch strings.ToLower(parts[j]) {

@@ -136,9 +136,9 @@ type Rule struct {
 	// address is this machine (curl -d @body.json http://127.0.0.1:8080/).
 	ExceptLoopback bool `json:"except_loopback,omitempty"`
 	// ExceptFiltered turns the rule off for a listing piped straight into
-	// grep for named variables (env | grep ^GO, printenv | grep -i proxy):
+	// grep for named variables (env | grep ^GO, printenv | grep -i proxy:
 	// not an inverted match, not a pattern file, no name that reads as a
-	// credential.
+	// credential) or into wc.
 	ExceptFiltered bool `json:"except_filtered,omitempty"`
 }
 

@@ -194,7 +194,7 @@ func (w *walker) optionPayloads(seg *segment, args []arg, sc *scope, stdin *data
 			switch {
 			case bang && strings.HasPrefix(val, "!"):
 				run(val[1:])
-			case gitCommandKey.MatchString(strings.ToLower(key)):
+			case shellsyntax.GitKeyCommand(key):
 				run(val)
 			}
 		}
@@ -420,9 +420,6 @@ var vimLangs = map[string]string{
 	"py": "python", "py3": "python", "python": "python", "python3": "python",
 	"pyx": "python", "pythonx": "python", "pydo": "python", "py3do": "python",
 }
-
-// gitCommandKey matches git configuration keys whose value is a command.
-var gitCommandKey = regexp.MustCompile(`(^|\.)(pager|sshcommand|editor|askpass|program|external|helper|cmd|driver|clean|smudge|process|packobjectshook|fsmonitor|textconv|command)$|^pager\.`)
 
 // sedExec finds GNU sed's e command; sedSubstExec its s///e flag.
 var (

@@ -95,6 +95,8 @@ func (w *walker) runCommand(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 		if d := w.fileData(arg{e: seg.argv[0]}, nil); d != nil {
 			w.runShellData(d, w.childScope(args, sc), seg)
 		}
+	} else if d := w.onPath(name); d != nil {
+		w.runShellData(d, w.childScope(args, sc), seg)
 	}
 	w.track(seg, sc, stdin)
 	w.runEscapes(seg, sc, stdin)
@@ -310,8 +312,15 @@ func (w *walker) runWrapper(seg *segment, sc *scope, stdin *data, pc pipeCtx) st
 	if len(lists[0]) != len(seg.args) {
 		lists = append(lists, seg.args)
 	}
+	remote := false
+	if g := shellsyntax.GrammarOf(seg.name); g != nil && g.Subs != nil {
+		remote = true
+	}
 	var res stageResult
 	for li, args := range lists {
+		if remote {
+			args = namedObjects(args)
+		}
 		u := unwrap(args)
 		if li == 0 && (len(u.inner) > 0 || u.payload != nil) {
 			seg.unwrapped = true
@@ -354,9 +363,15 @@ type unwrapped struct {
 func unwrap(args []arg) unwrapped {
 	var u unwrapped
 	r := shellsyntax.Read(argWords(args))
-	var prefix []arg // words env -S splits off
+	var prefix []arg // words env -S splits off, or the program to run
 	for _, o := range r.Opts {
 		switch o.Kind {
+		case shellsyntax.OptProg:
+			// docker run --entrypoint PROGRAM IMAGE ARGS...: PROGRAM runs
+			// with ARGS.
+			if v, ok := optArg(args, o); ok {
+				prefix = append(prefix, v)
+			}
 		case shellsyntax.OptAssign:
 			name, val, _ := strings.Cut(args[o.Word].e, "=")
 			u.assigns = append(u.assigns, assign{name: name, value: val})
@@ -695,4 +710,39 @@ func shellInitOnly(args []arg) bool {
 		}
 	}
 	return len(args) > 0
+}
+
+// onPath is what this script wrote into a bin directory under the name a
+// command runs by (curl -o ~/.local/bin/x URL && chmod +x ... && x), when
+// it is a download: PATH finds it there.
+func (w *walker) onPath(name string) *data {
+	if len(w.files) == 0 {
+		return nil
+	}
+	for k, d := range w.files {
+		if d.origins&originFetch != 0 && path.Base(k) == name && strings.Contains(k, "/bin/") {
+			return d
+		}
+	}
+	return nil
+}
+
+// namedObjects reads, for a verb that runs a command in a container or a
+// pod (docker exec "$c" CMD), a word only known when the command runs, or
+// the word standing for every object a listing named ("--all", from
+// $(docker ps -q)), as the object it names: an operand, not an option.
+func namedObjects(args []arg) []arg {
+	var out []arg
+	for i, a := range args {
+		if i > 0 && (a.dyn && !strings.HasPrefix(a.p, "-") || a.e == "--all") {
+			if out == nil {
+				out = slices.Clone(args)
+			}
+			out[i].e = "_"
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }

@@ -140,7 +140,35 @@ func (g *Grammar) effect(w Words, o Opt, out []Effect) []Effect {
 	if o.Long && slices.Contains(g.RunLong, o.Name) || !o.Long && len(o.Name) == 1 && strings.Contains(g.RunOpts, o.Name) {
 		return add(EffectRuns)
 	}
+	if o.Long && !g.OneDash {
+		// getopt_long and git take a long option's unambiguous prefix:
+		// --outp is --output.
+		switch {
+		case abbreviates(o.Name, g.WriteLong):
+			return add(EffectWrites)
+		case abbreviates(o.Name, g.RunLong, g.CodeLong, g.ModLong, g.ProgLong, g.SplitLong):
+			return add(EffectRuns)
+		}
+	}
 	return out
+}
+
+// notAbbreviations are whole options that are also the start of an
+// effect option's name (git diff --text, not --textconv).
+var notAbbreviations = WordSet("text no")
+
+// abbreviates reports whether name is a prefix, of three letters or
+// more, of one of the names.
+func abbreviates(name string, sets ...[]string) bool {
+	if len(name) < 3 || notAbbreviations[name] {
+		return false
+	}
+	for _, set := range sets {
+		if slices.ContainsFunc(set, func(n string) bool { return strings.HasPrefix(n, name) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasEffects reports whether any option of g writes or runs.

@@ -98,6 +98,15 @@ func TestEffects(t *testing.T) {
 		{strings.Fields("npm test --script-shell=x"), "r:2:script-shell"},
 		{strings.Fields("sort --compress-program=x f"), "r:1:compress-program"},
 		{strings.Fields("curl -K cfg"), "r:1:K"},
+		// Abbreviated long options, as getopt_long and git take them.
+		{strings.Fields("git log --outp=.git/config"), "w:2:outp"},
+		{strings.Fields("git diff --ext-d"), "r:2:ext-d"},
+		{strings.Fields("git --exec-pa=. status"), "r:1:exec-pa"},
+		{strings.Fields("sort --out=x f"), "w:1:out"},
+		{strings.Fields("sed --in-pl s/a/b/ f"), "w:1:in-pl"},
+		{strings.Fields("git diff --text"), ""},
+		{strings.Fields("git log --no-ext-diff"), ""},
+		{strings.Fields("git diff --ou"), ""}, // too short to tell
 		// Words known only when it runs, where an option may stand.
 		{strings.Fields("git log $X"), "?:2:"},
 		{strings.Fields("git $X"), "?:1:"},

@@ -20,7 +20,9 @@ var gitCommandKey = regexp.MustCompile(`^(core\.(pager|sshcommand|editor|askpass
 	`pager\..+|gpg(\..+)?\.program|gpg\.ssh\.defaultkeycommand|credential(\..+)?\.helper|` +
 	`(difftool|mergetool|man|browser)\..+\.(cmd|path)|web\.browser|interactive\.difffilter|uploadpack\.packobjectshook|` +
 	`sendemail\.(sendmailcmd|tocmd|cccmd|headercmd|smtpserver)|trailer\..+\.(command|cmd)|remote\..+\.(uploadpack|receivepack)|` +
-	`submodule\..+\.update|imap\.tunnel|instaweb\.(httpd|browser))$`)
+	`submodule\..+\.update|imap\.tunnel|instaweb\.(httpd|browser)|` +
+	// Any section's key of these names: how git names a command.
+	`(.+\.)?(cmd|command|program|helper|driver|textconv|external|sshcommand|askpass|fsmonitor|clean|smudge|process|packobjectshook))$`)
 
 // gitPlaceKey matches keys whose value is where git finds programs or
 // more settings (hooks, included config, templates with hooks, a remote

@@ -107,7 +107,8 @@ type Grammar struct {
 	// or a target, whether or not "--" came first: "@" and "+" at its
 	// start (dig @server +tcp), ":" before any "/" (rsync and scp read
 	// host:path as another host's), "=" after a name (dd of=FILE, make
-	// VAR=value set an option or a variable).
+	// VAR=value set an option or a variable), "a" a letter at its start
+	// (ps reads aux, e, eww as BSD options).
 	OperandForms string
 
 	// What an option does beyond the program's own words, for Effects
@@ -155,8 +156,9 @@ var (
 	// docker exec [OPTIONS] CONTAINER COMMAND...; options end at the
 	// container.
 	containerExec = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "env-file", "user", "workdir", "detach-keys"}}
-	// docker run [OPTIONS] IMAGE [COMMAND...]: most long options take a value.
-	containerRun = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "acehlmpuvw", UnknownVal: true, FlagLong: []string{
+	// docker run [OPTIONS] IMAGE [COMMAND...]: most long options take a
+	// value; --entrypoint PROGRAM runs in place of the image's own.
+	containerRun = &Grammar{Role: RoleWrapper, Leading: 1, ValueOpts: "acehlmpuvw", ProgLong: []string{"entrypoint"}, UnknownVal: true, FlagLong: []string{
 		"detach", "interactive", "tty", "rm", "init", "privileged", "publish-all", "read-only", "no-healthcheck",
 		"oom-kill-disable", "sig-proxy", "quiet", "help", "disable-content-trust", "use-api-socket", "replace", "rmi",
 		"tls-verify", "http-proxy", "read-only-tmpfs", "env-host", "no-hosts", "passwd"}}
@@ -170,7 +172,7 @@ var (
 		"profile", "env-file", "ansi", "progress", "parallel"},
 		Subs: map[string]*Grammar{
 			"exec": {Role: RoleWrapper, Leading: 1, ValueOpts: "euw", ValueLong: []string{"env", "user", "workdir", "index"}},
-			"run": {Role: RoleWrapper, Leading: 1, ValueOpts: "eulpvw", UnknownVal: true, FlagLong: []string{"detach", "rm", "no-deps",
+			"run": {Role: RoleWrapper, Leading: 1, ValueOpts: "eulpvw", ProgLong: []string{"entrypoint"}, UnknownVal: true, FlagLong: []string{"detach", "rm", "no-deps",
 				"service-ports", "use-aliases", "remove-orphans", "build", "no-TTY", "quiet-pull", "interactive", "tty"}}}}
 	// kubectl exec POD [-c C] -- COMMAND...; options may come anywhere
 	// before "--", and most long options take a value.
@@ -299,11 +301,35 @@ var grammars = map[string]*Grammar{
 	"redis-cli": {Role: RolePlain, Permute: true, CodeLong: []string{"eval"}},
 	"dig":       digGrammar, "kdig": digGrammar, "delv": digGrammar, "drill": digGrammar,
 	"dd": {Role: RolePlain, OperandForms: "="},
+	"ps": {Role: RolePlain, Permute: true, ValueOpts: "CGgOopstUuN", OperandForms: "a"},
 	// Commands run in a container, a pod or a virtual machine.
 	"docker": containerGrammar, "podman": containerGrammar, "nerdctl": containerGrammar,
 	"docker-compose": composeGrammar, "podman-compose": composeGrammar,
 	"kubectl": kubeGrammar, "oc": kubeGrammar,
 	"lxc": vmGrammar, "incus": vmGrammar, "multipass": vmGrammar,
+	"sshpass":        {Role: RoleWrapper, ValueOpts: "pfdP"},
+	"autossh":        {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwBM", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
+	"mosh":           {Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "p", ValueLong: []string{"ssh", "port", "predict", "family", "server", "client", "bind-server", "experimental-remote-ip"}},
+	"pdsh":           {Role: RoleWrapper, ValueOpts: "wxRlutfgN", Join: true},
+	"pssh":           {Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true},
+	"parallel-ssh":   {Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true},
+	"clush":          {Role: RoleWrapper, ValueOpts: "wxgXlfuotR", Join: true},
+	"systemd-nspawn": {Role: RoleWrapper, ValueOpts: "DiMuEUSZLa", UnknownVal: true, FlagLong: []string{"boot", "quiet", "ephemeral", "read-only", "private-network", "as-pid2", "pipe", "keep-unit", "private-users-chown", "volatile"}},
+	"flatpak-spawn":  {Role: RoleWrapper, ValueLong: []string{"env", "directory", "forward-fd", "unset-env", "app-path", "usr-path"}},
+	// ansible HOSTS -m shell -a CMD: -a is the module's arguments, shell
+	// text for shell, command and raw.
+	"ansible": {Role: RoleWrapper, Leading: 1, CodeOpts: "a", CodeLong: []string{"args"}, ValueOpts: "BcefiklMmPtTu",
+		ValueLong: []string{"inventory", "module-name", "user", "extra-vars", "forks", "limit", "become-user", "become-method", "connection", "timeout", "private-key", "module-path", "vault-id", "vault-password-file"}},
+	"docker-machine": {Role: RolePlain, Subs: map[string]*Grammar{"ssh": {Role: RoleWrapper, Leading: 1, Join: true}}},
+	"limactl":        {Role: RolePlain, Subs: map[string]*Grammar{"shell": {Role: RoleWrapper, Leading: 1, ValueLong: []string{"workdir", "shell"}}}},
+	"toolbox":        {Role: RolePlain, Subs: map[string]*Grammar{"run": {Role: RoleWrapper, ValueOpts: "cdr", ValueLong: []string{"container", "distro", "release"}}}},
+	// gcloud compute ssh VM --command CMD (or -- CMD), az vm run-command
+	// invoke --scripts CMD: most long options take a value.
+	"gcloud": {Role: RolePlain, UnknownVal: true, FlagLong: []string{"quiet", "log-http", "help"}, Subs: map[string]*Grammar{"compute": {Role: RolePlain, UnknownVal: true,
+		FlagLong: []string{"quiet", "log-http", "help"}, Subs: map[string]*Grammar{"ssh": {Role: RoleWrapper, Leading: 1, OptsAfter: true, CodeLong: []string{"command"}, UnknownVal: true,
+			FlagLong: []string{"quiet", "tunnel-through-iap", "internal-ip", "dry-run", "plain", "troubleshoot", "force-key-file-overwrite", "help", "log-http"}}}}}},
+	"az": {Role: RolePlain, Subs: map[string]*Grammar{"vm": {Role: RolePlain, Subs: map[string]*Grammar{"run-command": {Role: RolePlain, Subs: map[string]*Grammar{
+		"invoke": {Role: RoleWrapper, ValueOpts: "gn", CodeLong: []string{"scripts"}, UnknownVal: true, FlagLong: []string{"no-wait", "help", "verbose", "debug", "only-show-errors"}}}}}}}},
 	"crictl":  {Role: RolePlain, ValueOpts: "ir", ValueLong: []string{"config", "image-endpoint", "runtime-endpoint", "timeout"}, Subs: map[string]*Grammar{"exec": {Role: RoleWrapper, Leading: 1, ValueLong: []string{"timeout"}}}},
 	"vagrant": {Role: RolePlain, Subs: map[string]*Grammar{"ssh": {Role: RoleWrapper, CodeOpts: "c", CodeLong: []string{"command"}}}},
 }

@@ -71,6 +71,7 @@ func TestRead(t *testing.T) {
 		{"docker exec -it -u root web rm x", "flag:2 flag:2 value:3 operand=5 rest=6 cmd=6 args=8"},
 		{"docker --context prod run --rm -v a:b img sh -c x", "value:1 flag:4 value:5 operand=7 rest=8 cmd=8 args=11"},
 		{"docker ps -a", "operand=1 args=3"},
+		{"docker run --entrypoint sh img -c x", "prog:2 operand=4 rest=5 cmd=5 args=7 program"},
 		{"docker compose -f x.yml exec -T db psql", "value:2 flag:5 operand=6 rest=7 cmd=7 args=8"},
 		{"kubectl exec -n ns pod -c app -- ls /", "value:2 | value:5 operand=4 rest=5 cmd=8 args=10"},
 		{"kubectl exec pod ls", "operand=2 rest=3 cmd=3 args=4"},

@@ -3,8 +3,9 @@
 // (mvdan.cc/sh/v3), the table of program grammars with the one walker that
 // reads a command's options against it (options.go), the reader that says
 // what a program does with its words (read.go: the command a wrapper runs,
-// its code, its script, standard input), the variables programs run as
-// commands (env.go), and the name rules.
+// its code, its script, standard input), the options that write files or
+// name programs (effects.go; git's subcommands and settings in git.go),
+// the variables programs run as commands (env.go), and the name rules.
 package shellsyntax
 
 import (

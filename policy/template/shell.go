@@ -24,8 +24,8 @@ package template
 //   - a value starting a word that its program reads as an option or a
 //     target without a "-" (the grammar's OperandForms, policy/shellsyntax:
 //     dig's @server and +option, rsync's and scp's host:path, dd's and
-//     make's NAME=value) is refused, after "--" too, which these programs
-//     do not honour for such forms;
+//     make's NAME=value, ps' BSD options) is refused, after "--" too,
+//     which these programs do not honour for such forms;
 //   - a value holding a NUL byte is refused: no command line can carry it.
 //
 // Missing arguments are errors here (no AllowMissing): dropping a word
@@ -262,6 +262,8 @@ func operandForm(forms, prog, v string) string {
 		return "reads as HOST:PATH, which " + prog + " takes as another host's file; write it as ./" + v + " for a local one"
 	case strings.IndexByte(forms, '=') >= 0 && assignment(v):
 		return "reads as NAME=value, which " + prog + " takes as an option or a variable to set, not an operand"
+	case strings.IndexByte(forms, 'a') >= 0 && (v[0] >= 'a' && v[0] <= 'z' || v[0] >= 'A' && v[0] <= 'Z'):
+		return "starts with a letter, which " + prog + " reads as options (ps e prints every process' environment); pass it as an option's value"
 	}
 	return ""
 }

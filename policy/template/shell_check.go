@@ -485,7 +485,7 @@ func (c *checker) parseErr(err error) error {
 		if ph, ok := c.phIn(at+1, len(c.src)); ok {
 			return c.errAt(ph, "%s", msg)
 		}
-		return c.errAt(at, "%s", unterminated)
+		return c.errAt(at, "the command does not parse as shell: %s", unterminated)
 	}
 	switch {
 	case strings.Contains(pe.Text, "without closing quote") || strings.Contains(pe.Text, "without matching"):
@@ -497,7 +497,7 @@ func (c *checker) parseErr(err error) error {
 		case strings.HasPrefix(rest, "`"):
 			return open(msgTick, "unterminated `...` command substitution")
 		case strings.HasPrefix(rest, "$'"):
-			return c.errAt(at, "unterminated $'...'")
+			return c.errAt(at, "the command does not parse as shell: unterminated $'...'")
 		case strings.HasPrefix(rest, "$(("), strings.HasPrefix(rest, "$["), strings.HasPrefix(rest, "(("):
 			return open(msgArith, "unterminated arithmetic expression")
 		case strings.HasPrefix(rest, "$("), strings.HasPrefix(rest, "<("), strings.HasPrefix(rest, ">("):

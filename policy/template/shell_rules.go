@@ -196,12 +196,22 @@ func (ck *checker) checkProgram(ws []*word, depth int) error {
 		markDD(args)
 		return nil
 	}
-	if err := ck.checkOptions(name, g, ws, r.Opts[:r.Tail]); err != nil {
+	opts := r.Opts[:r.Tail]
+	if g.Role == shellsyntax.RoleWrapper {
+		// Options after the leading operands are options too (ansible
+		// HOSTS -a CMD, gcloud compute ssh VM --command CMD); su's and
+		// flock's are refused with the words they pass to a shell.
+		opts = r.Opts
+	}
+	if err := ck.checkOptions(name, g, ws, opts); err != nil {
 		return err
 	}
 	if g.OperandForms != "" {
-		for _, w := range args {
-			w.forms, w.prog = g.OperandForms, path.Base(name)
+		// Its operands, not its options' values (dig -t TYPE, ps -o FMT).
+		for i, w := range ws[1:] {
+			if !slices.ContainsFunc(r.Opts, func(o shellsyntax.Opt) bool { return o.ValueWord == i+1 }) {
+				w.forms, w.prog = g.OperandForms, path.Base(name)
+			}
 		}
 	}
 	switch g.Role {

@@ -6,14 +6,17 @@
 // that describe the schema; extension loading is off in the C library
 // too; the number of attached databases is capped at zero; the file's
 // size is capped with max_page_count, set before the authorizer is in
-// place (so no statement can raise it); each query runs under a timeout
-// that interrupts it; reads return at most MaxRows rows.
+// place (so no statement can raise it), and the temporary tables a
+// connection makes count against the same cap (see shareRoom); each query
+// runs under a timeout that interrupts it; reads return at most MaxRows
+// rows and at most Limits.MaxResultBytes of them, counted as they are read.
 package workerdb
 
 import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +35,8 @@ import (
 const (
 	DefaultMaxBytes     = 100_000_000
 	DefaultQueryTimeout = 5 * time.Second
+	// DefaultMaxResultBytes bounds one read's rows, near their JSON size.
+	DefaultMaxResultBytes = 4 << 20
 	// MaxRows is the most rows a read returns; more set Truncated.
 	MaxRows = 1000
 	// maxValueBytes bounds one string or blob (SQLITE_LIMIT_LENGTH).
@@ -46,6 +51,10 @@ type Limits struct {
 	MaxBytes int64
 	// QueryTimeout bounds one call (5s by default).
 	QueryTimeout time.Duration
+	// MaxResultBytes bounds the rows one read returns, counted near
+	// their JSON size as they are read (4 MiB by default): a read past it
+	// fails with ErrResultTooLarge instead of being held in memory.
+	MaxResultBytes int64
 }
 
 func (l Limits) withDefaults() Limits {
@@ -54,6 +63,23 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.QueryTimeout <= 0 {
 		l.QueryTimeout = DefaultQueryTimeout
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = DefaultMaxResultBytes
+	}
+	return l
+}
+
+// or fills l's zero fields from d.
+func (l Limits) or(d Limits) Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = d.MaxBytes
+	}
+	if l.QueryTimeout <= 0 {
+		l.QueryTimeout = d.QueryTimeout
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = d.MaxResultBytes
 	}
 	return l
 }
@@ -64,6 +90,8 @@ var (
 	ErrDenied = errors.New("not allowed in a worker's database")
 	// ErrFull is a write past the size cap.
 	ErrFull = errors.New("the database is at its size cap")
+	// ErrResultTooLarge is a read whose rows pass MaxResultBytes.
+	ErrResultTooLarge = errors.New("the result is over its size cap")
 	// ErrTimeout is a query interrupted at its timeout.
 	ErrTimeout = errors.New("the query ran past its timeout")
 	// ErrInvalid is a bad worker name, statement or parameter.
@@ -76,9 +104,10 @@ var workerNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 // Set opens and keeps the workers' databases. It is safe for concurrent
 // use; one worker's statements run one at a time.
 type Set struct {
-	dir string
-	mu  sync.Mutex
-	dbs map[string]*workerDB
+	dir      string
+	defaults Limits
+	mu       sync.Mutex
+	dbs      map[string]*workerDB
 }
 
 type workerDB struct {
@@ -87,8 +116,12 @@ type workerDB struct {
 }
 
 // New keeps the databases under dir (dir/<worker>/db.sqlite).
-func New(dir string) *Set {
-	return &Set{dir: dir, dbs: map[string]*workerDB{}}
+func New(dir string) *Set { return NewWithDefaults(dir, Limits{}) }
+
+// NewWithDefaults is New whose calls take defaults' fields where their
+// own Limits leave them zero (the daemon's configured defaults).
+func NewWithDefaults(dir string, defaults Limits) *Set {
+	return &Set{dir: dir, defaults: defaults.withDefaults(), dbs: map[string]*workerDB{}}
 }
 
 // Path is where worker's database lives.
@@ -274,7 +307,7 @@ type Result struct {
 // one's rows returned) on worker's database with params: a JSON array
 // for ? placeholders or an object for :name, @name and $name ones.
 func (s *Set) Exec(ctx context.Context, worker, query string, params json.RawMessage, lim Limits) (*Result, error) {
-	lim = lim.withDefaults()
+	lim = lim.or(s.limits())
 	if strings.TrimSpace(query) == "" {
 		return nil, fmt.Errorf("%w: the sql is empty", ErrInvalid)
 	}
@@ -296,11 +329,17 @@ func (s *Set) Exec(ctx context.Context, worker, query string, params json.RawMes
 		return nil, mapErr(ctx, err)
 	}
 	defer conn.Close()
-	res, err := run(ctx, conn, query, args)
+	if err := shareRoom(conn, lim.MaxBytes); err != nil {
+		return nil, mapErr(ctx, err)
+	}
+	res, err := run(ctx, conn, query, args, lim.MaxResultBytes)
 	// A transaction the statement left open is not carried into the
 	// next call: rolled back here, and said.
 	if rbErr := endOpenTx(conn); rbErr != nil && err == nil {
 		err = rbErr
+	}
+	if overErr := dropTempOver(conn, lim.MaxBytes); overErr != nil {
+		err = overErr
 	}
 	if err != nil {
 		return nil, mapErr(ctx, err)
@@ -308,7 +347,96 @@ func (s *Set) Exec(ctx context.Context, worker, query string, params json.RawMes
 	return res, nil
 }
 
-func run(ctx context.Context, conn *sql.Conn, query string, args []any) (*Result, error) {
+// limits are the set's defaults (a zero Set's are the package's).
+func (s *Set) limits() Limits { return s.defaults.withDefaults() }
+
+// pageCounts reads the pages the main and the temp database hold, and
+// the page size. The temp database holds a connection's temporary tables
+// and indexes; until one is made it has no pages.
+func pageCounts(c *sqlite3.SQLiteConn) (main, temp, size int64, err error) {
+	for _, q := range []struct {
+		sql string
+		out *int64
+	}{{"PRAGMA main.page_count", &main}, {"PRAGMA temp.page_count", &temp}, {"PRAGMA main.page_size", &size}} {
+		if *q.out, err = pragmaInt(c, q.sql); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return main, temp, max(size, 1), nil
+}
+
+func pragmaInt(c *sqlite3.SQLiteConn, q string) (int64, error) {
+	rows, err := c.Query(q, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if err := rows.Next(v); err != nil {
+		return 0, fmt.Errorf("%s: %w", q, err)
+	}
+	n, _ := v[0].(int64)
+	return n, nil
+}
+
+// shareRoom makes the file and the connection's temporary tables share
+// maxBytes: before a call each may grow only into the room the other
+// leaves (max_page_count of main and of temp), so temporary tables
+// count against the cap the file has. The pragmas are set with the
+// authorizer off for the moment, on the call's own connection: no
+// statement of the agent's runs meanwhile. A call that grows both into
+// the same room is caught after it (dropTempOver).
+func shareRoom(conn *sql.Conn, maxBytes int64) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("workerdb: connection is %T", dc)
+		}
+		main, temp, size, err := pageCounts(c)
+		if err != nil {
+			return err
+		}
+		capPages := max(maxBytes/size, 1)
+		c.RegisterAuthorizer(nil)
+		defer c.RegisterAuthorizer(authorize)
+		for _, p := range []string{
+			fmt.Sprintf("PRAGMA main.max_page_count = %d", min(max(capPages-temp, 1), math.MaxInt32)),
+			fmt.Sprintf("PRAGMA temp.max_page_count = %d", min(max(capPages-main, 1), math.MaxInt32)),
+		} {
+			if _, err := c.Exec(p, nil); err != nil {
+				return fmt.Errorf("workerdb: %s: %w", p, err)
+			}
+		}
+		return nil
+	})
+}
+
+// dropTempOver checks the call just run left the file and the temporary
+// tables within maxBytes together; if not, it drops the temporary ones
+// (the connection is discarded: temporary tables live and die with it)
+// and says so with ErrFull. What the call wrote to the file stays: the
+// file alone was held within the room the temp tables left.
+func dropTempOver(conn *sql.Conn, maxBytes int64) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("workerdb: connection is %T", dc)
+		}
+		main, temp, size, err := pageCounts(c)
+		if err != nil {
+			return err
+		}
+		if temp == 0 || (main+temp)*size <= maxBytes {
+			return nil
+		}
+		// ErrBadConn makes database/sql close this connection rather
+		// than return it to the pool.
+		return fmt.Errorf("%w: the database and its temporary tables are %d bytes together, over max_bytes (%d); "+
+			"the temporary tables were dropped: %w", ErrFull, (main+temp)*size, maxBytes, driver.ErrBadConn)
+	})
+}
+
+func run(ctx context.Context, conn *sql.Conn, query string, args []any, maxResult int64) (*Result, error) {
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -327,6 +455,10 @@ func run(ctx context.Context, conn *sql.Conn, query string, args []any) (*Result
 		return &Result{Changes: &changes, LastInsertID: &last}, rows.Err()
 	}
 	res := &Result{Columns: cols, Rows: [][]any{}}
+	size := int64(2)
+	for _, c := range cols {
+		size += int64(len(c)) + 3
+	}
 	for rows.Next() {
 		if len(res.Rows) == MaxRows {
 			res.Truncated = true
@@ -340,14 +472,38 @@ func run(ctx context.Context, conn *sql.Conn, query string, args []any) (*Result
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
+		size += 2
 		for i, v := range vals {
+			size += valueSize(v)
 			if b, ok := v.([]byte); ok {
 				vals[i] = blobValue(b)
 			}
 		}
+		// Counted row by row, so a read past the cap holds at most one
+		// row more than the cap in memory.
+		if size > maxResult {
+			return nil, fmt.Errorf("%w: the rows read so far are %d bytes, over max_result_bytes (%d); "+
+				"select fewer rows or columns (LIMIT, substr, length)", ErrResultTooLarge, size, maxResult)
+		}
 		res.Rows = append(res.Rows, vals)
 	}
 	return res, rows.Err()
+}
+
+// valueSize is near the JSON size of a scanned value: a string's bytes
+// and quotes, a blob's base64 in its object, a number's digits at most.
+func valueSize(v any) int64 {
+	switch x := v.(type) {
+	case nil:
+		return 5
+	case string:
+		return int64(len(x)) + 3
+	case []byte:
+		return int64(base64.StdEncoding.EncodedLen(len(x))) + 15
+	case bool:
+		return 6
+	}
+	return 25
 }
 
 // blobValue is how a blob comes back: {"base64": "..."} (encoding/json
@@ -471,7 +627,7 @@ type Column struct {
 // Schema lists worker's tables, views, indexes and triggers, with the
 // columns of each table and view.
 func (s *Set) Schema(ctx context.Context, worker string, lim Limits) ([]Table, error) {
-	lim = lim.withDefaults()
+	lim = lim.or(s.limits())
 	db, err := s.open(worker, lim)
 	if err != nil {
 		return nil, err
@@ -484,11 +640,21 @@ func (s *Set) Schema(ctx context.Context, worker string, lim Limits) ([]Table, e
 		return nil, mapErr(ctx, err)
 	}
 	out := []Table{}
+	// The schema is held to the read cap too: a worker may make many
+	// tables, each with a long statement.
+	size := int64(0)
+	tooLarge := func() error {
+		return fmt.Errorf("%w: the schema is over max_result_bytes (%d)", ErrResultTooLarge, lim.MaxResultBytes)
+	}
 	for rows.Next() {
 		var t Table
 		if err := rows.Scan(&t.Type, &t.Name, &t.SQL); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if size += int64(len(t.Type)+len(t.Name)+len(t.SQL)) + 40; size > lim.MaxResultBytes {
+			rows.Close()
+			return nil, tooLarge()
 		}
 		out = append(out, t)
 	}
@@ -509,6 +675,10 @@ func (s *Set) Schema(ctx context.Context, worker string, lim Limits) ([]Table, e
 				return nil, err
 			}
 			c.PrimaryKey = pk > 0
+			if size += int64(len(c.Name)+len(c.Type)) + 60; size > lim.MaxResultBytes {
+				cols.Close()
+				return nil, tooLarge()
+			}
 			out[i].Columns = append(out[i].Columns, c)
 		}
 		cols.Close()

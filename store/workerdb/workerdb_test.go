@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -295,5 +296,139 @@ func TestRemoveFails(t *testing.T) {
 	}
 	if tables, err := s.Schema(ctx, "w", Limits{}); err != nil || len(tables) != 0 {
 		t.Fatalf("reopened under the name: %v %+v", err, tables)
+	}
+}
+
+// A read's rows are bounded in bytes as well as in count, at the edge:
+// a result of exactly MaxResultBytes (as counted) passes, one byte more
+// fails with ErrResultTooLarge.
+func TestResultBytesCap(t *testing.T) {
+	s := newSet(t)
+	ctx := context.Background()
+	// Columns ["s"]: 2 + len("s")+3; the row: 2 + len(value)+3.
+	const l = 1000
+	q := fmt.Sprintf("SELECT printf('%%.%dc', 'x') AS s", l)
+	at := int64(2 + 1 + 3 + 2 + l + 3)
+	for _, tc := range []struct {
+		cap int64
+		ok  bool
+	}{{at, true}, {at - 1, false}, {at + 1, true}} {
+		r, err := s.Exec(ctx, "w", q, nil, Limits{MaxResultBytes: tc.cap})
+		if tc.ok && (err != nil || len(r.Rows) != 1 || len(r.Rows[0][0].(string)) != l) {
+			t.Errorf("cap %d: %v", tc.cap, err)
+		}
+		if !tc.ok && !errors.Is(err, ErrResultTooLarge) {
+			t.Errorf("cap %d: %v, want ErrResultTooLarge", tc.cap, err)
+		}
+	}
+	// The set's defaults apply where the call's limits say nothing.
+	s2 := NewWithDefaults(t.TempDir(), Limits{MaxResultBytes: at - 1})
+	defer s2.Close()
+	if _, err := s2.Exec(ctx, "w", q, nil, Limits{}); !errors.Is(err, ErrResultTooLarge) {
+		t.Errorf("set default: %v", err)
+	}
+}
+
+// A read of far more than the cap (300 rows of 1 MB) is refused after a
+// few rows: the memory it takes is measured, not only its row count.
+func TestResultBytesMemory(t *testing.T) {
+	s := newSet(t)
+	ctx := context.Background()
+	q := "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < 300) SELECT i, zeroblob(1000000) FROM c"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := s.Exec(ctx, "w", q, nil, Limits{})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("300 MB read: %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Fatalf("the refused read allocated %d MiB (the cap is %d MiB)", got>>20, DefaultMaxResultBytes>>20)
+	}
+	if !strings.Contains(err.Error(), "max_result_bytes") {
+		t.Errorf("the error does not name the limit: %v", err)
+	}
+}
+
+// Temporary tables count against max_bytes with the file: they may grow
+// only into the room the file leaves, the file only into what they leave,
+// and a call that fills both past the cap loses its temporary tables.
+func TestSizeCapCountsTempTables(t *testing.T) {
+	s := newSet(t)
+	lim := Limits{MaxBytes: 256 << 10}
+	ctx := context.Background()
+	exec := func(q string) error { _, err := s.Exec(ctx, "w", q, nil, lim); return err }
+	pages := func() (main, temp int64) {
+		r, err := s.Exec(ctx, "w", "SELECT (SELECT page_count FROM pragma_page_count), (SELECT * FROM temp.pragma_page_count)", nil, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Rows[0][0].(int64), r.Rows[0][1].(int64)
+	}
+	if err := exec("CREATE TABLE b (x BLOB); INSERT INTO b VALUES (zeroblob(40000)); CREATE TEMP TABLE tt (x BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	n := 0
+	for ; n < 100 && err == nil; n++ {
+		err = exec("INSERT INTO temp.tt VALUES (zeroblob(4000))")
+	}
+	if !errors.Is(err, ErrFull) {
+		t.Fatalf("temporary table past max_bytes after %d inserts: %v", n, err)
+	}
+	main, temp := pages()
+	if (main+temp)*4096 > lim.MaxBytes {
+		t.Fatalf("file and temp tables are %d pages, over %d bytes", main+temp, lim.MaxBytes)
+	}
+	// The file cannot take the room the temp table holds.
+	if err := exec("INSERT INTO b VALUES (zeroblob(8000))"); !errors.Is(err, ErrFull) {
+		t.Fatalf("file past the room the temp table left: %v", err)
+	}
+	// Nor can a statement change where temp tables live or how large.
+	for _, q := range []string{"PRAGMA temp_store = MEMORY", "PRAGMA temp.max_page_count = 100000", "PRAGMA temp_store = 1"} {
+		if err := exec(q); !errors.Is(err, ErrDenied) {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+}
+
+// One call that grows the file and a temporary table each into the same
+// room is caught after it: the temporary tables are dropped and the call
+// says ErrFull; the next call starts within the cap.
+func TestSizeCapOneCallFillsBoth(t *testing.T) {
+	s := newSet(t)
+	lim := Limits{MaxBytes: 256 << 10}
+	ctx := context.Background()
+	if _, err := s.Exec(ctx, "w", "CREATE TABLE b (x BLOB)", nil, lim); err != nil {
+		t.Fatal(err)
+	}
+	q := "CREATE TEMP TABLE tt (x BLOB); INSERT INTO temp.tt VALUES (zeroblob(150000)); INSERT INTO b VALUES (zeroblob(150000))"
+	if _, err := s.Exec(ctx, "w", q, nil, lim); !errors.Is(err, ErrFull) {
+		t.Fatalf("both past the cap in one call: %v", err)
+	}
+	if _, err := s.Exec(ctx, "w", "SELECT count(*) FROM temp.tt", nil, lim); err == nil {
+		t.Fatal("the temporary table outlived the call that broke the cap")
+	}
+	// At the edge within one call: room for both is fine.
+	if _, err := s.Exec(ctx, "w", "CREATE TEMP TABLE t2 (x BLOB); INSERT INTO temp.t2 VALUES (zeroblob(20000))", nil, lim); err != nil {
+		t.Fatalf("a small temp table after: %v", err)
+	}
+}
+
+// The schema is held to the read cap too.
+func TestSchemaBytesCap(t *testing.T) {
+	s := newSet(t)
+	ctx := context.Background()
+	for i := range 20 {
+		if _, err := s.Exec(ctx, "w", fmt.Sprintf("CREATE TABLE t%d (a_long_column_name_%d TEXT, b INTEGER)", i, i), nil, Limits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Schema(ctx, "w", Limits{MaxResultBytes: 1024}); !errors.Is(err, ErrResultTooLarge) {
+		t.Fatalf("a schema past the cap: %v", err)
+	}
+	if tables, err := s.Schema(ctx, "w", Limits{}); err != nil || len(tables) != 20 {
+		t.Fatalf("within the cap: %d %v", len(tables), err)
 	}
 }

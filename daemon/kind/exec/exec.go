@@ -168,20 +168,7 @@ func (c *Compiled) repoPrograms(call *kind.Call, d execrules.Decision) string {
 	if len(subs) == 0 {
 		return ""
 	}
-	dir := call.Workspace
-	if rel, ok := strings.CutPrefix(c.spec.Dir, mounts.Workspace+"/"); ok {
-		dir = filepath.Join(dir, rel)
-	}
-	found, err := repocode.Scan(call.Workspace, dir)
-	if err != nil {
-		return err.Error()
-	}
-	for _, f := range found {
-		if a := f.Alias(); a == "" || subs[a] {
-			return "the repository's git configuration names a program: " + f.Key
-		}
-	}
-	return ""
+	return repocode.Held(call.Workspace, repocode.Dir(call.Workspace, c.spec.Dir), func(a string) bool { return subs[a] })
 }
 
 // Build checks the command against the deny rules and hands it to the

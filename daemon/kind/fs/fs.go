@@ -12,11 +12,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/mounts"
+	"github.com/toolcage/toolcage/policy/repocode"
 	"github.com/toolcage/toolcage/toolspec"
 )
 
@@ -128,10 +133,56 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	return &kind.Built{}, nil
 }
 
+// CallApproval holds a write, edit or delete of a file git, make, npm
+// or an editor runs programs from (repocode.File: .git/..., a Makefile,
+// package.json...) for a person, whatever the worker pre-approves: such
+// a file is code. The path is read as the agent wrote it and as it
+// resolves in the workspace (a symlink to .git/config is .git/config).
+func (c *Compiled) CallApproval(call *kind.Call) (string, error) {
+	switch c.spec.Op {
+	case toolspec.FSWriteFile, toolspec.FSEditFile, toolspec.FSDeleteFile:
+	default:
+		return policy.ApprovalPreApproved, nil
+	}
+	var a args
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return "", &errdefs.Error{Code: errdefs.InvalidArguments, Err: errors.New("arguments: " + err.Error())}
+	}
+	p := strings.TrimPrefix(path.Clean("/"+strings.TrimPrefix(a.Path, mounts.Workspace)), "/")
+	if repocode.File(p) {
+		return policy.ApprovalAsk, nil
+	}
+	if call.Workspace != "" && repocode.File(resolved(call.Workspace, p)) {
+		return policy.ApprovalAsk, nil
+	}
+	return policy.ApprovalPreApproved, nil
+}
+
+// resolved is p (relative to the workspace at root) with the symlinks on
+// its way followed, relative to root again; its directory's when p does
+// not exist yet; p when neither resolves.
+func resolved(root, p string) string {
+	full := filepath.Join(root, filepath.FromSlash(p))
+	real, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		dir, derr := filepath.EvalSymlinks(filepath.Dir(full))
+		if derr != nil {
+			return p
+		}
+		real = filepath.Join(dir, filepath.Base(full))
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
 // Interface guards.
 var (
-	_ kind.ToolsetOnly = Kind{}
-	_ kind.Spec        = (*Spec)(nil)
-	_ kind.Effecter    = (*Spec)(nil)
-	_ kind.Compiled    = (*Compiled)(nil)
+	_ kind.CallApprover = (*Compiled)(nil)
+	_ kind.ToolsetOnly  = Kind{}
+	_ kind.Spec         = (*Spec)(nil)
+	_ kind.Effecter     = (*Spec)(nil)
+	_ kind.Compiled     = (*Compiled)(nil)
 )

@@ -115,7 +115,7 @@ func (s *Spec) NeededArgs() []kind.NeededArg {
 }
 
 // Compile compiles the command and the env templates.
-func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
+func (s *Spec) Compile(t kind.Tool) (kind.Compiled, error) {
 	c := &Compiled{spec: s, Env: make(map[string]*template.Template, len(s.Env))}
 	var err error
 	if c.Command, err = template.CompileShell(s.Command); err != nil {
@@ -125,6 +125,9 @@ func (s *Spec) Compile(kind.Tool) (kind.Compiled, error) {
 		if c.Env[k], err = template.Parse(v); err != nil {
 			return nil, &kind.FieldError{Field: "shell.env." + k, Err: err}
 		}
+	}
+	if t.Has("filesystem") {
+		return workspaceCompiled{c}, nil
 	}
 	return c, nil
 }

@@ -50,13 +50,17 @@ type Spec struct {
 	Op string `json:"op"`
 	// QueryTimeout bounds one call's statements (5s when zero).
 	QueryTimeout kind.Duration `json:"query_timeout,omitempty"`
-	// MaxBytes caps the database file (100 MB when zero).
+	// MaxBytes caps the database file with its temporary tables (100 MB
+	// when zero).
 	MaxBytes kind.ByteSize `json:"max_bytes,omitempty"`
+	// MaxResultBytes caps one read's rows (the daemon's
+	// worker_limits.sql_result_bytes when zero).
+	MaxResultBytes kind.ByteSize `json:"max_result_bytes,omitempty"`
 }
 
 // Limits are the block's caps.
 func (s *Spec) Limits() workerdb.Limits {
-	return workerdb.Limits{MaxBytes: int64(s.MaxBytes), QueryTimeout: time.Duration(s.QueryTimeout)}
+	return workerdb.Limits{MaxBytes: int64(s.MaxBytes), QueryTimeout: time.Duration(s.QueryTimeout), MaxResultBytes: int64(s.MaxResultBytes)}
 }
 
 // Normalize does nothing.
@@ -70,7 +74,7 @@ func (s *Spec) Validate(kind.Tool) []kind.Problem {
 	default:
 		ps = append(ps, kind.Problem{Field: "sql.op", Message: fmt.Sprintf("unknown operation %q (want query or schema)", s.Op)})
 	}
-	if s.QueryTimeout < 0 || s.MaxBytes < 0 {
+	if s.QueryTimeout < 0 || s.MaxBytes < 0 || s.MaxResultBytes < 0 {
 		ps = append(ps, kind.Problem{Field: "sql", Message: "caps must not be negative"})
 	}
 	return ps
@@ -153,6 +157,8 @@ func sqlErr(err error) (*kind.LocalResult, error) {
 		return nil, &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
 	case errors.Is(err, workerdb.ErrFull):
 		return nil, &errdefs.Error{Code: errdefs.LimitExceeded, Limit: errdefs.LimitFileSize, Err: err}
+	case errors.Is(err, workerdb.ErrResultTooLarge):
+		return nil, &errdefs.Error{Code: errdefs.LimitExceeded, Limit: errdefs.LimitOutput, Err: err}
 	case errors.Is(err, workerdb.ErrTimeout):
 		return nil, &errdefs.Error{Code: errdefs.Timeout, Limit: errdefs.LimitTimeout, Err: err}
 	case errors.Is(err, workerdb.ErrInvalid):

@@ -44,7 +44,7 @@ func tools(w toolset.Worker, s Settings) ([]*catalog.Definition, error) {
 		block["dir"] = mounts.Workspace
 		perms = append(perms, "filesystem")
 	}
-	desc += ". Each command it runs is checked against the deny rules and approved by the worker's rules: a command no rule names waits for a person. Returns exit_code, stdout and stderr."
+	desc += ". Each command it runs is checked against the deny rules and approved by the worker's rules: a command no rule names waits for a person, and so does an option no rule names that writes a file or names a program (git log --output=FILE, git -c core.pager=...). Returns exit_code, stdout and stderr."
 	def := map[string]any{
 		"name": "exec", "description": desc, "kind": kexec.Name, "category": "Shell",
 		"permissions": perms,

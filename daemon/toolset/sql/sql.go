@@ -19,14 +19,21 @@ import (
 type Settings struct {
 	// QueryTimeout bounds one call's statements (5s by default).
 	QueryTimeout kind.Duration `json:"query_timeout,omitempty"`
-	// MaxBytes caps the database file (100MB by default).
+	// MaxBytes caps the database file with its temporary tables (100MB
+	// by default).
 	MaxBytes kind.ByteSize `json:"max_bytes,omitempty"`
+	// MaxResultBytes caps one read's rows (the daemon's
+	// worker_limits.sql_result_bytes by default, 4MiB).
+	MaxResultBytes kind.ByteSize `json:"max_result_bytes,omitempty"`
 }
 
 const (
 	ceilTimeout = 5 * time.Minute
 	floorBytes  = 64 << 10
 	ceilBytes   = 10 << 30
+	// A result is held in the daemon's memory, then scrubbed and sent.
+	floorResult = 1 << 10
+	ceilResult  = 256 << 20
 )
 
 func decode(raw json.RawMessage) (Settings, error) {
@@ -40,6 +47,9 @@ func decode(raw json.RawMessage) (Settings, error) {
 	if s.MaxBytes != 0 && (s.MaxBytes < floorBytes || s.MaxBytes > ceilBytes) {
 		return s, fmt.Errorf("max_bytes: want %d to %d bytes", floorBytes, int64(ceilBytes))
 	}
+	if s.MaxResultBytes != 0 && (s.MaxResultBytes < floorResult || s.MaxResultBytes > ceilResult) {
+		return s, fmt.Errorf("max_result_bytes: want %d to %d bytes", floorResult, int64(ceilResult))
+	}
 	return s, nil
 }
 
@@ -50,7 +60,7 @@ func Toolset() toolset.Toolset {
 
 func tools(_ toolset.Worker, s Settings) ([]*catalog.Definition, error) {
 	spec := func(op string) ksql.Spec {
-		return ksql.Spec{Op: op, QueryTimeout: s.QueryTimeout, MaxBytes: s.MaxBytes}
+		return ksql.Spec{Op: op, QueryTimeout: s.QueryTimeout, MaxBytes: s.MaxBytes, MaxResultBytes: s.MaxResultBytes}
 	}
 	timeout := time.Duration(s.QueryTimeout)
 	if timeout == 0 {
@@ -58,7 +68,8 @@ func tools(_ toolset.Worker, s Settings) ([]*catalog.Definition, error) {
 	}
 	defs := []map[string]any{
 		{"name": "db_sql", "kind": ksql.Name, "category": "Database", "permissions": []string{"database"},
-			"description": fmt.Sprintf("Run SQL on this worker's own SQLite database. A read returns {columns, rows} (at most %d rows, truncated when more); "+
+			"description": fmt.Sprintf("Run SQL on this worker's own SQLite database. A read returns {columns, rows} (at most %d rows, truncated when more; "+
+				"a read of more than a few MiB is refused with limit_exceeded: select fewer rows or columns); "+
 				"a write returns {changes, last_insert_id}. params: an array for ? or an object for :name. Statements stop after %v; "+
 				"ATTACH, extensions and file-touching pragmas are refused.", workerdb.MaxRows, timeout),
 			"parameters": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"sql"},
