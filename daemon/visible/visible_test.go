@@ -39,7 +39,7 @@ type fixture struct {
 	ws    map[string]*worker.Worker
 }
 
-func def(t *testing.T, name, kind, category, approval string) *catalog.Definition {
+func def(t testing.TB, name, kind, category, approval string) *catalog.Definition {
 	t.Helper()
 	body := `"js":{"code":"return 1"}`
 	if kind == "shell" {
@@ -70,7 +70,7 @@ var (
 	label     = principal.Caller{Type: principal.TypeUser, ID: "uid:1000", Worker: "gone"}
 )
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "t.db"))
@@ -367,4 +367,67 @@ func TestViewList(t *testing.T) {
 	if _, _, err := f.view(t, ghostHeader).List(ctx, Filter{}); !errdefs.Is(err, errdefs.InvalidRequest) {
 		t.Errorf("unknown header profile: %v", err)
 	}
+}
+
+// FuzzView: for any tool name and any of the fixture's callers, Get and
+// Resolve agree on whether the caller sees the tool and where it comes
+// from; a tool seen through a worker is one of that worker's (listed,
+// made by its agent, of its files, a meta-tool it offers), and List
+// shows it exactly when Allows does.
+func FuzzView(f *testing.F) {
+	for _, s := range []string{"greet", "shout", "b_made", "a_made", "file_tool", "ts_tool", "get_tool", "create_tool",
+		"ghost", "secret_tool", "", "GREET", "greet ", "../greet", "list_custom_tools\x00"} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(3))
+	}
+	fx := newFixture(f)
+	callers := []principal.Caller{person, person9, agentA, agentB, personAsA, agentANoText, label}
+	ctx := context.Background()
+	lists := map[int][]string{}
+	for i, c := range callers {
+		v, err := fx.views.For(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		l, _, err := v.List(ctx, Filter{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		lists[i] = names(l)
+	}
+	made := map[string][]string{"a": {"a_made", "a_pending", "file_tool"}, "b": {"b_made"}}
+	f.Fuzz(func(t *testing.T, name string, who uint8) {
+		i := int(who) % len(callers)
+		v, err := fx.views.For(callers[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool, src, err := v.Get(ctx, name)
+		res, rsrc, rerr := v.Resolve(ctx, name)
+		if (err == nil) != (rerr == nil) || src != rsrc {
+			t.Fatalf("%q: Get %s %v, Resolve %s %v", name, src, err, rsrc, rerr)
+		}
+		if err != nil {
+			if !errdefs.Is(err, errdefs.ToolNotFound) {
+				t.Fatalf("%q: %v", name, err)
+			}
+			if slices.Contains(lists[i], name) {
+				t.Fatalf("%q is listed but not seen", name)
+			}
+			return
+		}
+		if tool.Def.Name != name || res.Tool.Def.Name != name {
+			t.Fatalf("%q resolved to %q / %q", name, tool.Def.Name, res.Tool.Def.Name)
+		}
+		if w := v.Worker(); w != nil {
+			mine := slices.Contains(w.Tools, name) || slices.Contains(made[w.Name], name) || w.LocalTool(name) != nil ||
+				slices.Contains(MetaNames(w), name)
+			if !mine {
+				t.Fatalf("%s sees %q, which is none of its worker's", callers[i].ID, name)
+			}
+			if got := slices.Contains(lists[i], name); got != (v.Allows(tool.Def) == nil) {
+				t.Fatalf("%q: listed %v, allowed %v", name, got, v.Allows(tool.Def))
+			}
+		}
+	})
 }
