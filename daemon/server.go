@@ -238,21 +238,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	})
 	d.mcp = d.newMCP()
 	undo = append(undo, d.mcp.Close)
-	var loginURL func(string) (string, time.Time)
-	if cfg.UI.Listen != "" {
-		loginURL = func(id string) (string, time.Time) { return d.ui.pages.LoginURL(id) }
-	}
-	d.api = apiserver.New(apiserver.Config{Config: cfg, Version: Version, Started: d.started, Log: log,
-		Store: st, Catalog: d.catalog, Dispatcher: d.disp, Workers: d.workers, Changes: d.changes, WorkerDBs: d.workerDBs,
-		MCP: d.mcp, SecretsKey: keyOf{k: d.secretsKey, st: st, file: cfg.Secrets.KeyFile}, Metrics: d.metricsHTTP(),
-		Mounts: d.mountGuard, LoginURL: loginURL, Approvals: d.events.approvals, Calls: d.events.calls,
-		Stopping: d.stopping, AllowUID: d.allowUID, ClaimConn: claimConn})
-	d.workers.Check = d.api.CheckWorker
 	ln, err := d.listenAPI()
 	if err != nil {
 		return nil, err
 	}
 	undo = append(undo, func() { ln.Close() })
+	// The API server is made once the socket is bound: socket activation
+	// names the socket the handlers report (listenAPI).
+	var loginURL func(string) (string, time.Time)
+	if cfg.UI.Listen != "" {
+		loginURL = func(id string) (string, time.Time) { return d.ui.pages.LoginURL(id) }
+	}
+	d.api = apiserver.New(apiserver.Config{Config: d.cfg, Version: Version, Started: d.started, Log: log,
+		Store: st, Catalog: d.catalog, Dispatcher: d.disp, Workers: d.workers, Changes: d.changes, WorkerDBs: d.workerDBs,
+		MCP: d.mcp, SecretsKey: keyOf{k: d.secretsKey, st: st, file: cfg.Secrets.KeyFile}, Metrics: d.metricsHTTP(),
+		Mounts: d.mountGuard, LoginURL: loginURL, Approvals: d.events.approvals, Calls: d.events.calls,
+		Stopping: d.stopping, AllowUID: d.allowUID, ClaimConn: claimConn})
+	d.workers.Check = d.api.CheckWorker
 	if d.metricsLn, err = config.ListenLoopback("metrics.listen", cfg.Metrics.Listen); err != nil {
 		return nil, err
 	}
