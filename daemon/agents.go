@@ -36,7 +36,7 @@ func (d *Daemon) mountGuard() mounts.Guard {
 	g := mounts.Guard{Forbidden: slices.DeleteFunc([]string{d.cfg.DataDir, d.cfg.Socket, d.cfg.Secrets.KeyFile, d.sandboxState, tokenDir()}, unset),
 		NoWrite: slices.DeleteFunc([]string{d.cfg.File}, unset)}
 	if d.workers != nil {
-		g = d.workers.guard(g)
+		g = d.workers.Guard(g)
 	}
 	return g
 }
@@ -61,7 +61,7 @@ func (d *Daemon) agentRules(_ context.Context, c principal.Caller) (catalog.Agen
 	if c.Worker == "" {
 		return catalog.AgentRules{}, nil
 	}
-	w, err := d.workers.get(c.Worker)
+	w, err := d.workers.Get(c.Worker)
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.AgentRules{}, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/apiserver"
+	"github.com/toolcage/toolcage/daemon/config"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/events"
 	"github.com/toolcage/toolcage/daemon/webhook"
@@ -25,7 +27,7 @@ type announcer struct {
 // before it is dropped.
 const streamBuffer = 256
 
-func newAnnouncer(cfg ApprovalsConfig, log *slog.Logger) (*announcer, error) {
+func newAnnouncer(cfg config.ApprovalsConfig, log *slog.Logger) (*announcer, error) {
 	a := &announcer{approvals: events.New[store.Approval](streamBuffer), calls: events.New[store.Execution](streamBuffer)}
 	if cfg.Webhook != "" {
 		n, err := webhook.New(webhook.Config{URL: cfg.Webhook, Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate,
@@ -45,7 +47,7 @@ var _ dispatch.Events = (*announcer)(nil)
 func (a *announcer) ApprovalChanged(ap *store.Approval) {
 	a.approvals.Publish(*ap)
 	if a.webhook != nil && ap.Status == store.ApprovalPending {
-		v := approvalView(ap, false)
+		v := apiserver.ApprovalView(ap, false)
 		a.webhook.Announce(api.ApprovalAnnouncement{Event: "approval.pending", Approval: v, Text: announcementText(v)})
 	}
 }

@@ -273,12 +273,13 @@ func stateOf(c net.Conn) *connState {
 	return nil
 }
 
-const connStateKey ctxKey = iota + 200
+// connStateKey is the context key of a connection's connState.
+type connStateKey struct{}
 
 // withConnState puts c's connState in ctx (an http.Server's ConnContext).
 func withConnState(ctx context.Context, c net.Conn) context.Context {
 	if cs := stateOf(c); cs != nil {
-		return context.WithValue(ctx, connStateKey, cs)
+		return context.WithValue(ctx, connStateKey{}, cs)
 	}
 	return ctx
 }
@@ -288,7 +289,7 @@ func withConnState(ctx context.Context, c net.Conn) context.Context {
 // workers' part, anyone else is the person. Past a limit the request is
 // refused and its connection closed after the answer.
 func claimConn(w http.ResponseWriter, r *http.Request, c principal.Caller) error {
-	cs, _ := r.Context().Value(connStateKey).(*connState)
+	cs, _ := r.Context().Value(connStateKey{}).(*connState)
 	if cs == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/config"
 	"github.com/toolcage/toolcage/executors/engine"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/executors/image"
@@ -51,7 +52,7 @@ func (d *Daemon) dockerRunner(ctx context.Context) (*host.DockerRunner, error) {
 	} else if n > 0 {
 		d.log.Info("removed executor containers of dead daemons", "count", n)
 	}
-	if err := prepareSocketDir(d.cfg.Socket); err != nil {
+	if err := config.PrepareSocketDir(d.cfg.Socket); err != nil {
 		cli.Close()
 		return nil, err
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/apiserver"
+	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/executors/image/imagetest"
 	"github.com/toolcage/toolcage/internal/testutil"
@@ -167,3 +169,14 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
+
+// statusOf is the HTTP status the socket API answers code with.
+func statusOf(code errdefs.Code) int { return apiserver.StatusOf(code) }
+
+// The admin log's acts the tests look for (apiserver's).
+const (
+	actApprovalAllow = apiserver.ActApprovalAllow
+	actToolApprove   = apiserver.ActToolApprove
+	actToolReject    = apiserver.ActToolReject
+	actUILogin       = apiserver.ActUILogin
+)

@@ -1,20 +1,13 @@
 package daemon
 
 import (
-	"bufio"
-	"context"
-	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/daemon/apiserver"
 	"github.com/toolcage/toolcage/daemon/mcp"
-	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/principal"
-	"github.com/toolcage/toolcage/store"
 )
 
 // The MCP entry points (daemon/mcp does the serving):
@@ -28,76 +21,11 @@ import (
 // newMCP builds the MCP server over the dispatcher.
 func (d *Daemon) newMCP() *mcp.Server {
 	return mcp.New(mcp.Config{
-		Dispatcher: d.disp, Workers: d.workers.get, Authenticate: d.tokenCaller,
+		Dispatcher: d.disp, Workers: d.workers.Get, Authenticate: apiserver.TokenCaller(d.store),
 		Changes: d.changes, ProgressInterval: d.cfg.MCP.ProgressInterval,
 		Version: Version, Logger: d.log,
 	})
 }
-
-// tokenCaller is the agent a worker token stands for: type llm, id
-// worker:NAME, its worker and token id; unauthorized when the token is
-// bad, unknown or revoked.
-func (d *Daemon) tokenCaller(ctx context.Context, token string) (principal.Caller, error) {
-	name, tokenID, err := d.store.Authenticate(ctx, token)
-	if errors.Is(err, store.ErrInvalidToken) {
-		return principal.Caller{}, errdefs.Errorf(errdefs.Unauthorized, "the worker token is not valid (unknown, revoked or malformed)")
-	}
-	if err != nil {
-		return principal.Caller{}, err
-	}
-	return principal.Caller{Type: principal.TypeLLM, ID: "worker:" + name, Worker: name, TokenID: tokenID}, nil
-}
-
-// mcpSession is GET /v1/mcp: it hands the connection to an MCP session of
-// the token's worker.
-func (d *Daemon) mcpSession(w http.ResponseWriter, r *http.Request) error {
-	c, err := callerOf(r)
-	if err != nil {
-		return err
-	}
-	if c.TokenID == "" {
-		return errdefs.Errorf(errdefs.Unauthorized, "an MCP session is a worker's agent: send its token as %s: Bearer <token>", api.HeaderAuthorization)
-	}
-	if !strings.EqualFold(r.Header.Get("Upgrade"), api.MCPUpgrade) {
-		return badRequest("GET /v1/mcp switches protocols: send Connection: Upgrade and Upgrade: %s", api.MCPUpgrade)
-	}
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		return errdefs.Errorf(errdefs.Internal, "the connection cannot switch protocols")
-	}
-	_, token, _ := strings.Cut(r.Header.Get(api.HeaderAuthorization), " ")
-	conn, rw, err := hj.Hijack()
-	if err != nil {
-		return err
-	}
-	// The HTTP server's deadlines no longer apply: the session lasts as
-	// long as its client.
-	_ = conn.SetDeadline(time.Time{})
-	_, err = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + api.MCPUpgrade + "\r\n\r\n")
-	if err == nil {
-		err = rw.Flush()
-	}
-	if err != nil {
-		conn.Close()
-		return nil
-	}
-	d.log.Info("mcp session opened", "worker", c.Worker, "token_id", c.TokenID, "transport", "socket")
-	err = d.mcp.ServeConn(r.Context(), &upgradedConn{Conn: conn, r: rw.Reader}, strings.TrimSpace(token), c)
-	if err != nil {
-		d.log.Warn("mcp session ended", "worker", c.Worker, "err", err)
-	} else {
-		d.log.Info("mcp session closed", "worker", c.Worker, "token_id", c.TokenID)
-	}
-	return nil
-}
-
-// upgradedConn reads what the HTTP server had already buffered first.
-type upgradedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *upgradedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // mcpHTTPServer serves mcp.listen, under the socket API's bounds: a body
 // must arrive within api.body_timeout (lifted once read, so a call's
@@ -124,14 +52,14 @@ func (d *Daemon) mcpHTTPServer() *http.Server {
 func (d *Daemon) mcpClaim(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, token, _ := strings.Cut(r.Header.Get(api.HeaderAuthorization), " ")
-		c, err := d.tokenCaller(r.Context(), strings.TrimSpace(token))
+		c, err := apiserver.TokenCaller(d.store)(r.Context(), strings.TrimSpace(token))
 		if err != nil || !strings.EqualFold(scheme, "Bearer") {
 			w.Header().Set("Connection", "close")
 			next.ServeHTTP(w, r)
 			return
 		}
 		if err := claimConn(w, r, c); err != nil {
-			writeError(w, err)
+			apiserver.WriteError(w, err)
 			return
 		}
 		next.ServeHTTP(w, r)

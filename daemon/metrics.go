@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/store"
 )
 
@@ -135,21 +134,6 @@ func (d *Daemon) metricsHTTP() http.Handler {
 	return promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{
 		ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn), ErrorHandling: promhttp.ContinueOnError,
 	})
-}
-
-// metricsHandler is GET /v1/metrics, for a person: the series name every
-// tool of every worker and count every call, which an agent's own lists and
-// stats do not show it.
-func (d *Daemon) metricsHandler(w http.ResponseWriter, r *http.Request) error {
-	c, err := callerOf(r)
-	if err != nil {
-		return err
-	}
-	if !c.IsPerson() {
-		return errdefs.Errorf(errdefs.Forbidden, "only a person may read the daemon's metrics")
-	}
-	d.metricsHTTP().ServeHTTP(w, r)
-	return nil
 }
 
 // metricsServer serves only GET /metrics, with timeouts, for Prometheus

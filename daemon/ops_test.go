@@ -484,7 +484,7 @@ func TestAuditRetention(t *testing.T) {
 	// Each prune batch waits for the gate, so calls run between batches
 	// however slow the machine is.
 	gate := make(chan struct{})
-	td := startDaemon(t, dataDir, func(c *Config) { c.Audit.Retention = time.Hour; c.Audit.batchGate = gate })
+	td := startDaemon(t, dataDir, func(c *Config) { c.Audit.Retention = time.Hour; c.Audit.BatchGate = gate })
 	c := td.client
 	create(t, c, jsTool)
 	calls := 0

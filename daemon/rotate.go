@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 
-	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/apiserver"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/store"
 )
@@ -122,23 +120,16 @@ func syncDir(dir string) {
 	}
 }
 
-// rotateSecretsKey is POST /v1/secrets/rotate: people only.
-func (d *Daemon) rotateSecretsKey(w http.ResponseWriter, r *http.Request) error {
-	caller, err := callerOf(r)
-	if err != nil {
-		return err
-	}
-	if caller.Type != catalog.CreatedByUser {
-		return errdefs.Errorf(errdefs.Forbidden, "only a person may rotate the secrets key")
-	}
-	if err := d.secretsKey.rotate(r.Context(), d.store, d.cfg.Secrets.KeyFile); err != nil {
-		d.log.Error("secrets key rotation failed", "err", err)
-		return err
-	}
-	infos, err := d.store.ListSecrets(r.Context())
-	if err != nil {
-		return err
-	}
-	d.log.Info("secrets key rotated", "secrets", len(infos), "caller", caller.ID)
-	return writeJSON(w, http.StatusOK, api.SecretsRotation{Secrets: len(infos), KeyFile: d.cfg.Secrets.KeyFile})
+// keyOf is the secrets key as the socket API's handlers use it.
+type keyOf struct {
+	k    *secretsKey
+	st   *store.Store
+	file string
 }
+
+func (k keyOf) Use(fn func(key []byte) error) error { return k.k.use(fn) }
+
+func (k keyOf) Rotate(ctx context.Context) error { return k.k.rotate(ctx, k.st, k.file) }
+
+// Interface guards.
+var _ apiserver.SecretsKey = keyOf{}

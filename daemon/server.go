@@ -1,10 +1,14 @@
+// Package daemon is the toolcage server's wiring and lifecycle: New builds
+// the store, catalog, dispatcher, executor pool, listeners and servers from
+// a config (daemon/config), Serve runs them and Close stops them. The
+// socket API, MCP, the review page and the call pipeline live in packages
+// of their own (see the README's package table).
 package daemon
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,11 +22,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolcage/toolcage/daemon/apiserver"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/changes"
+	"github.com/toolcage/toolcage/daemon/config"
 	"github.com/toolcage/toolcage/daemon/dispatch"
 	"github.com/toolcage/toolcage/daemon/egress"
 	"github.com/toolcage/toolcage/daemon/mcp"
+	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/executors/host"
 	"github.com/toolcage/toolcage/policy"
@@ -45,8 +52,10 @@ type Daemon struct {
 	catalog     *catalog.Catalog
 	pool        *host.Pool
 	disp        *dispatch.Dispatcher
-	workers     *workerRegistry
-	metrics     *metrics
+	// api serves the socket API (daemon/apiserver).
+	api     *apiserver.Server
+	workers *worker.Registry
+	metrics *metrics
 	// egress is the proxy that puts HTTP tools' secrets into their requests.
 	egress *egress.Proxy
 	// events passes approvals and recorded calls on to the event streams
@@ -113,6 +122,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Version == "" {
+		cfg.Version = Version
+	}
 	self := uint32(os.Getuid())
 	d := &Daemon{cfg: cfg, log: log, started: time.Now(), metrics: newMetrics(), stopping: make(chan struct{}), changes: &changes.Broadcaster{},
 		allowUID: func(uid uint32) bool { return uid == self || uid == 0 }}
@@ -129,7 +141,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	}
 	// Worker tokens are ours to recognise: one that reaches a tool's
 	// output (an agent pasting its own) is redacted like any credential.
-	scrubber, err := scrub.New(nil, append(cfg.ScrubRules(), workerTokenRule))
+	scrubber, err := scrub.New(nil, append(cfg.ScrubRules(), apiserver.WorkerTokenRule))
 	if err != nil {
 		return nil, fmt.Errorf("credential scrubber: %w", err)
 	}
@@ -159,7 +171,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	undo = append(undo, func() { st.Close() })
 	d.store = st
 	d.catalog = catalog.New(st, d.catalogOptions()...)
-	if d.workers, err = newWorkerRegistry(ctx, st, log, d.changes, d.workerRetry); err != nil {
+	if d.workers, err = worker.NewRegistry(ctx, st, log, d.changes, d.workerRetry); err != nil {
 		return nil, err
 	}
 	runner, err := d.processRunner(exe)
@@ -201,7 +213,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	// Each worker's own SQLite database (the sql toolset), beside the
 	// daemon's: data_dir/workers/<name>/db.sqlite.
 	d.workerDBs = workerdb.NewWithDefaults(filepath.Join(cfg.DataDir, "workers"),
-		workerdb.Limits{MaxResultBytes: cfg.WorkerLimits.sqlResultBytes()})
+		workerdb.Limits{MaxResultBytes: cfg.WorkerLimits.SQLResultByteCount()})
 	undo = append(undo, func() { d.workerDBs.Close() })
 	if d.events, err = newAnnouncer(cfg.Approvals, log); err != nil {
 		return nil, err
@@ -209,7 +221,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	undo = append(undo, d.events.close)
 	// The person's TCP listeners open before the dispatcher: their
 	// addresses are denied to every tool's network guard (ownListeners).
-	if d.metricsLn, err = listenLoopback("metrics.listen", cfg.Metrics.Listen); err != nil {
+	if d.metricsLn, err = config.ListenLoopback("metrics.listen", cfg.Metrics.Listen); err != nil {
 		return nil, err
 	}
 	if d.metricsLn != nil {
@@ -221,34 +233,49 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if d.ui != nil {
 		undo = append(undo, func() { d.ui.ln.Close() })
 	}
-	if d.mcpLn, err = listenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
+	if d.mcpLn, err = config.ListenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
 		return nil, err
 	}
 	d.disp = dispatch.New(dispatch.Config{
 		Catalog: d.catalog, Store: st, Pool: d.pool, Scrubber: scrubber,
 		Secrets: storedSecrets{key: d.secretsKey, st: st}, Egress: d.egress,
 		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
-		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
+		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.CallerProfiles(),
 		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events, Changes: d.changes,
 		MaxCallDepth:        cfg.JS.MaxCallDepth,
 		MaxPendingApprovals: cfg.WorkerLimits.PendingApprovals,
-		ArgumentBounds:      policy.ArgumentBounds{MaxBytes: cfg.WorkerLimits.argumentBytes(), MaxDepth: cfg.WorkerLimits.ArgumentDepth},
+		ArgumentBounds:      policy.ArgumentBounds{MaxBytes: cfg.WorkerLimits.ArgumentByteCount(), MaxDepth: cfg.WorkerLimits.ArgumentDepth},
 		Limits: map[executors.Kind]executors.Limits{
 			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
 		},
-		Workers:    d.workers.get,
+		Workers:    d.workers.Get,
 		Mounts:     d.mountGuard,
 		ShellRules: rules, Guards: guards, AllowPrivateHosts: d.privateHosts(),
 		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation, WorkerDBs: d.workerDBs,
 		Metrics: d.metrics, Logger: log,
 	})
-	d.workers.check = d.checkWorker
+	d.mcp = d.newMCP()
+	undo = append(undo, d.mcp.Close)
 	ln, err := d.listenAPI()
 	if err != nil {
 		return nil, err
 	}
 	undo = append(undo, func() { ln.Close() })
-	d.mcp = d.newMCP()
+	// The API server is made once the socket is bound: socket activation
+	// names the socket the handlers report (listenAPI).
+	var loginURL func(string) (string, time.Time)
+	if cfg.UI.Listen != "" {
+		loginURL = func(id string) (string, time.Time) { return d.ui.pages.LoginURL(id) }
+	}
+	d.api = apiserver.New(apiserver.Config{Config: d.cfg, Version: Version, Started: d.started, Log: log,
+		Store: st, Catalog: d.catalog, Dispatcher: d.disp, Workers: d.workers, Changes: d.changes, WorkerDBs: d.workerDBs,
+		MCP: d.mcp, SecretsKey: keyOf{k: d.secretsKey, st: st, file: cfg.Secrets.KeyFile}, Metrics: d.metricsHTTP(),
+		Mounts: d.mountGuard, LoginURL: loginURL, Approvals: d.events.approvals, Calls: d.events.calls,
+		Stopping: d.stopping, AllowUID: d.allowUID, ClaimConn: claimConn})
+	d.workers.Check = d.api.CheckWorker
+	if err := d.buildUI(); err != nil {
+		return nil, err
+	}
 	if d.mcpLn != nil {
 		d.mcpLn = limitListener(d.mcpLn, connLimits{Max: cfg.API.MaxConnections, PerWorker: cfg.API.WorkerConnections,
 			MaxUnclaimed: cfg.MCP.MaxUnauthenticated})
@@ -261,10 +288,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	d.ln = limitListener(ln, connLimits{Max: cfg.API.MaxConnections, PersonReserve: cfg.API.PersonConnections,
 		PerWorker: cfg.API.WorkerConnections})
 	d.srv = &http.Server{
-		Handler:           bodyDeadline(d.routes(), cfg.API.BodyTimeout),
+		Handler:           bodyDeadline(d.api.Handler(), cfg.API.BodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       cfg.API.IdleTimeout,
-		ConnContext:       d.connContext,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return d, nil
@@ -409,7 +436,7 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	go d.workers.run(wctx)
+	go d.workers.Run(wctx)
 	go d.pruneAudit(wctx)
 	d.log.Info("toolcage daemon listening", "socket", d.cfg.Socket, "data_dir", d.cfg.DataDir, "version", Version, "socket_activated", d.activated)
 	// The socket was listening since New; from here it is answered.
@@ -516,48 +543,8 @@ func (d *Daemon) Close() error {
 	return d.closeErr
 }
 
-// listenSocket binds the API socket: its directory 0700, the socket 0600. A
-// stale socket from a crashed daemon is removed; a live one is an error.
-func listenSocket(path string) (net.Listener, error) {
-	if len(path) > 107 {
-		return nil, fmt.Errorf("socket path %q is longer than the 107 bytes a Unix socket allows", path)
-	}
-	if err := prepareSocketDir(path); err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(path); err == nil {
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("another daemon is already listening on %s", path)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("removing stale socket: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("socket mode: %w", err)
-	}
-	return ln, nil
-}
-
-type ctxKey int
-
-const peerKey ctxKey = iota
-
-// peer is what the kernel says about the process on the other end.
-type peer struct {
-	uid uint32
-	err error
-}
-
-func (d *Daemon) connContext(ctx context.Context, c net.Conn) context.Context {
-	uid, err := peerUID(c)
-	return withConnState(context.WithValue(ctx, peerKey, peer{uid: uid, err: err}), c)
+// connContext is what each socket connection's context holds: its peer
+// (apiserver.ConnContext) and its share of the connection limits.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	return withConnState(apiserver.ConnContext(ctx, c), c)
 }

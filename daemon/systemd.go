@@ -9,6 +9,8 @@ import (
 
 	"github.com/coreos/go-systemd/v22/activation"
 	sdaemon "github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/toolcage/toolcage/daemon/config"
 )
 
 // systemd integration: socket activation (the API socket is systemd's,
@@ -62,7 +64,7 @@ func (d *Daemon) listenAPI() (net.Listener, error) {
 		return nil, err
 	}
 	if ul == nil {
-		return listenSocket(d.cfg.Socket)
+		return config.ListenSocket(d.cfg.Socket)
 	}
 	path := ul.Addr().String()
 	// systemd makes the socket 0666 unless SocketMode= says otherwise; the

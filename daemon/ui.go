@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -11,43 +9,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/toolcage/toolcage/daemon/api"
-	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/daemon/config"
 	"github.com/toolcage/toolcage/daemon/ui"
-	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/principal"
-	"github.com/toolcage/toolcage/store"
 )
 
 // The review page (daemon/ui) as the daemon serves it: its config, the
 // backend it reads and acts through (the same dispatcher, catalog, store
 // and admin log the socket API's handlers use), and the person-only
 // socket call that mints a login link.
-
-// UIConfig sets the review page.
-type UIConfig struct {
-	// Listen is a loopback host:port serving the page; "" is off.
-	Listen string `mapstructure:"listen"`
-	// LoginTTL is how long a login link works (once).
-	LoginTTL time.Duration `mapstructure:"login_ttl"`
-	// SessionTTL is how long a browser stays logged in.
-	SessionTTL time.Duration `mapstructure:"session_ttl"`
-}
-
-// check validates the ui settings.
-func (c UIConfig) check() []error {
-	var errs []error
-	if err := checkLoopbackListen("ui.listen", c.Listen, "127.0.0.1:8765"); err != nil {
-		errs = append(errs, err)
-	}
-	if c.LoginTTL <= 0 {
-		errs = append(errs, errors.New("ui.login_ttl must be positive"))
-	}
-	if c.SessionTTL <= 0 {
-		errs = append(errs, errors.New("ui.session_ttl must be positive"))
-	}
-	return errs
-}
 
 // uiServer is the running review page: its listener, server and pages.
 type uiServer struct {
@@ -56,19 +25,29 @@ type uiServer struct {
 	pages *ui.Server
 }
 
-// listenUI binds ui.listen and builds the page; nil when it is off.
+// listenUI binds ui.listen; nil when it is off. It runs before the
+// dispatcher is made (the listener's address is denied to every tool),
+// the page is built by buildUI once the API server exists.
 func (d *Daemon) listenUI() (*uiServer, error) {
-	ln, err := listenLoopback("ui.listen", d.cfg.UI.Listen)
+	ln, err := config.ListenLoopback("ui.listen", d.cfg.UI.Listen)
 	if ln == nil || err != nil {
 		return nil, err
 	}
-	pages, err := ui.New(ui.Config{Addr: ln.Addr().String(), LoginTTL: d.cfg.UI.LoginTTL,
-		SessionTTL: d.cfg.UI.SessionTTL, Log: d.log}, uiBackend{d})
-	if err != nil {
-		ln.Close()
-		return nil, err
+	return &uiServer{ln: ln}, nil
+}
+
+// buildUI builds the review page on the API server's backend.
+func (d *Daemon) buildUI() error {
+	if d.ui == nil {
+		return nil
 	}
-	srv := &http.Server{
+	pages, err := ui.New(ui.Config{Addr: d.ui.ln.Addr().String(), LoginTTL: d.cfg.UI.LoginTTL,
+		SessionTTL: d.cfg.UI.SessionTTL, Log: d.log}, d.api.UIBackend())
+	if err != nil {
+		return err
+	}
+	d.ui.pages = pages
+	d.ui.srv = &http.Server{
 		Handler:           pages.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -76,7 +55,7 @@ func (d *Daemon) listenUI() (*uiServer, error) {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	return &uiServer{ln: ln, srv: srv, pages: pages}, nil
+	return nil
 }
 
 // serveUI serves the review page and logs a first login link.
@@ -104,130 +83,3 @@ func (d *Daemon) UIAddr() string {
 
 // personID names the daemon's own user, as the socket's person would be.
 func (d *Daemon) personID() string { return "uid:" + strconv.Itoa(os.Getuid()) }
-
-// uiLogin is POST /v1/ui/login: a one-time login link for the person
-// asking.
-func (d *Daemon) uiLogin(w http.ResponseWriter, r *http.Request) error {
-	if d.ui == nil {
-		return errdefs.Errorf(errdefs.Conflict, "the review page is off: set ui.listen (e.g. 127.0.0.1:8765) in the daemon's config")
-	}
-	c, err := callerOf(r)
-	if err != nil {
-		return err
-	}
-	link, exp := d.ui.pages.LoginURL(c.ID)
-	return writeJSON(w, http.StatusOK, api.UILogin{URL: link, ExpiresAt: exp})
-}
-
-// uiBackend is the review page's view of the daemon.
-type uiBackend struct{ d *Daemon }
-
-var _ ui.Backend = uiBackend{}
-
-func (b uiBackend) PendingApprovals(ctx context.Context) ([]api.Approval, error) {
-	list, err := b.d.store.ListApprovals(ctx, store.ApprovalPending)
-	return approvalViews(list), err
-}
-
-func (b uiBackend) RecentApprovals(ctx context.Context, n int) ([]api.Approval, error) {
-	list, err := b.d.store.RecentApprovals(ctx, n)
-	return approvalViews(list), err
-}
-
-func approvalViews(list []*store.Approval) []api.Approval {
-	out := make([]api.Approval, 0, len(list))
-	for _, a := range list {
-		out = append(out, approvalView(a, false))
-	}
-	return out
-}
-
-// DecideApproval is `toolcage approvals allow|deny`: the dispatcher's
-// decision, recorded in the admin log as the person.
-func (b uiBackend) DecideApproval(ctx context.Context, id string, allow, always bool, by principal.Caller) (api.Approval, error) {
-	act := actApprovalDeny
-	if allow {
-		act = actApprovalAllow
-	}
-	a, err := b.d.disp.DecideApproval(ctx, id, allow, always, by)
-	b.d.recordAct(ctx, by, act, id, err)
-	if err != nil {
-		return api.Approval{}, err
-	}
-	return approvalView(a, always), nil
-}
-
-func (b uiBackend) PendingTools(ctx context.Context) ([]ui.PendingTool, error) {
-	tools, _, err := b.d.catalog.List(ctx, catalog.Filter{Status: catalog.StatusPendingApproval})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ui.PendingTool, 0, len(tools))
-	for _, t := range tools {
-		v, err := toolView(t)
-		if err != nil {
-			return nil, err
-		}
-		p := ui.PendingTool{Tool: v}
-		if t.ApprovedVersion > 0 && t.ApprovedVersion != t.Version {
-			vs, err := b.d.catalog.History(ctx, t.Def.Name)
-			if err != nil {
-				return nil, err
-			}
-			for _, hv := range vs {
-				if hv.Version == t.ApprovedVersion {
-					if p.Approved, err = json.Marshal(hv.Def); err != nil {
-						return nil, err
-					}
-				}
-			}
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// DecideTool is `toolcage tools approve|reject`, recorded as the person.
-func (b uiBackend) DecideTool(ctx context.Context, name string, approve bool, by principal.Caller) (api.Tool, error) {
-	act, fn := actToolReject, b.d.catalog.Reject
-	if approve {
-		act, fn = actToolApprove, b.d.catalog.Approve
-	}
-	t, err := fn(ctx, name, by)
-	b.d.recordAct(ctx, by, act, name, err)
-	if err != nil {
-		return api.Tool{}, err
-	}
-	return toolView(t)
-}
-
-// Executions reads the review page's audit page with the store's own
-// filters (each indexed).
-func (b uiBackend) Executions(ctx context.Context, f ui.AuditFilter) ([]api.Execution, error) {
-	es, err := b.d.store.ListExecutions(ctx, store.ExecutionFilter{Tool: f.Tool, Worker: f.Worker, CallerID: f.Caller,
-		Outcome: f.Outcome, Since: f.Since, Until: f.Until, Limit: f.Limit})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Execution, 0, len(es))
-	for _, e := range es {
-		out = append(out, executionView(e))
-	}
-	return out, nil
-}
-
-func (b uiBackend) Workers(ctx context.Context) ([]api.Worker, error) {
-	list, err := b.d.store.ListWorkers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Worker, 0, len(list))
-	for _, sw := range list {
-		v, err := b.d.workerView(ctx, sw, true)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}

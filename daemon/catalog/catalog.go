@@ -48,6 +48,13 @@ type Tool struct {
 	UpdatedAt       time.Time
 }
 
+// PersonTool is def as a tool no catalog row holds: a person's (a
+// worker's tool files and toolsets, or the daemon's own meta-tools),
+// active, at version 1.
+func PersonTool(def *Definition) *Tool {
+	return &Tool{Def: def, Status: StatusActive, CreatedBy: CreatedByUser, Version: 1}
+}
+
 // Version is one kept version of a tool.
 type Version struct {
 	Version   int

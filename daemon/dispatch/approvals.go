@@ -277,7 +277,7 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 // longer callable, at another version or with another definition (a tool
 // file edited).
 func (d *Dispatcher) stillRuns(ctx context.Context, c *call, id string) error {
-	cur, err := d.resolve(ctx, c.worker, c.tool)
+	cur, _, err := c.view.Resolve(ctx, c.tool)
 	if err != nil {
 		return err
 	}

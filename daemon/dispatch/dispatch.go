@@ -1,8 +1,10 @@
-// Package dispatch is the call pipeline every entry point uses (the socket
-// API today; workers, MCP and meta-tools next): resolve the tool, apply the
-// policy decisions, build the call's plan once, run it on a pooled
-// executor, scrub what comes back and record the call. It knows nothing
-// of HTTP: it takes a CallRequest and returns an Outcome or a coded error.
+// Package dispatch is the call pipeline every entry point uses (the
+// socket API's handlers, the MCP server, the review page, a tool's own
+// nested calls and the meta-tools): resolve the tool as the caller sees it
+// (daemon/visible), apply the policy decisions, build the call's plan once,
+// run it on a pooled executor (Config.Pool) or in the daemon for a local
+// kind, scrub what comes back and record the call. It knows nothing of
+// HTTP: it takes a CallRequest and returns an Outcome or a coded error.
 package dispatch
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/daemon/kind/builtin"
 	"github.com/toolcage/toolcage/daemon/kind/js"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
@@ -41,7 +44,7 @@ import (
 type Config struct {
 	Catalog *catalog.Catalog
 	Store   *store.Store
-	Pool    *host.Pool
+	Pool    Pool
 	// Scrubber takes credentials out of everything that leaves the daemon
 	// or is stored: results, logs, errors, audited arguments.
 	Scrubber *scrub.Scrubber
@@ -112,6 +115,14 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Pool runs a planned call's request on an executor of key and returns
+// what the executor answered or a coded error (executor_failed, timeout,
+// limit_exceeded, rate_limited for a busy key). The daemon's is the warm
+// pool of executors/host; tests give a fake.
+type Pool interface {
+	Execute(ctx context.Context, key host.Key, req *executors.Request) (*executors.Result, error)
+}
+
 // SecretReader reads one stored secret's decrypted envelope. It returns
 // an error wrapping store.ErrNotFound for a secret that is not stored and
 // store.ErrDecrypt for one the key cannot open.
@@ -146,6 +157,8 @@ type Dispatcher struct {
 	log       *slog.Logger
 	now       func() time.Time
 	approvals *approvalQueue
+	// views decides which tools each caller sees (daemon/visible).
+	views *visible.Views
 	// observe, when set (tests only), sees each request as the executor
 	// gets it.
 	observe func(*executors.Request)
@@ -172,11 +185,20 @@ func New(cfg Config) *Dispatcher {
 	if d.cfg.MaxCallDepth <= 0 {
 		d.cfg.MaxCallDepth = DefaultMaxCallDepth
 	}
+	vc := visible.Config{Catalog: cfg.Catalog, Workers: cfg.Workers, Profiles: cfg.Profiles, ProfileCallers: cfg.ProfileCallers}
+	if cfg.Store != nil {
+		vc.Made = cfg.Store.WorkerTools
+	}
+	d.views = visible.New(vc)
 	d.env = kind.Env{ShellRules: cfg.ShellRules, Guards: d.cfg.Guards, AllowPrivateHosts: cfg.AllowPrivateHosts,
 		NetworkShellTools: cfg.NetworkShellTools, StandIns: cfg.Egress != nil, NewToken: egress.NewToken,
 		Store: cfg.Store, WorkerDBs: cfg.WorkerDBs}
 	return d
 }
+
+// Views are the catalog as each caller sees it: the one answer to which
+// tools a caller sees, for every entry point.
+func (d *Dispatcher) Views() *visible.Views { return d.views }
 
 // Observe makes fn see each request as the executor gets it; for tests.
 func (d *Dispatcher) Observe(fn func(*executors.Request)) { d.observe = fn }
@@ -244,7 +266,9 @@ type call struct {
 	dryRun  bool // an unsaved definition (tools test)
 	noWait  bool
 	onWait  func(approvalID string)
-	// worker bounds the call when it came through one (workers.go).
+	// view is the catalog as the caller sees it; worker, its worker, bounds the call when it came through one
+	// (workers.go).
+	view   *visible.View
 	worker *worker.Worker
 	// approval is the tool's effective approval for this call.
 	approval string
@@ -267,24 +291,24 @@ func (d *Dispatcher) Call(ctx context.Context, r CallRequest) (*Outcome, error) 
 
 // call runs a stored tool, nested as n says.
 func (d *Dispatcher) call(ctx context.Context, r CallRequest, n nesting) (*Outcome, error) {
-	w, err := d.workerOf(r.Caller)
+	v, err := d.views.For(r.Caller)
 	if err != nil {
 		return nil, err
 	}
-	res, err := d.resolve(ctx, w, r.Tool)
+	res, src, err := v.Resolve(ctx, r.Tool)
 	if err != nil {
 		return nil, err
 	}
-	if n.parent != "" && IsMeta(res.Tool.Def) {
-		return nil, notFound(r.Tool) // meta.go: out of nested calls' reach
+	if n.parent != "" && src == visible.FromMeta {
+		return nil, visible.NotFound(r.Tool) // meta.go: out of nested calls' reach
 	}
-	t := res.Tool
+	t, w := res.Tool, v.Worker()
 	c := &call{id: newCallID(), tool: r.Tool, kind: string(t.Def.Kind), version: t.Version, caller: r.Caller, args: r.Arguments, started: d.now(), noWait: r.NoApprovalWait,
-		onWait: r.OnApprovalWait, worker: w, approval: approvalFor(w, res), nest: n}
+		onWait: r.OnApprovalWait, view: v, worker: w, approval: approvalFor(w, res), nest: n}
 	if err := d.boundedArgs(ctx, c); err != nil {
 		return nil, err
 	}
-	if err := d.profileAllows(t.Def, r.Caller, workerProfile(w)); err != nil {
+	if err := v.Allows(t.Def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
 	if !policy.StatusCallable(t.Status) {
@@ -331,7 +355,7 @@ func (d *Dispatcher) callApproval(ctx context.Context, c *call, res *catalog.Res
 // worker like any call (its profile, limits, rate limit, state, and the
 // tools its code may call).
 func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args json.RawMessage, caller principal.Caller) (*Outcome, error) {
-	w, err := d.workerOf(caller)
+	v, err := d.views.For(caller)
 	if err != nil {
 		return nil, err
 	}
@@ -342,11 +366,11 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 	if err != nil {
 		return nil, err
 	}
-	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true, worker: w}
+	c := &call{id: newCallID(), tool: "test:" + def.Name, kind: string(def.Kind), caller: caller, args: args, started: d.now(), dryRun: true, view: v, worker: v.Worker()}
 	if err := d.boundedArgs(ctx, c); err != nil {
 		return nil, err
 	}
-	if err := d.profileAllows(def, caller, workerProfile(w)); err != nil {
+	if err := v.Allows(def); err != nil {
 		return nil, d.refuse(ctx, c, nil, err)
 	}
 	return d.run(ctx, c, res)
@@ -355,7 +379,9 @@ func (d *Dispatcher) DryRun(ctx context.Context, def *catalog.Definition, args j
 // AdHocJS runs code that is not stored, like a tool with no parameters.
 func (d *Dispatcher) AdHocJS(ctx context.Context, code string, args json.RawMessage, lim catalog.Limits, caller principal.Caller) (*Outcome, error) {
 	def := &catalog.Definition{Name: "adhoc", Description: "ad-hoc code", Kind: js.Kind{}.Name(), Spec: js.New(code), Limits: &lim}
-	c := &call{id: newCallID(), tool: AdHocTool, kind: string(def.Kind), caller: caller, args: args, started: d.now()}
+	// Ad-hoc code runs outside any worker's tools (the API refuses it to
+	// a caller through one); the code's nested calls go their own way.
+	c := &call{id: newCallID(), tool: AdHocTool, kind: string(def.Kind), caller: caller, args: args, started: d.now(), view: d.views.Through(caller, nil)}
 	if err := d.boundedArgs(ctx, c); err != nil {
 		return nil, err
 	}
@@ -546,3 +572,6 @@ type CallError struct {
 
 func (e *CallError) Error() string { return e.Err.Error() }
 func (e *CallError) Unwrap() error { return e.Err }
+
+// Interface guards.
+var _ Pool = (*host.Pool)(nil)

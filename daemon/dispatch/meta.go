@@ -7,15 +7,14 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/kind"
-	"github.com/toolcage/toolcage/daemon/kind/meta"
-	"github.com/toolcage/toolcage/daemon/worker"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/errdefs"
 )
 
 // Meta-tools: the tools an agent manages its own tools with (kind meta,
 // daemon/kind/meta), offered by a worker whose file says agent_tools:
 // {meta_tools: true}; the changing ones only with agent_tools.create on.
-// They are that worker's tools, resolved here (resolveFor), and a call of
+// They are that worker's tools (daemon/visible offers them), and a call of
 // one goes the way of any call of a kind that runs in the daemon
 // (kind.Local): profiles, the worker's approval rules (an ask parks it for
 // a person, a blocked refuses it), its schema, rate limits, the local
@@ -26,51 +25,6 @@ import (
 // person's tool, a delete only when confirmed) and a tool made this way
 // joins the worker's tool set. Nested calls (utils.callTool) cannot reach
 // them.
-
-// metaToolsFor lists the meta-tools w offers, nil for none.
-func metaToolsFor(w *worker.Worker) []meta.Tool {
-	if w == nil || !w.AgentTools.MetaTools {
-		return nil
-	}
-	var out []meta.Tool
-	for _, m := range meta.Tools() {
-		if !m.Changes || w.AgentTools.Create {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// metaFor is the meta-tool called name that w offers, or nil.
-func metaFor(w *worker.Worker, name string) *meta.Tool {
-	for _, m := range metaToolsFor(w) {
-		if m.Name == name {
-			return &m
-		}
-	}
-	return nil
-}
-
-// metaTool is the meta-tool m as its worker's tool: active, a person's
-// (the daemon's), version 1.
-func metaTool(m *meta.Tool) *catalog.Tool {
-	def := &catalog.Definition{Name: m.Name, Description: m.Description, Kind: meta.Name, Category: meta.Category,
-		Parameters: json.RawMessage(m.Parameters), Approval: catalog.ApprovalPreApproved, Isolation: catalog.IsolationProcess,
-		Spec: &meta.Spec{Op: m.Name}}
-	return &catalog.Tool{Def: def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1}
-}
-
-// MetaToolNames lists the meta-tools w offers, in order.
-func (d *Dispatcher) MetaToolNames(w *worker.Worker) []string {
-	var out []string
-	for _, m := range metaToolsFor(w) {
-		out = append(out, m.Name)
-	}
-	return out
-}
-
-// IsMeta reports whether def is a meta-tool's.
-func IsMeta(def *catalog.Definition) bool { return def.Kind == meta.Name }
 
 // agentCatalog is the catalog as the agent of one call's worker manages
 // its own tools: what a meta-tool's call works on (kind.LocalCall.Catalog).
@@ -115,36 +69,29 @@ func (a *agentCatalog) Made(ctx context.Context) ([]kind.AgentTool, error) {
 
 // Visible lists the worker's tools its agent sees, but the meta-tools.
 func (a *agentCatalog) Visible(ctx context.Context) ([]kind.AgentTool, error) {
-	tools, err := a.d.ToolsFor(ctx, a.c.worker)
+	tools, _, err := a.c.view.List(ctx, visible.Filter{NoMeta: true})
 	if err != nil {
 		return nil, err
 	}
-	var out []kind.AgentTool
+	out := make([]kind.AgentTool, 0, len(tools))
 	for _, t := range tools {
-		if !IsMeta(t.Def) {
-			out = append(out, agentTool(t))
-		}
+		out = append(out, agentTool(t))
 	}
 	return out, nil
 }
 
-// tool is the tool called name as the worker sees it: a tool of its
-// files (local), or a catalog tool of the worker's; tool_not_found
-// otherwise.
+// tool is the tool called name as the worker's agent sees it: a tool of
+// its files (local), or a catalog tool of the worker's; tool_not_found
+// otherwise, and for the meta-tools themselves.
 func (a *agentCatalog) tool(ctx context.Context, name string) (t *catalog.Tool, local bool, err error) {
-	w := a.c.worker
-	if lt := w.LocalTool(name); lt != nil {
-		return &catalog.Tool{Def: lt.Def, Status: catalog.StatusActive, CreatedBy: catalog.CreatedByUser, Version: 1}, true, nil
-	}
-	ok, err := a.d.WorkerHasTool(ctx, w, name)
-	if err != nil {
+	t, src, err := a.c.view.Get(ctx, name)
+	switch {
+	case err != nil:
 		return nil, false, err
+	case src == visible.FromMeta:
+		return nil, false, visible.NotFound(name)
 	}
-	if !ok {
-		return nil, false, notFound(name)
-	}
-	t, err = a.d.cfg.Catalog.Get(ctx, name)
-	return t, false, err
+	return t, src == visible.FromFile, nil
 }
 
 // Tool is one of the worker's tools and its written definition.

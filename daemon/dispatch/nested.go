@@ -9,11 +9,10 @@ import (
 	"strings"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/daemon/worker"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/executors"
 	"github.com/toolcage/toolcage/policy/scrub"
-	"github.com/toolcage/toolcage/principal"
 )
 
 // Nested calls: a tool's code calling other tools (JavaScript's
@@ -81,7 +80,7 @@ func (h *callHost) CallTool(ctx context.Context, name string, args json.RawMessa
 // ListTools lists the active tools the parent's caller may call: its
 // worker's, or the catalog's, as its profiles allow.
 func (h *callHost) ListTools(ctx context.Context) ([]executors.HostTool, error) {
-	tools, err := h.d.CallableTools(ctx, h.parent.caller, h.parent.worker)
+	tools, err := h.d.CallableTools(ctx, h.parent.view)
 	if err != nil {
 		return nil, err
 	}
@@ -92,23 +91,11 @@ func (h *callHost) ListTools(ctx context.Context) ([]executors.HostTool, error) 
 	return out, nil
 }
 
-// CallableTools lists the active tools caller may call from a tool's code
-// (through w when not nil), as its profiles and w's allow; meta-tools are
-// not among them.
-func (d *Dispatcher) CallableTools(ctx context.Context, caller principal.Caller, w *worker.Worker) ([]*catalog.Tool, error) {
-	var list []*catalog.Tool
-	var err error
-	if w != nil {
-		list, err = d.ToolsFor(ctx, w)
-	} else {
-		list, _, err = d.cfg.Catalog.List(ctx, catalog.Filter{Status: catalog.StatusActive})
-	}
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(list, func(t *catalog.Tool) bool {
-		return t.Status != catalog.StatusActive || IsMeta(t.Def) || !d.ProfilesAllow(t.Def, caller, w)
-	}), nil
+// CallableTools lists the active tools the caller of v may call from a
+// tool's code, as its profiles allow; meta-tools are not among them.
+func (d *Dispatcher) CallableTools(ctx context.Context, v *visible.View) ([]*catalog.Tool, error) {
+	tools, _, err := v.List(ctx, visible.Filter{Filter: catalog.Filter{Status: catalog.StatusActive}, Allowed: true, NoMeta: true})
+	return tools, err
 }
 
 // callNested runs name as a nested call of parent, or records why not.

@@ -1,6 +1,6 @@
 // Package mcp serves each registered worker's tools as an MCP server (the
 // official Go SDK) on top of daemon/dispatch. It has one job: translate.
-// Listing a worker's tools is dispatch.ToolsFor; a tools/call is
+// Listing a worker's tools is its agent's View (daemon/visible); a tools/call is
 // dispatch.Call as the worker's agent (caller type llm, its token id);
 // refusals and failures come back as tool results with isError, carrying
 // the error code and message. Nothing about policy is decided here.
@@ -35,8 +35,8 @@ import (
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/dispatch"
+	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/errdefs"
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
@@ -192,23 +192,17 @@ func (s *Server) sync(ctx context.Context, ws *workerServer) error {
 	case err != nil:
 		return err
 	default:
-		tools, err := s.cfg.Dispatcher.ToolsFor(ctx, w)
+		agent := principal.Caller{Type: principal.TypeLLM, ID: "worker:" + ws.name, Worker: ws.name}
+		v := s.cfg.Dispatcher.Views().Through(agent, w)
+		// Listed: what the agent can call now. A pending, disabled or
+		// rejected tool, or one its approval blocks, would only be
+		// refused; it appears once a person makes it callable.
+		tools, _, err := v.List(ctx, visible.Filter{Callable: true})
 		if err != nil {
 			return err
 		}
-		agent := principal.Caller{Type: principal.TypeLLM, ID: "worker:" + ws.name, Worker: ws.name}
 		for _, t := range tools {
-			if !s.cfg.Dispatcher.CallerMayUse(t.Def, agent) {
-				continue
-			}
-			approval := dispatch.ToolApproval(w, t)
-			// Listed: what the agent can call now. A pending, disabled or
-			// rejected tool, or one its approval blocks, would only be
-			// refused; it appears once a person makes it callable.
-			if !policy.StatusCallable(t.Status) || policy.Approval(approval, false) == policy.ApprovalRefuse {
-				continue
-			}
-			want[t.Def.Name] = toolOf(t, approval)
+			want[t.Def.Name] = toolOf(t, v.Approval(t))
 		}
 	}
 	var gone []string

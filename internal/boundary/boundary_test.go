@@ -50,6 +50,21 @@ func TestImportBoundaries(t *testing.T) {
 	}{
 		{pkg: "./daemon/api", need: []string{module + "/errdefs"}, forbid: rpcStack},
 		{pkg: "./daemon/catalog", need: []string{module + "/errdefs", module + "/principal", module + "/toolspec"}, forbid: rpcStack},
+		// which tools a caller sees is decided below the call pipeline and
+		// every entry point, and links none of them nor the executors
+		// the config reads settings; it runs none of the servers or the pipeline
+		{pkg: "./daemon/config", need: []string{module + "/configs"},
+			forbid: []string{module + "/daemon/dispatch", module + "/daemon/mcp", module + "/daemon/ui", module + "/executors/host"}},
+		// the socket API's handlers are served by the daemon, never the
+		// other way round, and reach executors only through the dispatcher
+		{pkg: "./daemon/apiserver", need: []string{module + "/daemon/dispatch", module + "/daemon/visible"},
+			forbid: []string{module + "/daemon", module + "/cmd"},
+			allow: []string{module + "/daemon/apiserver", module + "/daemon/api", module + "/daemon/catalog", module + "/daemon/changes",
+				module + "/daemon/config", module + "/daemon/defs", module + "/daemon/dispatch", module + "/daemon/egress", module + "/daemon/events",
+				module + "/daemon/kind", module + "/daemon/mcp", module + "/daemon/toolset", module + "/daemon/ui", module + "/daemon/visible",
+				module + "/daemon/webhook", module + "/daemon/worker"}},
+		{pkg: "./daemon/visible", need: []string{module + "/daemon/catalog", module + "/daemon/worker", module + "/policy"},
+			forbid: append([]string{module + "/daemon/dispatch", module + "/daemon/mcp", module + "/daemon/ui"}, rpcStack...)},
 		// executors link only the guards they re-check
 		{pkg: "./cmd/toolcage-executor", need: []string{module + "/policy/netguard", module + "/policy/jscheck"},
 			forbid: []string{module + "/policy", module + "/daemon", module + "/store"},
