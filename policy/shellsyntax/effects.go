@@ -70,17 +70,14 @@ func Effects(w Words) []Effect {
 	if g == sedGrammar {
 		out = append(out, sedEffects(w)...)
 	}
-	if sub < 0 || g.Subcommands == nil {
+	if sub < 0 {
 		return out
 	}
 	verb, ok := w.Text(sub)
 	if !ok {
 		return out
 	}
-	sg := g.Subcommands[verb]
-	if sg == nil {
-		sg = &Grammar{Permute: true}
-	}
+	sg := g.Verb(verb)
 	ops := 0
 	for o := range sg.Options(w, sub+1, isAssign) {
 		if o.Kind == OptOperand {
@@ -175,7 +172,7 @@ func abbreviates(name string, sets ...[]string) bool {
 func (g *Grammar) hasEffects() bool {
 	return g.WriteOpts != "" || len(g.WriteLong) > 0 || g.RunOpts != "" || len(g.RunLong) > 0 ||
 		g.CodeOpts != "" || len(g.CodeLong) > 0 || g.ModOpts != "" || len(g.ModLong) > 0 ||
-		g.ProgOpts != "" || len(g.ProgLong) > 0 || g.SplitOpts != "" || len(g.SplitLong) > 0 || g.Subcommands != nil
+		g.ProgOpts != "" || len(g.ProgLong) > 0 || g.SplitOpts != "" || len(g.SplitLong) > 0 || g.Subcommand
 }
 
 // optValue is option o's value and whether it is known.
