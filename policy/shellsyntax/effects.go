@@ -202,20 +202,15 @@ func gitConfigEffects(w Words, i int) []Effect {
 		return nil
 	}
 	first, _ := w.Text(ops[0])
-	switch first {
-	case "set":
-		ops = ops[1:]
-	case "get", "list", "unset", "rename-section", "remove-section", "edit":
-		if first == "edit" {
-			return []Effect{{Kind: EffectRuns, Word: ops[0], Name: "edit"}}
-		}
+	if first == "edit" {
+		return []Effect{{Kind: EffectRuns, Word: ops[0], Name: "edit"}}
+	}
+	k := GitConfigKey(first, len(ops))
+	if k < 0 {
 		return nil
 	}
-	if len(ops) < 2 {
-		return nil // a read: git config KEY
-	}
-	if key, known := w.Text(ops[0]); !known || GitKeyRuns(key) {
-		return []Effect{{Kind: EffectRuns, Word: ops[0], Name: "config"}}
+	if key, known := w.Text(ops[k]); !known || GitKeyRuns(key) {
+		return []Effect{{Kind: EffectRuns, Word: ops[k], Name: "config"}}
 	}
 	return nil
 }
