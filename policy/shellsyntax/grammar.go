@@ -165,6 +165,12 @@ var (
 	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
 	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
 	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}, OperandForms: "="}
+	// ssh HOST [OPTIONS] [--] COMMAND...: ssh reads options after its host
+	// too, and joins the command's words into one command line; autossh
+	// takes ssh's options and -M PORT.
+	sshGrammar     = &Grammar{Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true}
+	autosshGrammar = func() *Grammar { g := *sshGrammar; g.ValueOpts += "M"; return &g }()
+	psshGrammar    = &Grammar{Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true}
 	// DNS tools: @server picks the server asked, +option sets a query
 	// option (dig @169.254.169.254, +tcp).
 	digGrammar = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "bcfkpqtxy", OperandForms: "@+"}
@@ -284,8 +290,7 @@ var grammars = map[string]*Grammar{
 	"git": {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"},
 		RunOpts: "C", RunLong: []string{"git-dir", "work-tree"}, Subs: gitSubcommands},
 	// Commands that join their operands into a shell command line.
-	// ssh reads options after its host too: ssh HOST -t -- CMD.
-	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
+	"ssh":      sshGrammar,
 	"watch":    {Role: RoleWrapper, ValueOpts: "nq", ValueLong: []string{"interval", "equexit"}, Join: true, JoinOff: "x"},
 	"parallel": {Role: RolePlain, Join: true},
 	"su":       {Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
@@ -328,11 +333,11 @@ var grammars = map[string]*Grammar{
 	"kubectl": kubeGrammar, "oc": kubeGrammar,
 	"lxc": vmGrammar, "incus": vmGrammar, "multipass": vmGrammar,
 	"sshpass":        {Role: RoleWrapper, ValueOpts: "pfdP"},
-	"autossh":        {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwBM", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
+	"autossh":        autosshGrammar,
 	"mosh":           {Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "p", ValueLong: []string{"ssh", "port", "predict", "family", "server", "client", "bind-server", "experimental-remote-ip"}},
 	"pdsh":           {Role: RoleWrapper, ValueOpts: "wxRlutfgN", Join: true},
-	"pssh":           {Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true},
-	"parallel-ssh":   {Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true},
+	"pssh":           psshGrammar,
+	"parallel-ssh":   psshGrammar,
 	"clush":          {Role: RoleWrapper, ValueOpts: "wxgXlfuotR", Join: true},
 	"systemd-nspawn": {Role: RoleWrapper, ValueOpts: "DiMuEUSZLa", UnknownVal: true, FlagLong: []string{"boot", "quiet", "ephemeral", "read-only", "private-network", "as-pid2", "pipe", "keep-unit", "private-users-chown", "volatile"}},
 	"flatpak-spawn":  {Role: RoleWrapper, ValueLong: []string{"env", "directory", "forward-fd", "unset-env", "app-path", "usr-path"}},
