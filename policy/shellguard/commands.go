@@ -156,12 +156,7 @@ func written(seg *segment) []string {
 		}
 		return out
 	}
-	lastIdx := -1
-	for i := 1; i < len(args); i++ {
-		if !strings.HasPrefix(args[i].e, "-") {
-			lastIdx = i
-		}
-	}
+	lastIdx := lastOperand(args)
 	for i := 1; i < len(args); i++ {
 		v := args[i].e
 		if strings.HasPrefix(v, "-") || v == "" {
@@ -176,6 +171,17 @@ func written(seg *segment) []string {
 		}
 	}
 	return out
+}
+
+// lastOperand is the index of the last of args[1:] that is not an
+// option, or -1.
+func lastOperand(args []arg) int {
+	for i := len(args) - 1; i >= 1; i-- {
+		if !strings.HasPrefix(args[i].e, "-") {
+			return i
+		}
+	}
+	return -1
 }
 
 // NormaliseWord folds a word the way Commands' words are folded, for

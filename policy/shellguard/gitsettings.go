@@ -2,6 +2,7 @@ package shellguard
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/toolcage/toolcage/policy/shellsyntax"
@@ -48,7 +49,7 @@ func gitSetsProgram(seg *segment, args []arg) bool {
 			ops = append(ops, a) // the value, whatever it starts with
 		case a.e == "--global" || a.e == "--system":
 			return false // the sandbox's own, never the person's repository
-		case a.e == "-f" || a.e == "--file" || a.e == "--blob" || a.e == "--type" || a.e == "--default" || a.e == "--comment" || a.e == "--value":
+		case valueOpt(gitConfig, a.e):
 			i++
 		case strings.HasPrefix(a.e, "--get") || a.e == "--list" || a.e == "-l" || strings.HasPrefix(a.e, "--unset") ||
 			a.e == "--rename-section" || a.e == "--remove-section" || a.e == "-e" || a.e == "--edit":
@@ -58,22 +59,32 @@ func gitSetsProgram(seg *segment, args []arg) bool {
 			ops = append(ops, a)
 		}
 	}
+	first := ""
 	if len(ops) > 0 && !ops[0].dyn {
-		switch ops[0].e {
-		case "set":
-			ops = ops[1:]
-		case "get", "list", "unset", "rename-section", "remove-section", "edit":
-			return false
-		}
+		first = ops[0].e
 	}
-	if len(ops) < 2 {
+	k := shellsyntax.GitConfigKey(first, len(ops))
+	if k < 0 {
 		return false
 	}
-	key, val := ops[0], ops[1]
+	key, val := ops[k], ops[k+1]
 	if key.dyn {
 		return true
 	}
 	return gitSettingRuns(key.e, val.e, val.dyn)
+}
+
+// gitConfig is git config's grammar (policy/shellsyntax): its options
+// that take a value (-f FILE, --type TYPE).
+var gitConfig = shellsyntax.GrammarOf("git").Verb("config")
+
+// valueOpt reports whether word is one of g's options that take the next
+// word as their value, written alone (-f, --file).
+func valueOpt(g *shellsyntax.Grammar, word string) bool {
+	if name, ok := strings.CutPrefix(word, "--"); ok {
+		return slices.Contains(g.ValueLong, name)
+	}
+	return len(word) == 2 && word[0] == '-' && strings.IndexByte(g.ValueOpts, word[1]) >= 0
 }
 
 // gitSettingRuns reports whether setting key to val makes git run more

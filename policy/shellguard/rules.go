@@ -858,12 +858,7 @@ func (s *segment) operands() []operand {
 	}
 	if s.kind == segCmd {
 		args := nonDropped(s.args)
-		lastIdx := -1
-		for i := 1; i < len(args); i++ {
-			if !strings.HasPrefix(args[i].e, "-") {
-				lastIdx = i
-			}
-		}
+		lastIdx := lastOperand(args)
 		for i := 1; i < len(args); i++ {
 			a := args[i]
 			v := a.e

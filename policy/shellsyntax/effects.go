@@ -70,17 +70,14 @@ func Effects(w Words) []Effect {
 	if g == sedGrammar {
 		out = append(out, sedEffects(w)...)
 	}
-	if sub < 0 || g.Subcommands == nil {
+	if sub < 0 {
 		return out
 	}
 	verb, ok := w.Text(sub)
 	if !ok {
 		return out
 	}
-	sg := g.Subcommands[verb]
-	if sg == nil {
-		sg = &Grammar{Permute: true}
-	}
+	sg := g.Verb(verb)
 	ops := 0
 	for o := range sg.Options(w, sub+1, isAssign) {
 		if o.Kind == OptOperand {
@@ -175,7 +172,7 @@ func abbreviates(name string, sets ...[]string) bool {
 func (g *Grammar) hasEffects() bool {
 	return g.WriteOpts != "" || len(g.WriteLong) > 0 || g.RunOpts != "" || len(g.RunLong) > 0 ||
 		g.CodeOpts != "" || len(g.CodeLong) > 0 || g.ModOpts != "" || len(g.ModLong) > 0 ||
-		g.ProgOpts != "" || len(g.ProgLong) > 0 || g.SplitOpts != "" || len(g.SplitLong) > 0 || g.Subcommands != nil
+		g.ProgOpts != "" || len(g.ProgLong) > 0 || g.SplitOpts != "" || len(g.SplitLong) > 0 || g.Subcommand
 }
 
 // optValue is option o's value and whether it is known.
@@ -205,20 +202,15 @@ func gitConfigEffects(w Words, i int) []Effect {
 		return nil
 	}
 	first, _ := w.Text(ops[0])
-	switch first {
-	case "set":
-		ops = ops[1:]
-	case "get", "list", "unset", "rename-section", "remove-section", "edit":
-		if first == "edit" {
-			return []Effect{{Kind: EffectRuns, Word: ops[0], Name: "edit"}}
-		}
+	if first == "edit" {
+		return []Effect{{Kind: EffectRuns, Word: ops[0], Name: "edit"}}
+	}
+	k := GitConfigKey(first, len(ops))
+	if k < 0 {
 		return nil
 	}
-	if len(ops) < 2 {
-		return nil // a read: git config KEY
-	}
-	if key, known := w.Text(ops[0]); !known || GitKeyRuns(key) {
-		return []Effect{{Kind: EffectRuns, Word: ops[0], Name: "config"}}
+	if key, known := w.Text(ops[k]); !known || GitKeyRuns(key) {
+		return []Effect{{Kind: EffectRuns, Word: ops[k], Name: "config"}}
 	}
 	return nil
 }

@@ -142,6 +142,32 @@ func TestGitKeys(t *testing.T) {
 	}
 }
 
+// TestGitConfigKey: the one reading of git config's operands, for Effects
+// and the deny rules (shellguard's git_program_setting).
+func TestGitConfigKey(t *testing.T) {
+	for _, tt := range []struct {
+		first string
+		n     int
+		want  int
+	}{
+		{"core.pager", 2, 0},  // git config core.pager less
+		{"core.pager", 1, -1}, // a read
+		{"", 2, 0},            // git config $KEY VALUE
+		{"", 1, -1},
+		{"set", 3, 1}, // git config set KEY VALUE
+		{"set", 2, -1},
+		{"get", 3, -1},
+		{"unset", 2, -1},
+		{"edit", 1, -1},
+		{"list", 0, -1},
+		{"x", 0, -1},
+	} {
+		if got := GitConfigKey(tt.first, tt.n); got != tt.want {
+			t.Errorf("GitConfigKey(%q, %d) = %d, want %d", tt.first, tt.n, got, tt.want)
+		}
+	}
+}
+
 func FuzzEffects(f *testing.F) {
 	for _, s := range []string{"git log --output=x", "git -c a=b config x y", "sed -i s/a/b/w", "find . -delete", "git config", "git config -"} {
 		f.Add(s)

@@ -43,6 +43,25 @@ func GitKeyRuns(key string) bool {
 	return gitCommandKey.MatchString(k) || gitPlaceKey.MatchString(k) || strings.HasPrefix(k, "alias.")
 }
 
+// GitConfigKey says which of git config's n operands (after its options;
+// first is the first one's text, "" when it is not known) is the key a
+// write sets, its value the next one: git config KEY VALUE, git config
+// set KEY VALUE. It is -1 for a read (git config KEY) and for the verbs
+// that read, remove or edit (get, list, unset, edit...).
+func GitConfigKey(first string, n int) int {
+	k := 0
+	switch first {
+	case "set":
+		k = 1
+	case "get", "list", "unset", "rename-section", "remove-section", "edit":
+		return -1
+	}
+	if n < k+2 {
+		return -1
+	}
+	return k
+}
+
 // gitKeyFold folds a key as git compares it: section and name ignore
 // case; a subsection does not, but folding it too only widens the match.
 func gitKeyFold(key string) string { return strings.ToLower(strings.TrimSpace(key)) }

@@ -88,17 +88,20 @@ type Grammar struct {
 	// options (deno run FILE; eval makes the next operand code).
 	Verbs []string
 	// subcommand: the first operand names what runs (git: a subcommand,
-	// an alias that may be !shell text, or a git-NAME program on PATH).
+	// an alias that may be !shell text, or a git-NAME program on PATH);
+	// its Subs grammar says only what the verb's options do (Effects).
 	Subcommand bool
 	// cmdLine: the template check refuses any argument among the operands
 	// after the leading ones (flock: the command's words are not checked
 	// one by one there).
 	CmdLine bool
 	OneDash bool // every option is long, written with one dash or two (gdb -ex, emacs -eval)
-	// subs: the grammars of a program's verbs (docker exec, kubectl exec,
-	// docker compose run). The first operand after the program's own
-	// options picks one, read from there on; a verb not listed runs
-	// nothing the reader follows.
+	// subs: the grammars of a program's verbs, the first operand after
+	// its own options (Verb picks one). A Subcommand program's verb is
+	// itself what runs, and its grammar is read for Effects (git log
+	// --output); any other program's verb is a mode the reader reads the
+	// rest of the line in (docker exec, kubectl exec, docker compose run),
+	// and a verb not listed runs nothing the reader follows.
 	Subs map[string]*Grammar
 	// optsAfter: options may follow the leading operands, before the
 	// command (ssh HOST -t CMD, kubectl exec POD -c C -- CMD).
@@ -122,10 +125,27 @@ type Grammar struct {
 	WriteLong []string
 	RunOpts   string
 	RunLong   []string
-	// Subcommands are the grammars of a Subcommand program's subcommands
-	// (git's, in git.go), read after the subcommand word.
-	Subcommands map[string]*Grammar
 }
+
+// Verb picks the grammar of verb, g's first operand after its options:
+// the Subs entry; for a Subcommand program's verb the table does not
+// list, one whose options may come anywhere; else nil (and for a nil g, a
+// program the table does not know).
+func (g *Grammar) Verb(verb string) *Grammar {
+	if g == nil {
+		return nil
+	}
+	if sub := g.Subs[verb]; sub != nil {
+		return sub
+	}
+	if g.Subcommand {
+		return anyVerb
+	}
+	return nil
+}
+
+// anyVerb is the grammar of a subcommand the table does not list.
+var anyVerb = &Grammar{Permute: true}
 
 var (
 	shellGrammar  = &Grammar{Role: RoleShell, ShellFlags: "c", StdinFlags: "s", ValueOpts: "oO", ValueLong: []string{"rcfile", "init-file"}, CodeLong: []string{"command"}, Plus: true, Clustered: true}
@@ -145,6 +165,12 @@ var (
 	mysqlGrammar = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "e", CodeLong: []string{"execute"}}
 	vimGrammar   = &Grammar{Role: RolePlain, Permute: true, CodeOpts: "c", CodeLong: []string{"cmd"}, ProgOpts: "S"}
 	makeGrammar  = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "CIoW", CodeOpts: "E", CodeLong: []string{"eval"}, ProgOpts: "f", ProgLong: []string{"file", "makefile"}, OperandForms: "="}
+	// ssh HOST [OPTIONS] [--] COMMAND...: ssh reads options after its host
+	// too, and joins the command's words into one command line; autossh
+	// takes ssh's options and -M PORT.
+	sshGrammar     = &Grammar{Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true}
+	autosshGrammar = func() *Grammar { g := *sshGrammar; g.ValueOpts += "M"; return &g }()
+	psshGrammar    = &Grammar{Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true}
 	// DNS tools: @server picks the server asked, +option sets a query
 	// option (dig @169.254.169.254, +tcp).
 	digGrammar = &Grammar{Role: RolePlain, Permute: true, ValueOpts: "bcfkpqtxy", OperandForms: "@+"}
@@ -262,10 +288,9 @@ var grammars = map[string]*Grammar{
 	"lckdo":            {Role: RoleWrapper, ValueOpts: "w", Leading: 1},
 	"xargs":            {Role: RoleXargs, ValueOpts: "adEILnPs", ValueLong: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, OptOpts: "iel", OptLong: []string{"replace", "eof", "max-lines"}},
 	"git": {Role: RolePlain, Subcommand: true, ValueOpts: "C", ValueLong: []string{"git-dir", "work-tree", "namespace"}, CodeOpts: "c", CodeLong: []string{"config-env", "exec-path"},
-		RunOpts: "C", RunLong: []string{"git-dir", "work-tree"}, Subcommands: gitSubcommands},
+		RunOpts: "C", RunLong: []string{"git-dir", "work-tree"}, Subs: gitSubcommands},
 	// Commands that join their operands into a shell command line.
-	// ssh reads options after its host too: ssh HOST -t -- CMD.
-	"ssh":      {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwB", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
+	"ssh":      sshGrammar,
 	"watch":    {Role: RoleWrapper, ValueOpts: "nq", ValueLong: []string{"interval", "equexit"}, Join: true, JoinOff: "x"},
 	"parallel": {Role: RolePlain, Join: true},
 	"su":       {Role: RoleSu, ValueOpts: "gGsw", CodeOpts: "c", CodeLong: []string{"command", "session-command"}, Leading: 1},
@@ -308,11 +333,11 @@ var grammars = map[string]*Grammar{
 	"kubectl": kubeGrammar, "oc": kubeGrammar,
 	"lxc": vmGrammar, "incus": vmGrammar, "multipass": vmGrammar,
 	"sshpass":        {Role: RoleWrapper, ValueOpts: "pfdP"},
-	"autossh":        {Role: RoleWrapper, ValueOpts: "bcDEeIiJLlmOpQRSWwBM", ModOpts: "oF", Leading: 1, Join: true, OptsAfter: true},
+	"autossh":        autosshGrammar,
 	"mosh":           {Role: RoleWrapper, Leading: 1, OptsAfter: true, ValueOpts: "p", ValueLong: []string{"ssh", "port", "predict", "family", "server", "client", "bind-server", "experimental-remote-ip"}},
 	"pdsh":           {Role: RoleWrapper, ValueOpts: "wxRlutfgN", Join: true},
-	"pssh":           {Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true},
-	"parallel-ssh":   {Role: RoleWrapper, ValueOpts: "hHlpotOxXe", Join: true},
+	"pssh":           psshGrammar,
+	"parallel-ssh":   psshGrammar,
 	"clush":          {Role: RoleWrapper, ValueOpts: "wxgXlfuotR", Join: true},
 	"systemd-nspawn": {Role: RoleWrapper, ValueOpts: "DiMuEUSZLa", UnknownVal: true, FlagLong: []string{"boot", "quiet", "ephemeral", "read-only", "private-network", "as-pid2", "pipe", "keep-unit", "private-users-chown", "volatile"}},
 	"flatpak-spawn":  {Role: RoleWrapper, ValueLong: []string{"env", "directory", "forward-fd", "unset-env", "app-path", "usr-path"}},

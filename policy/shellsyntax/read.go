@@ -91,11 +91,12 @@ func Read(w Words) Reading {
 		from = 2 // deno run FILE, deno eval CODE
 	}
 	r.Operand = r.walk(g, w, from, base)
-	for g.Subs != nil {
-		// A verb picks the grammar of the rest (docker exec).
+	for g.Subs != nil && !g.Subcommand {
+		// A verb picks the grammar of the rest (docker exec); a
+		// subcommand is the command git runs (Cmd, below).
 		var sub *Grammar
 		if r.Operand < n {
-			sub = g.Subs[lit(w, r.Operand)]
+			sub = g.Verb(lit(w, r.Operand))
 		}
 		if sub == nil {
 			r.Rest, r.Tail = r.Operand, len(r.Opts)

@@ -185,3 +185,29 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestVerb: one way to pick a verb's grammar. A listed verb has its own;
+// a subcommand the table does not list still takes options anywhere
+// (Effects reads git whatever --output=F); another program's unlisted
+// verb has none (the reader follows nothing after docker ps).
+func TestVerb(t *testing.T) {
+	for _, tt := range []struct {
+		prog, verb string
+		want       *Grammar
+	}{
+		{"docker", "exec", containerExec},
+		{"docker", "run", containerRun},
+		{"podman", "compose", composeGrammar},
+		{"docker", "ps", nil},
+		{"kubectl", "exec", kubeExec},
+		{"git", "clone", gitClone},
+		{"git", "log", gitSubcommands["diff"]},
+		{"git", "whatever", anyVerb},
+		{"git", "", anyVerb},
+		{"ls", "exec", nil},
+	} {
+		if got := GrammarOf(tt.prog).Verb(tt.verb); got != tt.want {
+			t.Errorf("%s %s: got %+v, want %+v", tt.prog, tt.verb, got, tt.want)
+		}
+	}
+}
