@@ -57,6 +57,30 @@ func TestProtectCorpus(t *testing.T) {
 	}
 }
 
+// TestProtectMultiLine: the forms a one-line corpus cannot hold, read with
+// the deny rules' walk (here-documents, functions over several lines).
+func TestProtectMultiLine(t *testing.T) {
+	rs := loadDefaultShellRules(t)
+	for _, tt := range []struct{ cmd, rule string }{
+		{"sh <<EOF\ngit reset --hard\nEOF", "git_reset_hard"},
+		{"bash <<'X'\ncd src\nrm -rf lib\nX", "rm_recursive"},
+		{"wipe() {\n  git clean -fdx\n}\nwipe", "git_clean_force"},
+		{"set -e\ngit fetch\ngit push --force-with-lease origin HEAD", "git_push_rewrite"},
+		{"cat <<EOF | sh\ngit stash clear\nEOF", "git_stash_discard"},
+		{"if [ -d build ]; then\n  rm -r build\nfi", "rm_recursive"},
+	} {
+		var ask *AskError
+		if err := rs.CheckCommandProtected(tt.cmd); !errors.As(err, &ask) || ask.Rule != tt.rule {
+			t.Errorf("CheckCommandProtected(%q) = %v, want asked by %s", tt.cmd, err, tt.rule)
+		}
+	}
+	for _, cmd := range []string{"cat <<EOF > notes.md\ngit reset --hard is how to throw work away\nEOF", "git add -A\ngit commit -m wip\ngit push"} {
+		if err := rs.CheckCommandProtected(cmd); err != nil {
+			t.Errorf("CheckCommandProtected(%q) = %v, want nil", cmd, err)
+		}
+	}
+}
+
 func TestAskGroupVerdict(t *testing.T) {
 	const file = "version: 1\ngroups:\n  - name: mine\n    verdict: %s\n    rules:\n      - name: r\n        command: [frob]\n"
 	if _, err := Load([]byte(strings.Replace(file, "%s", "maybe", 1))); err == nil || !strings.Contains(err.Error(), "verdict must be deny or ask") {
