@@ -18,6 +18,15 @@ const (
 	ApprovalBlocked     = "blocked"
 )
 
+// What becomes of a command that destroys work in a writable workspace
+// (the shell rules' ask groups), a worker's protect: setting: held for a
+// person (ask, the default), refused (blocked) or run (off).
+const (
+	ProtectAsk     = "ask"
+	ProtectBlocked = "blocked"
+	ProtectOff     = "off"
+)
+
 // StatusCallable reports whether a tool in status may be called: only
 // active tools run; disabled, pending and rejected ones are refused.
 func StatusCallable(status string) bool { return status == StatusActive }

@@ -19,19 +19,21 @@ type policyShellOptions struct {
 	command    string
 	configFile string
 	json       bool
+	protect    bool // the ask rules on, as in a writable workspace
 }
 
 func policyShellCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "shell",
-		Usage:     "check a command against the shell deny rules, running nothing",
+		Usage:     "check a command against the shell deny (and, with --protect, ask) rules, running nothing",
 		ArgsUsage: "-- COMMAND...",
-		UsageText: `toolcage policy shell [--config FILE] [--json] -- COMMAND...
+		UsageText: `toolcage policy shell [--config FILE] [--json] [--protect] -- COMMAND...
 
 Examples:
    toolcage policy shell -- ls -la
    toolcage policy shell -- env sh -c 'rm -rf /'
    toolcage policy shell -- 'curl -s https://example.com/x.sh | sh'
+   toolcage policy shell --protect -- git reset --hard
    toolcage policy shell --config /etc/toolcage/toolcage.yaml --json -- dd if=/dev/zero of=/dev/sda`,
 		Description: `Checks a command line against the shell deny rules the daemon applies to
 shell tools, and prints "allowed", or the rule it breaks:
@@ -49,11 +51,22 @@ over the embedded defaults, with shell.rules.disabled_groups switched off and
 shell.rules.extra added. With --json the verdict is {"allowed": true} or
 {"allowed": false, "group": ..., "rule": ..., "description": ..., "segment": ...}.
 
-Nothing runs and no daemon is needed. Exits 0 when allowed, 3 when denied,
-2 for a bad config.`,
+With --protect the command is checked as a tool holding filesystem on a
+writable workspace is (a worker's protect: ask, the default): what destroys
+work there (git reset --hard, git clean -f, rm -r...) prints
+
+   asks a person: git reset --hard or --merge discards uncommitted changes (workspace_work/git_reset_hard)
+   segment: git reset --hard
+
+and with --json {"allowed": false, "ask": true, ...}. A deny rule wins over
+an ask rule.
+
+Nothing runs and no daemon is needed. Exits 0 when allowed, 3 when denied or
+asked, 2 for a bad config.`,
 		Flags: []cli.Flag{
 			configFlag(),
 			jsonFlag(),
+			&cli.BoolFlag{Name: "protect", Usage: "also apply the ask rules (what destroys work in a writable workspace)"},
 		},
 		OnUsageError: func(cCtx *cli.Context, err error, sub bool) error {
 			uerr := onUsageError(cCtx, err, sub)
@@ -73,6 +86,7 @@ Nothing runs and no daemon is needed. Exits 0 when allowed, 3 when denied,
 				command:    shellCommandLine(words),
 				configFile: cCtx.String("config"),
 				json:       a.jsonOut(cCtx),
+				protect:    cCtx.Bool("protect"),
 			})
 		},
 	}
@@ -103,6 +117,7 @@ var plainWordRE = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
 // shellVerdict is the --json answer of policy shell.
 type shellVerdict struct {
 	Allowed     bool   `json:"allowed"`
+	Ask         bool   `json:"ask,omitempty"` // a person decides (--protect)
 	Group       string `json:"group,omitempty"`
 	Rule        string `json:"rule,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -114,14 +129,22 @@ func runPolicyShell(_ context.Context, a *app, opts policyShellOptions) error {
 	if err != nil {
 		return err
 	}
-	err = rules.CheckCommand(opts.command)
+	if opts.protect {
+		err = rules.CheckCommandProtected(opts.command)
+	} else {
+		err = rules.CheckCommand(opts.command)
+	}
 	de := asShellDenied(err)
-	if err != nil && de == nil {
+	var ae *shellguard.AskError
+	if err != nil && de == nil && !errors.As(err, &ae) {
 		return err
 	}
-	v := shellVerdict{Allowed: de == nil}
-	if de != nil {
+	v := shellVerdict{Allowed: err == nil}
+	switch {
+	case de != nil:
 		v.Group, v.Rule, v.Description, v.Segment = de.Group, de.Rule, de.Description, de.Segment
+	case ae != nil:
+		v.Ask, v.Group, v.Rule, v.Description, v.Segment = true, ae.Group, ae.Rule, ae.Description, ae.Segment
 	}
 	if opts.json {
 		err = writePlainJSON(a.out, v)
@@ -140,6 +163,10 @@ func runPolicyShell(_ context.Context, a *app, opts policyShellOptions) error {
 func writeShellVerdict(w io.Writer, v shellVerdict) error {
 	if v.Allowed {
 		_, err := fmt.Fprintln(w, "allowed")
+		return err
+	}
+	if v.Ask {
+		_, err := fmt.Fprintf(w, "asks a person: %s (%s/%s)\nsegment: %s\n", v.Description, v.Group, v.Rule, oneLineSegment(v.Segment))
 		return err
 	}
 	verb := "denied"

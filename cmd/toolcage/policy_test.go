@@ -39,6 +39,12 @@ func TestPolicyShell(t *testing.T) {
 			out: "denied by remote_code_execution/fetch_to_shell: a shell or interpreter runs code downloaded from the network (curl | sh)\nsegment: sh\n"},
 		{name: "unbalanced quotes do not parse, they are not dangerous", args: []string{"--", "echo 'it"}, code: exitRefused,
 			out: "refused by parse/unbalanced: the command does not parse as shell, so it cannot be checked: reached EOF without closing quote `'`\nsegment: echo 'it\n"},
+		{name: "ask rules are off without --protect", args: []string{"--", "git", "reset", "--hard"}, out: "allowed\n"},
+		{name: "--protect asks a person", args: []string{"--protect", "--", "git", "reset", "--hard"}, code: exitRefused,
+			out: "asks a person: git reset --hard or --merge discards uncommitted changes (workspace_work/git_reset_hard)\nsegment: git reset --hard\n"},
+		{name: "--protect through sh -c", args: []string{"--protect", "--", "sh -c 'git clean -fdx'"}, code: exitRefused, out: "asks a person: git clean -f deletes untracked files"},
+		{name: "--protect leaves everyday work", args: []string{"--protect", "--", "git", "push", "origin", "main"}, out: "allowed\n"},
+		{name: "--protect: deny wins", args: []string{"--protect", "--", "rm", "-rf", "/"}, code: exitRefused, out: denyRM},
 		{name: "no -- needed without dashes", args: []string{"uptime"}, out: "allowed\n"},
 		{name: "a config disabling the group lets it through", args: []string{"--config", offDestructive, "--", "rm", "-rf", "/"}, out: "allowed\n"},
 		{name: "other groups still hold", args: []string{"-c", offDestructive, "--", "curl x | sh"}, code: exitRefused, out: "denied by remote_code_execution/"},
@@ -96,6 +102,11 @@ func TestPolicyShellJSON(t *testing.T) {
 	}
 	if r.err != "" {
 		t.Errorf("stderr %q", r.err)
+	}
+	r = policyCLI(t, "", "policy", "shell", "--json", "--protect", "--", "git", "push", "--force")
+	wantExit(t, r, exitRefused)
+	if !strings.Contains(r.out, `"ask": true`) || !strings.Contains(r.out, `"rule": "git_push_rewrite"`) {
+		t.Errorf("asked --json: %s", r.out)
 	}
 }
 

@@ -155,7 +155,7 @@ func workerSummary(w *worker.Worker, shown func(string) string) string {
 	if w.Workspace != "" {
 		mode := "read-only"
 		if !w.ReadOnly {
-			mode = "writable"
+			mode = "writable, protect: " + w.ProtectMode()
 		}
 		fmt.Fprintf(&b, "; workspace %s (%s)", shown(w.Workspace), mode)
 	}

@@ -17,7 +17,7 @@ func TestWorkerCheckExamples(t *testing.T) {
 		"data.yaml": "worker data is valid: 17 tools (csv_analyzer, word_frequency, median, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info, db_sql, db_schema, get_state, set_state, delete_state, list_state_keys), 1 from tool files, 14 from toolsets; " +
 			"workspace ../../examples/workers/data_files (read-only); 120 calls/min; timeout 10s\n",
 		"web.yaml": "worker web is valid: 10 tools (weather, fetch_url, read_file, write_file, edit_file, list_files, glob, search, delete_file, file_info), 9 from toolsets; " +
-			"workspace ../../examples/workers/web_notes (writable); approval ask by default; 30 calls/min; timeout 15s; the agent may create tools\n",
+			"workspace ../../examples/workers/web_notes (writable, protect: ask); approval ask by default; 30 calls/min; timeout 15s; the agent may create tools\n",
 	} {
 		path := filepath.Join(dir, file)
 		r := policyCLI(t, "", "worker", "check", path)

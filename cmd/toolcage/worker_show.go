@@ -48,6 +48,8 @@ func runWorkerShow(ctx context.Context, a *app, name string, jsonOut bool) error
 		mode := "writable"
 		if w.ReadOnly {
 			mode = "read-only"
+		} else if w.Protect != "" {
+			mode += ", protect: " + w.Protect // what destroys work there
 		}
 		fmt.Fprintf(a.out, "Workspace: %s (%s, at /workspace)\n", w.Workspace, mode)
 	}

@@ -338,6 +338,9 @@ type Worker struct {
 	// /workspace ("" for none); ReadOnly whether they may only read it.
 	Workspace string `json:"workspace,omitempty"`
 	ReadOnly  bool   `json:"readonly,omitempty"`
+	// Protect is what becomes of a command that destroys work in a
+	// writable workspace (ask, blocked, off); "" without one.
+	Protect string `json:"protect,omitempty"`
 	// Tools are the worker's tools with their effective approvals (GET of
 	// one worker only).
 	Tools []WorkerTool `json:"tools,omitempty"`

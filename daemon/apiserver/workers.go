@@ -27,7 +27,7 @@ func (d *Server) workerView(ctx context.Context, sw *store.Worker, tools bool) (
 		return v, nil // stored but not readable: logged at start
 	}
 	v.Description, v.Profile = w.Description, w.Profile
-	v.Workspace, v.ReadOnly = w.Workspace, w.ReadOnly
+	v.Workspace, v.ReadOnly, v.Protect = w.Workspace, w.ReadOnly, w.ProtectMode()
 	if !tools {
 		return v, nil
 	}

@@ -339,8 +339,8 @@ func (d *Dispatcher) callApproval(ctx context.Context, c *call, res *catalog.Res
 		return err
 	}
 	tool := res.Tool.Def.KindTool()
-	a, err := ca.CallApproval(&kind.Call{Env: &d.env, Tool: tool, Args: c.args, AllowDash: res.Schema.AllowDash,
-		Workspace: callWorkspace(c.worker, tool.Permissions)})
+	a, err := ca.CallApproval(&kind.Call{Env: &d.env, Tool: tool, Args: c.args, AllowDash: res.Schema.AllowDash, Defaults: res.Schema.Defaults,
+		Workspace: callWorkspace(c.worker, tool.Permissions), Protect: callProtect(c.worker, tool.Permissions)})
 	if err != nil {
 		return d.refuse(ctx, c, nil, err)
 	}

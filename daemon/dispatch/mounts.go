@@ -74,3 +74,12 @@ func callWorkspace(w *worker.Worker, perms []string) string {
 	}
 	return w.Workspace
 }
+
+// callProtect is the worker's protect: setting for a call that sees its
+// workspace writable (the tool holds filesystem), or "".
+func callProtect(w *worker.Worker, perms []string) string {
+	if callWorkspace(w, perms) == "" {
+		return ""
+	}
+	return w.ProtectMode()
+}

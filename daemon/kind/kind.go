@@ -343,6 +343,11 @@ type Call struct {
 	// worker's workspace, when the tool holds filesystem), for checks
 	// that read what is there; "" when none.
 	Workspace string
+	// Protect is the worker's protect: setting (policy.ProtectAsk,
+	// ProtectBlocked or ProtectOff) when the call sees a writable
+	// workspace, "" when it sees none: whether the shell rules' ask
+	// groups apply (CheckShell).
+	Protect string
 }
 
 // Request is the part of an executor request a kind builds: the body of

@@ -16,6 +16,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
+	"github.com/toolcage/toolcage/policy"
 )
 
 // maxDepth bounds nesting, so a hostile file cannot exhaust the stack.
@@ -132,7 +133,7 @@ func (p *parser) parse(data []byte) *Worker {
 		return nil
 	}
 	w := &Worker{Path: p.file}
-	var nameNode, approvalTools, workspaceNode, readonlyNode *yaml.Node
+	var nameNode, approvalTools, workspaceNode, readonlyNode, protectNode *yaml.Node
 	p.mapping(root, "", map[string]func(*yaml.Node){
 		"name": func(n *yaml.Node) {
 			nameNode = n
@@ -181,8 +182,22 @@ func (p *parser) parse(data []byte) *Worker {
 			readonlyNode = n
 			w.ReadOnly = p.boolean(n, "readonly")
 		},
+		"protect": func(n *yaml.Node) {
+			protectNode = n
+			switch w.Protect = p.str(n, "protect"); w.Protect {
+			case policy.ProtectAsk, policy.ProtectBlocked, policy.ProtectOff:
+			default:
+				if n.ShortTag() == "!!str" {
+					p.errorAt(n, "protect: unknown value %q (want ask, blocked or off)", w.Protect)
+				}
+				w.Protect = ""
+			}
+		},
 		"mounts": func(n *yaml.Node) { w.Mounts = p.mountGrants(n) },
 	})
+	if protectNode != nil && workspaceNode == nil {
+		p.errorAt(protectNode, "protect: says what becomes of commands that destroy work in the workspace, but there is no workspace:")
+	}
 	if readonlyNode == nil && workspaceNode != nil {
 		w.ReadOnly = true // a workspace is read-only unless the file says otherwise
 	} else if readonlyNode != nil && workspaceNode == nil {

@@ -178,7 +178,7 @@ func TestParseErrors(t *testing.T) {
 		{"name starting with a digit", "name: 1ops\n", []string{`1:7: name: "1ops" must match`}},
 		{"number name", "name: 12\n", []string{"1:7: name: want a string, got the number 12"}},
 		{"long name", "name: " + strings.Repeat("a", 65) + "\n", []string{"1:7: name: is longer than 64"}},
-		{"unknown key", "name: ops\ntool: [a]\n", []string{"2:1: tool: unknown field (known: agent_tools, approval, description, limits, mounts, name, profile, rate_limit, readonly, secrets, tool_files, tools, toolsets, workspace)"}},
+		{"unknown key", "name: ops\ntool: [a]\n", []string{"2:1: tool: unknown field (known: agent_tools, approval, description, limits, mounts, name, profile, protect, rate_limit, readonly, secrets, tool_files, tools, toolsets, workspace)"}},
 		{"unknown nested key", "name: ops\nlimits: {timeout: 1s, cpu: 2}\n", []string{"2:23: limits.cpu: unknown field (known: memory, output, requests, timeout)"}},
 		{"key twice", "name: ops\nname: ops2\n", []string{"2:1: name: given twice"}},
 		{"anchor", "name: &n ops\ndescription: *n\n", []string{"1:7: anchors and aliases are not supported", "2:14: anchors and aliases are not supported"}},

@@ -51,9 +51,28 @@ type Worker struct {
 	// them from writing it. See workspace.go.
 	Workspace string `json:"workspace,omitempty"`
 	ReadOnly  bool   `json:"readonly"`
+	// Protect (protect:) is what becomes of a command that destroys work in
+	// a writable workspace (the shell rules' ask groups: git reset --hard,
+	// rm -r...) run by an exec call or a shell tool holding filesystem:
+	// policy.ProtectAsk (the default, "" read as it) holds it for a
+	// person, policy.ProtectBlocked refuses it, policy.ProtectOff runs it.
+	Protect string `json:"protect,omitempty"`
 	// Mounts are the host paths tools made by this worker's agent may
 	// name under mounts: (besides the workspace), as secrets are.
 	Mounts []MountGrant `json:"mounts,omitempty"`
+}
+
+// ProtectMode is what protect: says for calls that see the workspace
+// writable, "" when they see none or see it read-only (nothing there to
+// protect).
+func (w *Worker) ProtectMode() string {
+	if w == nil || w.Workspace == "" || w.ReadOnly {
+		return ""
+	}
+	if w.Protect == "" {
+		return policy.ProtectAsk
+	}
+	return w.Protect
 }
 
 // MountGrant is one host path (absolute, symlinks resolved) an agent's

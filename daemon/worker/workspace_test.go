@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/mounts"
 )
 
@@ -43,6 +44,18 @@ func TestParseWorkspace(t *testing.T) {
 	if w.Workspace != filepath.Join(real, "repo") || w.ReadOnly {
 		t.Fatalf("workspace %q readonly %v", w.Workspace, w.ReadOnly)
 	}
+	if w.ProtectMode() != policy.ProtectAsk {
+		t.Fatalf("protect %q, want ask by default", w.ProtectMode())
+	}
+	for _, mode := range []string{policy.ProtectAsk, policy.ProtectBlocked, policy.ProtectOff} {
+		w, err := parse("name: w\nworkspace: ../repo\nreadonly: false\nprotect: " + mode + "\n")
+		if err != nil || w.ProtectMode() != mode {
+			t.Fatalf("protect: %s: %q, %v", mode, w.ProtectMode(), err)
+		}
+	}
+	if w, err := parse("name: w\nworkspace: ../repo\nprotect: blocked\n"); err != nil || w.ProtectMode() != "" {
+		t.Fatalf("read-only workspace: protect mode %q, %v; want none", w.ProtectMode(), err)
+	}
 	w, err = parse("name: w\nmounts: [{path: ../repo}, {path: " + filepath.Join(real, "repo") + ", readonly: false}]\n")
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +72,9 @@ func TestParseWorkspace(t *testing.T) {
 		{"name: w\nworkspace: \"\"\n", "workspace: is empty"},
 		{"name: w\nworkspace: 3\n", "workspace: want a string"},
 		{"name: w\nreadonly: false\n", "there is no workspace"},
+		{"name: w\nprotect: off\n", "protect: says what becomes"},
+		{"name: w\nworkspace: ../repo\nreadonly: false\nprotect: maybe\n", `protect: unknown value "maybe" (want ask, blocked or off)`},
+		{"name: w\nworkspace: ../repo\nreadonly: false\nprotect: true\n", "protect: want a string"},
 		{"name: w\nworkspace: ../repo\nreadonly: maybe\n", "readonly: want true or false"},
 		{"name: w\nworkspace: /\n", `"/" can never be mounted`},
 		// A writable workspace may not hold the worker's own file.

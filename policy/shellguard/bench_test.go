@@ -35,3 +35,16 @@ func BenchmarkCheckArgv(b *testing.B) {
 		_ = rs.CheckArgv(argv)
 	}
 }
+
+// BenchmarkCheckCommandProtected is the everyday command checked with the
+// ask rules on, as in a protected workspace.
+func BenchmarkCheckCommandProtected(b *testing.B) {
+	rs := loadDefaultShellRules(b)
+	if err := rs.CheckCommandProtected(benchCommand); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = rs.CheckCommandProtected(benchCommand)
+	}
+}

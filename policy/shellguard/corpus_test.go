@@ -1,6 +1,7 @@
 package shellguard
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,6 +94,11 @@ func TestEverydayCommands(t *testing.T) {
 		if err := rs.CheckCommand(line); err != nil {
 			denied++
 			t.Errorf("everyday command denied: %q: %v", line, err)
+		}
+		if err := rs.CheckCommandProtected(line); err != nil && !errors.As(err, new(*AskError)) {
+			t.Errorf("everyday command denied with the ask rules on: %q: %v", line, err)
+		} else if err != nil {
+			t.Logf("asked in a protected workspace: %q: %v", line, err)
 		}
 	}
 	if n < 200 {

@@ -40,6 +40,7 @@ func FuzzCheckCommand(f *testing.F) {
 	f.Add("ssh -B") // an option's value missing at the end of the words
 	// The class corpora reach the escapes, listings and traversals.
 	files, _ := filepath.Glob("testdata/deny_classes/*.txt")
+	files = append(files, "testdata/protect/destroying.txt")
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -84,6 +85,18 @@ func FuzzCheckCommand(f *testing.F) {
 			t.Fatalf("CheckArgv(sh -c %q) = nil, want denied", d+"\n"+s)
 		}
 		_ = rs.CheckArgv([]string{s, s})
+
+		// The ask rules only add a verdict: what CheckCommand denies stays
+		// denied, and what it lets through is let through or asked.
+		perr := rs.CheckCommandProtected(s)
+		var pd *DeniedError
+		var pa *AskError
+		switch {
+		case err != nil && (!errors.As(perr, &pd) || perr.Error() != err.Error()):
+			t.Fatalf("CheckCommandProtected(%q) = %v, want %v", s, perr, err)
+		case err == nil && perr != nil && (!errors.As(perr, &pa) || pa.Rule == "" || pa.Group == ""):
+			t.Fatalf("CheckCommandProtected(%q) = %#v, want nil or an *AskError", s, perr)
+		}
 	})
 }
 

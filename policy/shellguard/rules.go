@@ -60,6 +60,27 @@ func (e *DeniedError) NotParsed() bool {
 	return e.Group == GroupParse && (e.Rule == "unbalanced" || e.Rule == "syntax")
 }
 
+// VerdictDeny and VerdictAsk are a group's verdicts (verdict: in the
+// rules file): a deny group refuses what its rules match, an ask group
+// (what destroys work in a workspace) has a person decide.
+const (
+	VerdictDeny = "deny"
+	VerdictAsk  = "ask"
+)
+
+// AskError reports that a command matched a rule of an ask group and no
+// deny rule: a person decides whether it runs.
+type AskError struct {
+	Group       string // rule group, such as "workspace_work"
+	Rule        string // rule name within the group
+	Description string // what the command would destroy
+	Segment     string // the command (after normalisation) the rule matched
+}
+
+func (e *AskError) Error() string {
+	return fmt.Sprintf("asks a person: %s (shell rule %s/%s, in %s)", e.Description, e.Group, e.Rule, strconv.Quote(e.Segment))
+}
+
 // Rule is one deny rule. Every condition that is set must hold; a rule
 // needs at least one of command, targets, assign, regex, code_regex or
 // detect.
@@ -154,6 +175,14 @@ type Options struct {
 // concurrent use.
 type Rules struct {
 	groups []*ruleGroup
+	// deny holds the enabled rules of deny groups, ask those of ask
+	// groups (verdict: ask): an everyday check never looks at the ask
+	// rules unless it asks for them (Protect).
+	deny, ask ruleIndex
+}
+
+// ruleIndex is a list of active rules with indexes into it.
+type ruleIndex struct {
 	active []*rule
 	// Indexes into active: by exact command name, rules with command
 	// patterns, rules without a command, detector and code rules.
@@ -168,6 +197,7 @@ type ruleGroup struct {
 	name        string
 	description string
 	enabled     bool
+	ask         bool // verdict: ask
 	rules       []*rule
 }
 
@@ -318,6 +348,7 @@ type groupFile struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description,omitempty"`
 	Enabled     *bool             `json:"enabled,omitempty"`
+	Verdict     string            `json:"verdict,omitempty"`
 	Rules       []json.RawMessage `json:"rules"`
 }
 
@@ -352,6 +383,13 @@ func Load(yamlData []byte) (*Rules, error) {
 		}
 		seen[gf.Name] = true
 		g := &ruleGroup{name: gf.Name, description: gf.Description, enabled: gf.Enabled == nil || *gf.Enabled}
+		switch gf.Verdict {
+		case "", VerdictDeny:
+		case VerdictAsk:
+			g.ask = true
+		default:
+			return nil, fmt.Errorf("shell rules: group %q: verdict must be deny or ask, not %q", gf.Name, gf.Verdict)
+		}
 		for ri, rraw := range gf.Rules {
 			var sr Rule
 			if err := decodeStrict(rraw, &sr); err != nil {
@@ -504,10 +542,20 @@ var sourceOrigins = map[string]originSet{"fetch": originFetch, "socket": originS
 // index fills a new rule set's active rules and their indexes.
 func (rs *Rules) index() {
 	for _, g := range rs.groups {
-		if g.enabled {
-			rs.active = append(rs.active, g.rules...)
+		if !g.enabled {
+			continue
+		}
+		if g.ask {
+			rs.ask.active = append(rs.ask.active, g.rules...)
+		} else {
+			rs.deny.active = append(rs.deny.active, g.rules...)
 		}
 	}
+	rs.deny.build()
+	rs.ask.build()
+}
+
+func (rs *ruleIndex) build() {
 	rs.byName = map[string][]int{}
 	for i, r := range rs.active {
 		switch {
@@ -529,7 +577,7 @@ func (rs *Rules) index() {
 }
 
 // candidates lists, in rule order, the rules that can match a segment.
-func (rs *Rules) candidates(seg *segment, buf []int) []int {
+func (rs *ruleIndex) candidates(seg *segment, buf []int) []int {
 	buf = buf[:0]
 	switch seg.kind {
 	case segDetect:
@@ -610,21 +658,36 @@ func (rs *Rules) Groups() []string {
 }
 
 // CheckCommand checks a shell command line (the text sh -c runs) and
-// returns a *DeniedError for the first rule it breaks, or nil.
-func (rs *Rules) CheckCommand(cmd string) (err error) {
+// returns a *DeniedError for the first rule it breaks, or nil. The rules
+// of ask groups are not consulted (CheckCommandProtected).
+func (rs *Rules) CheckCommand(cmd string) error { return rs.checkCommand(cmd, false) }
+
+// CheckCommandProtected is CheckCommand with the ask groups' rules on (a
+// workspace whose work is protected): a *DeniedError when a deny rule
+// matches, else an *AskError for the first ask rule that does, else nil.
+// Deny wins over ask.
+func (rs *Rules) CheckCommandProtected(cmd string) error { return rs.checkCommand(cmd, true) }
+
+func (rs *Rules) checkCommand(cmd string, ask bool) (err error) {
 	if err := checkInput(cmd); err != nil {
 		return err
 	}
 	defer refuseOnPanic(cmd, &err)
 	w := newShWalker()
 	w.walkScript(cmd, &scope{pos0: arg{e: "sh", p: "sh"}, posKnown: true}, nil)
-	return rs.verdict(w, cmd)
+	return rs.verdict(w, cmd, ask)
 }
 
 // CheckArgv checks an argument vector run without a shell. Its words are
 // taken literally (no quoting, globbing or expansion happens), but the
 // commands wrappers run are followed (env, sudo, xargs, sh -c TEXT...).
-func (rs *Rules) CheckArgv(argv []string) (err error) {
+func (rs *Rules) CheckArgv(argv []string) error { return rs.checkArgv(argv, false) }
+
+// CheckArgvProtected is CheckArgv with the ask groups' rules on, as
+// CheckCommandProtected.
+func (rs *Rules) CheckArgvProtected(argv []string) error { return rs.checkArgv(argv, true) }
+
+func (rs *Rules) checkArgv(argv []string, ask bool) (err error) {
 	line := strings.Join(argv, " ")
 	for _, a := range argv {
 		if err := checkInput(a); err != nil {
@@ -642,7 +705,7 @@ func (rs *Rules) CheckArgv(argv []string) (err error) {
 	w := newShWalker()
 	sc := &scope{pos0: arg{e: "sh", p: "sh"}, posKnown: true}
 	w.runCommand(&segment{kind: segCmd, args: literalArgs(argv)}, sc, nil, pipeCtx{})
-	return rs.verdict(w, line)
+	return rs.verdict(w, line, ask)
 }
 
 // refuseOnPanic turns a fault in the walk (a bug: perf's option loop once
@@ -655,7 +718,7 @@ func refuseOnPanic(text string, err *error) {
 	}
 }
 
-func (rs *Rules) verdict(w *walker, input string) error {
+func (rs *Rules) verdict(w *walker, input string, ask bool) error {
 	if w.err == nil {
 		w.forkBombs()
 	}
@@ -670,15 +733,36 @@ func (rs *Rules) verdict(w *walker, input string) error {
 		if seg.kind == segFinding {
 			return parseErr(seg.rule, seg.desc, seg.text)
 		}
-		for _, i := range rs.candidates(seg, buf[:0]) {
-			r := rs.active[i]
-			if r.match(seg, w) {
-				desc := cmp.Or(r.src.Description, r.src.Name)
-				return &DeniedError{Group: r.group, Rule: r.src.Name, Description: desc, Segment: truncate(seg.text)}
+		for _, i := range rs.deny.candidates(seg, buf[:0]) {
+			if r := rs.deny.active[i]; r.match(seg, w) {
+				return &DeniedError{Group: r.group, Rule: r.src.Name, Description: cmp.Or(r.src.Description, r.src.Name), Segment: truncate(seg.text)}
 			}
 		}
 	}
+	if !ask {
+		return nil
+	}
+	if r, seg := rs.ask.first(w); r != nil {
+		return &AskError{Group: r.group, Rule: r.src.Name, Description: cmp.Or(r.src.Description, r.src.Name), Segment: truncate(seg.text)}
+	}
 	return nil
+}
+
+// first returns the first rule that matches a segment of the walk, in
+// segment order, and that segment.
+func (rs *ruleIndex) first(w *walker) (*rule, *segment) {
+	if len(rs.active) == 0 {
+		return nil, nil
+	}
+	var buf [64]int
+	for _, seg := range w.segs {
+		for _, i := range rs.candidates(seg, buf[:0]) {
+			if r := rs.active[i]; r.match(seg, w) {
+				return r, seg
+			}
+		}
+	}
+	return nil, nil
 }
 
 func parseErr(rule, desc, text string) *DeniedError {

@@ -969,7 +969,7 @@ func TestShellRulesGroupsAndWith(t *testing.T) {
 	groups := rs.Groups()
 	wantGroups := []string{"parse", "destructive_file_ops", "disk_destruction", "resource_destruction", "system_control", "fork_bombs",
 		"remote_code_execution", "reverse_shells", "privilege_escalation", "environment_injection",
-		"container_escape", "defense_evasion", "credential_and_env_dumping", "data_exfiltration"}
+		"container_escape", "defense_evasion", "credential_and_env_dumping", "data_exfiltration", "workspace_work"}
 	if strings.Join(groups, ",") != strings.Join(wantGroups, ",") {
 		t.Fatalf("Groups() = %v, want %v", groups, wantGroups)
 	}

@@ -123,14 +123,18 @@ func command(call *kind.Call) (string, error) {
 // CallApproval decides the call from the worker's rules: the strictest
 // over every command the line runs, ask where no rule speaks. The deny
 // rules come first: a command they refuse is refused here already, so no
-// one is asked to approve what could never run.
+// one is asked to approve what could never run. A command that destroys
+// work in a writable workspace (the ask rules: git reset --hard, rm -r)
+// is held for a person whatever the worker's rules say (protect: ask),
+// or refused (protect: blocked).
 func (c *Compiled) CallApproval(call *kind.Call) (string, error) {
 	cmd, err := command(call)
 	if err != nil {
 		return "", err
 	}
-	if err := call.Env.ShellRules.CheckCommand(cmd); err != nil {
-		return "", &errdefs.Error{Code: errdefs.PolicyDenied, Err: err}
+	ask, err := call.CheckShell(cmd, nil)
+	if err != nil {
+		return "", err
 	}
 	d, err := c.rules.Decide(cmd)
 	if err != nil {
@@ -140,6 +144,10 @@ func (c *Compiled) CallApproval(call *kind.Call) (string, error) {
 		if s.Approval == policy.ApprovalBlocked {
 			return "", errdefs.Errorf(errdefs.PolicyDenied, "exec: %q is blocked by the worker's rule %q", s.Text, s.Rule)
 		}
+	}
+	if ask != nil && d.Approval != policy.ApprovalBlocked {
+		slog.Info("exec: held for a person", "tool", call.Tool.Name, "reason", ask.Error())
+		return policy.ApprovalAsk, nil
 	}
 	if d.Approval == policy.ApprovalPreApproved {
 		if why := c.repoPrograms(call, d); why != "" {
