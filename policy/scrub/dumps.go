@@ -98,6 +98,32 @@ func (t *dumpStreakState) add(text string, i, k int, breaks bool) bool {
 	return (t.n >= dumpStreak || t.n >= 2 && t.digits >= 16) && t.start >= t.done
 }
 
+// dumpWalk is what encodedSpans' walk keeps for dumps, apart from its own
+// state so that the walk's loop stays as tight without it.
+type dumpWalk struct {
+	s      *Scrubber
+	budget *decodeBudget
+	streak dumpStreakState
+	spans  []scrubSpan
+}
+
+// run records the run text[i:k]; when a dump starts there it reads it and
+// returns where the walk goes on.
+func (w *dumpWalk) run(text string, i, k int, breaks bool) (int, bool) {
+	if !maybeUnit(text, i, k) {
+		w.streak.n = 0
+		return 0, false
+	}
+	if !w.streak.add(text, i, k, breaks) {
+		return 0, false
+	}
+	var next int
+	w.spans, next = w.s.dumpSpans(text, &w.streak, w.budget, w.spans)
+	next = max(next, k)
+	w.streak.done, w.streak.n = next, 0
+	return next, true
+}
+
 // maybeUnit is unitLike's first test, small enough to inline in the
 // walk: a word that does not start and end like a unit costs two table
 // lookups.

@@ -88,10 +88,10 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 	}
 	budget := decodeBudget{bytes: maxDecodedPerText, state: maxStatePerText}
 	// Dumps and UTF-16 are read for calls with known values (dumps.go).
-	dumps := s.knownAC != nil
-	var streak dumpStreakState
-	if dumps {
+	var dumps *dumpWalk
+	if s.knownAC != nil {
 		spans = s.utf16Spans(text, &budget, spans)
+		dumps = &dumpWalk{s: s, budget: &budget}
 	}
 	for i := 0; i < len(text) && budget.bytes > 0; {
 		if !isEncodedByte(text[i]) || text[i] == '=' {
@@ -117,13 +117,9 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 				k, breaks, nbreak = k+n, true, nbreak+n
 			}
 		}
-		if dumps {
-			if !maybeUnit(text, i, k) {
-				streak.n = 0
-			} else if streak.add(text, i, k, breaks) {
-				spans, i = s.dumpSpans(text, &streak, &budget, spans)
-				i = max(i, k)
-				streak.done, streak.n = i, 0
+		if dumps != nil {
+			if next, ok := dumps.run(text, i, k, breaks); ok {
+				i = next
 				continue
 			}
 		}
@@ -148,6 +144,9 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 			}
 		}
 		i = k
+	}
+	if dumps != nil {
+		spans = append(spans, dumps.spans...)
 	}
 	return spans
 }
