@@ -15,6 +15,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/toolcage/toolcage/internal/filetrust"
+
 	"github.com/toolcage/toolcage/configs"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
@@ -273,6 +275,11 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 		return Config{}, fmt.Errorf("embedded config: %w", err)
 	}
 	if file != "" {
+		// The config names executors, mounts and rules: another user
+		// able to change it could run anything as the daemon.
+		if err := filetrust.ForProcess().Check("config file", file); err != nil {
+			return Config{}, err
+		}
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return Config{}, fmt.Errorf("config: %w", err)

@@ -31,6 +31,9 @@ const (
 	actTokenRotate   = "worker.token.rotate"
 	actTokenRevoke   = "worker.token.revoke"
 	actUILogin       = "ui.login"
+	// actWorkerReload is the daemon's own: a worker's files another
+	// user can change, refused at a reload or at start.
+	actWorkerReload = "worker.reload"
 	// actAuthRefused is not an act but an attempt at one: a live worker
 	// token sent with identity headers claiming more (a person's type, a
 	// caller id, another worker), refused before any route; its target is

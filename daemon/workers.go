@@ -18,6 +18,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/internal/filetrust"
 	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
@@ -66,6 +67,11 @@ func newWorkerRegistry(ctx context.Context, st *store.Store, log *slog.Logger, c
 			continue
 		}
 		reg.byName[wk.Name] = &wk
+		if err := wk.CheckTrust(filetrust.ForProcess()); err != nil {
+			// The stored version was read when its files were the
+			// person's; it stays, as a reload would keep it.
+			reg.refused(wk.Path, err)
+		}
 		if err := reg.watch.Add(&wk); err != nil {
 			// The file's directory may be gone; its last good version
 			// still serves.
@@ -126,6 +132,15 @@ func (reg *workerRegistry) refused(path string, err error) {
 			level := slog.LevelWarn
 			if reg.errs[name] == msg {
 				level = slog.LevelDebug
+			}
+			if filetrust.Is(err) && level == slog.LevelWarn {
+				// Someone else can change the person's files: news
+				// for the admin log, once per cause.
+				a := &store.AdminAct{Act: actWorkerReload, Target: path, CallerID: "toolcage", Worker: name,
+					Outcome: store.ActRefused, ErrorCode: string(errdefs.CodeOf(err)), Error: msg}
+				if err := reg.st.RecordAdminAct(context.Background(), a); err != nil {
+					reg.log.Error("recording admin act", "act", a.Act, "target", path, "err", err)
+				}
 			}
 			reg.errs[name] = msg
 			reg.log.Log(context.Background(), level, "worker file edit refused; the last good version stays in force", "worker", name, "error", msg)
@@ -286,6 +301,9 @@ func (d *Daemon) addWorker(w http.ResponseWriter, r *http.Request) error {
 		var pe *worker.ParseError
 		if errors.As(err, &pe) {
 			return &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
+		}
+		if filetrust.Is(err) {
+			return err
 		}
 		if err != nil {
 			return badRequest("reading the worker file: %v", err)
