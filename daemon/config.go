@@ -277,8 +277,8 @@ func LoadConfig(file string, overrides map[string]any) (Config, error) {
 	if file != "" {
 		// The config names executors, mounts and rules: another user
 		// able to change it could run anything as the daemon.
-		if err := filetrust.ForProcess().Check("config file", file); err != nil {
-			return Config{}, err
+		if err := filetrust.ForProcess().Check("config file", file); filetrust.Is(err) {
+			return Config{}, err // a missing file is the read's to say
 		}
 		data, err := os.ReadFile(file)
 		if err != nil {

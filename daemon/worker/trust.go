@@ -31,7 +31,9 @@ func (w *Worker) CheckTrust(pol filetrust.Policy) error {
 	}
 	check("worker file", w.Path)
 	for _, t := range w.LocalTools {
-		check("tool file", t.File)
+		if filepath.IsAbs(t.File) { // not a toolset's ("toolset:exec")
+			check("tool file", t.File)
+		}
 	}
 	for _, p := range w.ToolFiles {
 		check("tool_files directory", literalDir(filepath.Join(filepath.Dir(w.Path), p)))
