@@ -32,8 +32,8 @@ type plan struct {
 	local    kind.Local
 	tool     kind.Tool
 	defaults map[string]json.RawMessage
-	// change says what the call would change in files (kind.ChangeShower),
-	// read only when it parks for a person; nil for other kinds.
+	// change says what the call would change in a file (change.go), read
+	// only when it parks for a person; nil for calls of other kinds.
 	change func() string
 }
 
@@ -88,8 +88,8 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 	if err != nil {
 		return p, err
 	}
-	if cs, ok := res.Compiled.(kind.ChangeShower); ok {
-		p.change = func() string { return cs.Change(kc, body) }
+	if body.FS != nil {
+		p.change = func() string { return fileChange(kc.Workspace, body.FS) }
 	}
 	req.Permissions, req.JS, req.Shell, req.HTTP, req.FS = body.Permissions, body.JS, body.Shell, body.HTTP, body.FS
 	p.standIn = built.StandIn

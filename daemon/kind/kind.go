@@ -93,15 +93,6 @@ type CallApprover interface {
 	CallApproval(c *Call) (string, error)
 }
 
-// ChangeShower is a Compiled whose calls change files (the filesystem
-// toolset's writes): Change says, changing nothing, what the call built
-// in req would do (filediff's text), for the approval a parked call
-// shows a person; "" when there is nothing to show.
-type ChangeShower interface {
-	Compiled
-	Change(c *Call, req *Request) string
-}
-
 // HostCaller is a Kind whose calls may call back into the daemon while
 // they run (JavaScript's utils.callTool): its executors are started with
 // the callback channel (host.Key.Host).

@@ -19,8 +19,6 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/kind"
 	"github.com/toolcage/toolcage/errdefs"
-	fsexec "github.com/toolcage/toolcage/executors/fs"
-	"github.com/toolcage/toolcage/internal/filediff"
 	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/policy/repocode"
@@ -135,29 +133,6 @@ func (c *Compiled) Build(_ context.Context, call *kind.Call, req *kind.Request) 
 	return &kind.Built{}, nil
 }
 
-// Change shows a write, edit or delete as the diff against the file in
-// the workspace now (read through the fs executor's own path checks,
-// with the daemon's rights), for the approval it parks in.
-func (c *Compiled) Change(call *kind.Call, req *kind.Request) string {
-	f := req.FS
-	if f == nil || call.Workspace == "" {
-		return ""
-	}
-	switch f.Op {
-	case toolspec.FSWriteFile, toolspec.FSEditFile, toolspec.FSDeleteFile:
-	default:
-		return ""
-	}
-	ch, err := fsexec.Preview(call.Workspace, f, filediff.MaxInput)
-	if errdefs.CodeOf(err) == errdefs.LimitExceeded {
-		return fmt.Sprintf("%s %s: the file is over the diff cap of %d bytes; not shown", f.Op, f.Path, filediff.MaxInput)
-	}
-	if err != nil {
-		return fmt.Sprintf("%s: the change cannot be shown: %v", f.Op, err)
-	}
-	return filediff.Unified(ch.Path, filediff.File{Data: ch.Old, Exists: ch.OldExists}, filediff.File{Data: ch.New, Exists: ch.NewExists})
-}
-
 // CallApproval holds a write, edit or delete of a file git, make, npm
 // or an editor runs programs from (repocode.File: .git/..., a Makefile,
 // package.json...) for a person, whatever the worker pre-approves: such
@@ -206,7 +181,6 @@ func resolved(root, p string) string {
 // Interface guards.
 var (
 	_ kind.CallApprover = (*Compiled)(nil)
-	_ kind.ChangeShower = (*Compiled)(nil)
 	_ kind.ToolsetOnly  = Kind{}
 	_ kind.Spec         = (*Spec)(nil)
 	_ kind.Effecter     = (*Spec)(nil)
