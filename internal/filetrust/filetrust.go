@@ -160,7 +160,9 @@ func (p Policy) walk(abs string) (*Error, error) {
 			return e, nil
 		}
 		if !dir {
-			if len(rest) > 0 && slices.ContainsFunc(rest, func(s string) bool { return s != "" && s != "." }) {
+			// Anything after a file, a trailing slash too, is the
+			// kernel's ENOTDIR.
+			if len(rest) > 0 {
 				return nil, &fs.PathError{Op: "resolve", Path: abs, Err: syscall.ENOTDIR}
 			}
 			return nil, nil
