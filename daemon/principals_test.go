@@ -854,9 +854,22 @@ func TestGrantFilesNeverWritableByAnAgent(t *testing.T) {
 	writer := workerAgent(t, td, "writer", strings.Replace(fsAgent, "%s", shared, 1))
 	neighbour := filepath.Join(shared, "neighbour.yaml")
 	writeFile(t, neighbour, "name: neighbour\ntools: [adder]\n")
+	// The agent's workspace is the sandbox user's: a worker file in it is
+	// refused at add (internal/filetrust) whoever asks.
+	if _, err := addWorker(c, neighbour); codeOf(err) != errdefs.Forbidden || !strings.Contains(err.Error(), "owner 65534") {
+		t.Errorf("a worker file in an agent's workspace: %v", err)
+	}
+	// Registered while the directory was the person's, then handed to
+	// the sandbox user: the mounts guard still keeps the writer out.
+	for _, p := range []string{shared, neighbour} {
+		if err := os.Chown(p, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := addWorker(c, neighbour); err != nil {
 		t.Fatal(err)
 	}
+	sandboxOwn(t, shared)
 	_, err := callTool(noWait(writer), "write_file", map[string]any{"path": "neighbour.yaml",
 		"content": "name: neighbour\ntools: [adder]\napproval: {default: preApproved}\n"})
 	if codeOf(err) != errdefs.PolicyDenied {

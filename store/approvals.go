@@ -32,14 +32,18 @@ type Approval struct {
 	// DefHash is the hash of the tool's definition the call was asked
 	// for under ('' on approvals from before it was kept: they match
 	// no call).
-	DefHash   string          `json:"def_hash,omitempty"`
-	ArgsHash  string          `json:"args_hash"`
-	Args      json.RawMessage `json:"args,omitempty"` // already scrubbed by the caller
-	Rendered  string          `json:"rendered"`       // what would run, already scrubbed
-	Status    string          `json:"status"`
-	CreatedAt time.Time       `json:"created_at"`
-	DecidedAt time.Time       `json:"decided_at,omitzero"`
-	DecidedBy string          `json:"decided_by,omitempty"`
+	DefHash  string          `json:"def_hash,omitempty"`
+	ArgsHash string          `json:"args_hash"`
+	Args     json.RawMessage `json:"args,omitempty"` // already scrubbed by the caller
+	Rendered string          `json:"rendered"`       // what would run, already scrubbed
+	// Change is what the call would change in a file (a unified diff,
+	// "new file, N bytes", "delete"), already scrubbed; "" for calls
+	// that change no file.
+	Change    string    `json:"change,omitempty"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	DecidedBy string    `json:"decided_by,omitempty"`
 	// UsedAt is when an allowed call ran on this approval: the caller that
 	// waited for it, or its retry (UseAllowedApproval). Zero while unused.
 	UsedAt time.Time `json:"used_at,omitzero"`
@@ -67,7 +71,7 @@ func ArgsHash(args json.RawMessage) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-const selectApproval = `SELECT id, tool, version, caller_id, caller_type, worker, def_hash, args_hash, args, rendered,
+const selectApproval = `SELECT id, tool, version, caller_id, caller_type, worker, def_hash, args_hash, args, rendered, change,
 	status, created_at, decided_at, decided_by, used_at FROM approvals`
 
 // CreateApproval stores a as a new approval. Its Status defaults to
@@ -98,8 +102,8 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
 		return fmt.Errorf("store: create approval: %w", err)
 	}
 	_, err = s.wdb.ExecContext(ctx, `INSERT INTO approvals (id, tool, version, caller_id, caller_type, worker, def_hash,
-		args_hash, args, rendered, status, created_at, decided_at, decided_by, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, a.Tool, a.Version, a.CallerID, a.CallerType, a.Worker, a.DefHash, a.ArgsHash, args, a.Rendered, a.Status,
+		args_hash, args, rendered, change, status, created_at, decided_at, decided_by, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Tool, a.Version, a.CallerID, a.CallerType, a.Worker, a.DefHash, a.ArgsHash, args, a.Rendered, a.Change, a.Status,
 		a.CreatedAt.UnixNano(), decided, a.DecidedBy, used)
 	if isConstraint(err) {
 		return fmt.Errorf("store: create approval %q: %w", a.ID, ErrConflict)
@@ -118,7 +122,7 @@ func scanApproval(r rowScanner) (*Approval, error) {
 		decided sql.NullInt64
 		used    sql.NullInt64
 	)
-	if err := r.Scan(&a.ID, &a.Tool, &a.Version, &a.CallerID, &a.CallerType, &a.Worker, &a.DefHash, &a.ArgsHash, &args, &a.Rendered,
+	if err := r.Scan(&a.ID, &a.Tool, &a.Version, &a.CallerID, &a.CallerType, &a.Worker, &a.DefHash, &a.ArgsHash, &args, &a.Rendered, &a.Change,
 		&a.Status, &created, &decided, &a.DecidedBy, &used); err != nil {
 		return nil, err
 	}

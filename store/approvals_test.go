@@ -33,7 +33,7 @@ func TestApprovalLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &Approval{ID: "abcd2345", Tool: "rm_tmp", Version: 2, CallerID: "agent", CallerType: "llm",
-		ArgsHash: "h1", Args: json.RawMessage(`{"p":"x"}`), Rendered: `["rm","x"]`}
+		ArgsHash: "h1", Args: json.RawMessage(`{"p":"x"}`), Rendered: `["rm","x"]`, Change: "delete x, 2 bytes\n--- a/x\n"}
 	if err := s.CreateApproval(ctx, a); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestApprovalLifecycle(t *testing.T) {
 	}
 	got, err := s.GetApproval(ctx, "abcd2345")
 	if err != nil || got.Status != ApprovalPending || got.Tool != "rm_tmp" || got.Version != 2 || string(got.Args) != `{"p":"x"}` ||
-		got.Rendered != `["rm","x"]` || got.CallerType != "llm" || got.CreatedAt.IsZero() || !got.DecidedAt.IsZero() {
+		got.Rendered != `["rm","x"]` || got.Change != a.Change || got.CallerType != "llm" || got.CreatedAt.IsZero() || !got.DecidedAt.IsZero() {
 		t.Fatalf("get: %+v %v", got, err)
 	}
 	if _, err := s.GetApproval(ctx, "zzzz2345"); !errors.Is(err, ErrNotFound) {

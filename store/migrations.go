@@ -228,6 +228,9 @@ DROP TABLE always_approvals;
 ALTER TABLE always_approvals_keyed RENAME TO always_approvals;
 CREATE INDEX always_approvals_worker ON always_approvals (worker) WHERE worker != '';
 `,
+	// 13: what a parked call would change in a file (the diff a person
+	// approves), scrubbed; '' for other calls and approvals from before.
+	`ALTER TABLE approvals ADD COLUMN change TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings db up to len(list) by applying, each in one transaction, the

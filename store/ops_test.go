@@ -155,6 +155,7 @@ func TestMigration7MarksOldAllowedUsed(t *testing.T) {
 		`ALTER TABLE tools DROP COLUMN disabled_by`,                                                                       // 11
 		`DROP INDEX always_approvals_worker`, `ALTER TABLE approvals DROP COLUMN def_hash`, `DROP TABLE always_approvals`, // 12
 		alwaysApprovalsV3,
+		`ALTER TABLE approvals DROP COLUMN change`, // 13
 		`DELETE FROM schema_migrations WHERE version >= 7`,
 		`INSERT INTO approvals (id, tool, version, args_hash, status, created_at, decided_at) VALUES ('old22222', 'greet', 1, 'h', 'allowed', 1, 5)`,
 		`INSERT INTO approvals (id, tool, version, args_hash, status, created_at) VALUES ('pend2222', 'greet', 1, 'h', 'pending', 1)`,
@@ -196,6 +197,7 @@ func TestMigration12OldApprovalsMatchNothing(t *testing.T) {
 	for _, stmt := range []string{
 		`DROP INDEX always_approvals_worker`, `ALTER TABLE approvals DROP COLUMN def_hash`, `DROP TABLE always_approvals`,
 		alwaysApprovalsV3,
+		`ALTER TABLE approvals DROP COLUMN change`,
 		`DELETE FROM schema_migrations WHERE version >= 12`,
 		`INSERT INTO always_approvals (tool, version, args_hash, created_at) VALUES ('deploy', 1, 'h', 1), ('deploy', 2, 'h', 2)`,
 		`INSERT INTO approvals (id, tool, version, caller_id, caller_type, worker, args_hash, status, created_at, decided_at)

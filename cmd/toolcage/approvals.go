@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/internal/termsafe"
 )
 
 // approvalsCommand is the approvals noun: the queue of calls to
@@ -22,6 +27,7 @@ func approvalsCommand() *cli.Command {
 
 Examples:
    toolcage approvals list
+   toolcage approvals show k3xq
    toolcage approvals allow k3xq7mfa
    toolcage approvals allow k3xq --always
    toolcage approvals deny k3xq7mfa`,
@@ -34,7 +40,7 @@ pending; once allowed, the caller's retry of the identical call (same tool,
 version and definition, same caller and worker, same arguments) within approvals.validity
 (10 minutes by default) runs on it, once. allow --always approves every
 identical call from then on. 'approvals list --watch' follows the queue.`,
-		Subcommands: []*cli.Command{approvalsListCommand(), approvalsAllowCommand(), approvalsDenyCommand()},
+		Subcommands: []*cli.Command{approvalsListCommand(), approvalsShowCommand(), approvalsAllowCommand(), approvalsDenyCommand()},
 	}
 }
 
@@ -52,7 +58,10 @@ Examples:
    toolcage approvals list --watch --status all --json`,
 		Description: `WHAT is what the call would run: a shell tool's argv (JSON) or sh -c
 command, an HTTP tool's method and URL, or the sha256 of a JavaScript tool's
-code. Secret values are never shown.
+code; for a filesystem write, edit or delete, the change's summary, and below
+the table the diff against the file as it stood when the call parked (the
+first 40 lines; all of it in 'approvals show ID'). Secret values are never
+shown.
 
 --watch prints the pending approvals, then each approval as it is made, one
 line each, until Ctrl-C (server-sent events from GET /v1/approvals/events).
@@ -108,13 +117,134 @@ func runApprovalsList(ctx context.Context, a *app, status string, jsonOut bool) 
 		if ap.CallerID != "" {
 			caller += ":" + ap.CallerID
 		}
-		cells := []string{ap.ID, ap.Tool, strconv.Itoa(ap.Version), orDash(caller), orDash(clipCell(ap.Rendered)), formatTime(ap.CreatedAt, a.loc)}
+		cells := []string{ap.ID, ap.Tool, strconv.Itoa(ap.Version), orDash(caller), orDash(clipCell(approvalWhat(ap))), formatTime(ap.CreatedAt, a.loc)}
 		if status == "" {
 			cells = append(cells, ap.Status)
 		}
 		row(tw, cells...)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Each file change below the table, so the person sees the edit
+	// they approve; a long one is cut, whole in `approvals show`.
+	for _, ap := range list.Approvals {
+		if ap.Change == "" || ap.Status != "pending" {
+			continue
+		}
+		fmt.Fprintf(a.out, "\n%s %s:\n", ap.ID, termsafe.Line(ap.Tool))
+		writeChange(a.out, ap.Change, maxListedChangeLines, ap.ID)
+	}
+	return nil
+}
+
+// maxListedChangeLines bounds a change's lines under `approvals list`.
+const maxListedChangeLines = 40
+
+// approvalWhat is the WHAT cell: what would run, or for a file change
+// (which runs nothing the person needs to read) its summary line.
+func approvalWhat(ap api.Approval) string {
+	if ap.Rendered == "" && ap.Change != "" {
+		summary, _, _ := strings.Cut(ap.Change, "\n")
+		return summary
+	}
+	return ap.Rendered
+}
+
+// writeChange prints a change's lines, each made safe for the terminal
+// (termsafe.Text keeps its tabs), at most max of them (0: all).
+func writeChange(w io.Writer, change string, max int, id string) {
+	lines := strings.Split(strings.TrimSuffix(change, "\n"), "\n")
+	for i, l := range lines {
+		if max > 0 && i == max {
+			fmt.Fprintf(w, "… %d more lines: toolcage approvals show %s\n", len(lines)-max, id)
+			return
+		}
+		fmt.Fprintln(w, "  "+termsafe.Text(l))
+	}
+}
+
+func approvalsShowCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "show one approval: what the call would run or change, and its arguments",
+		ArgsUsage: "ID",
+		UsageText: `toolcage approvals show ID [--json]
+
+Example:
+   toolcage approvals show k3xq`,
+		Description: `Shows one approval (ID or a unique prefix of at least 4 characters): the
+tool, the caller, what would run, the arguments, and for a filesystem
+write_file, edit_file or delete_file the whole diff against the file as it
+stood when the call parked ("new file", "delete", binary files said so).`,
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(cCtx *cli.Context) error {
+			id, err := approvalID(cCtx)
+			if err != nil {
+				return err
+			}
+			a := appOf(cCtx)
+			return runApprovalShow(cCtx.Context, a, id, a.jsonOut(cCtx))
+		},
+	}
+}
+
+func runApprovalShow(ctx context.Context, a *app, ref string, jsonOut bool) error {
+	var list api.ApprovalList
+	if _, err := a.request(ctx, http.MethodGet, "/v1/approvals", nil, &list); err != nil {
+		return err
+	}
+	ref = strings.ToLower(strings.TrimSpace(ref))
+	var found []api.Approval
+	for _, ap := range list.Approvals {
+		if ap.ID == ref {
+			found = []api.Approval{ap}
+			break
+		}
+		if len(ref) >= 4 && strings.HasPrefix(ap.ID, ref) {
+			found = append(found, ap)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return errdefs.Errorf(errdefs.NotFound, "no approval %q", ref)
+	case 1:
+	default:
+		return errdefs.Errorf(errdefs.InvalidRequest, "approval id prefix %q is ambiguous: it matches %s, %s; give more characters", ref, found[0].ID, found[1].ID)
+	}
+	ap := found[0]
+	if jsonOut {
+		b, err := json.Marshal(ap)
+		if err != nil {
+			return err
+		}
+		return writeJSON(a.out, b)
+	}
+	caller := ap.CallerType
+	if ap.CallerID != "" {
+		caller += ":" + ap.CallerID
+	}
+	kv := newKV(a.out)
+	row(kv, "ID:", ap.ID)
+	row(kv, "Tool:", fmt.Sprintf("%s (version %d)", ap.Tool, ap.Version))
+	row(kv, "Caller:", orDash(caller))
+	if ap.Worker != "" {
+		row(kv, "Worker:", ap.Worker)
+	}
+	row(kv, "Status:", ap.Status)
+	row(kv, "Created:", formatTime(ap.CreatedAt, a.loc))
+	if ap.Rendered != "" {
+		row(kv, "Runs:", ap.Rendered)
+	}
+	row(kv, "Arguments:", string(ap.Arguments))
+	if err := kv.Flush(); err != nil {
+		return err
+	}
+	if ap.Change != "" {
+		fmt.Fprintln(a.out, "Change:")
+		writeChange(a.out, ap.Change, 0, ap.ID)
+	}
+	return nil
 }
 
 // approvalID returns the one ID argument.

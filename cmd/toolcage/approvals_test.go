@@ -102,6 +102,13 @@ func TestApprovalAllowDeny(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ID\s+TOOL\s+VER\s+CALLER\s+WHAT\s+CREATED\n` + a.ID + `\s+greet\s+1\s+user:uid:\d+\s+\["echo","hello","world"\]\s+\d{4}-`).MatchString(r.out) {
 		t.Errorf("list:\n%s", r.out)
 	}
+	r = mustOK(t, sock, "approvals", "show", a.ID[:5])
+	for _, want := range []string{"ID:        " + a.ID + "\n", "Tool:      greet (version 1)\n", `Runs:      ["echo","hello","world"]` + "\n", `Arguments: {"who":"world"}`} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("show lacks %q:\n%s", want, r.out)
+		}
+	}
+	wantExit(t, tc(t, sock, "approvals", "show", "zzzz"), exitFailure, `no approval "zzzz"`)
 	// Only a person decides.
 	wantExit(t, tc(t, sock, "--caller-type", "llm", "approvals", "allow", a.ID), exitRefused, "only a person", "(forbidden)")
 	r = mustOK(t, sock, "approvals", "allow", a.ID[:4]) // a unique prefix

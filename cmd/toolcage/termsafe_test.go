@@ -8,6 +8,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/toolcage/toolcage/daemon/api"
+	"github.com/toolcage/toolcage/internal/filediff"
 	"github.com/toolcage/toolcage/internal/termsafe"
 )
 
@@ -109,5 +110,29 @@ func TestAgentTextShownEscaped(t *testing.T) {
 	}
 	if !sameJSON(t, j, tool.Definition) {
 		t.Errorf("--definition does not read back as the definition:\n%s\n%s", j, tool.Definition)
+	}
+}
+
+// A file change an agent's call would make is printed line by line,
+// escaped (its tabs kept); the list's WHAT cell is its summary.
+func TestApprovalChangeShownEscaped(t *testing.T) {
+	change := filediff.Unified("a.go", filediff.File{Data: []byte("\told\n"), Exists: true}, filediff.File{Data: []byte(evil + "\n"), Exists: true})
+	var b strings.Builder
+	writeChange(&b, change, 0, "abcd2345")
+	out := b.String()
+	noRaw(t, "the change", out)
+	if !strings.Contains(out, "  -\told\n") || !strings.Contains(out, `\u001b[2K`) {
+		t.Errorf("change:\n%s", out)
+	}
+	b.Reset()
+	writeChange(&b, change, 3, "abcd2345")
+	if got := b.String(); !strings.HasSuffix(got, "… 4 more lines: toolcage approvals show abcd2345\n") || strings.Count(got, "\n") != 4 {
+		t.Errorf("cut change:\n%s", got)
+	}
+	if w := approvalWhat(api.Approval{Change: change}); w != "edit a.go: +2 -1 lines" {
+		t.Errorf("WHAT %q", w)
+	}
+	if w := approvalWhat(api.Approval{Rendered: "sh -c x", Change: change}); w != "sh -c x" {
+		t.Errorf("WHAT %q", w)
 	}
 }

@@ -280,10 +280,15 @@ type Approval struct {
 	Worker     string          `json:"worker,omitempty"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Rendered   string          `json:"rendered"`
-	Status     string          `json:"status"` // pending | allowed | denied | expired
-	CreatedAt  time.Time       `json:"created_at"`
-	DecidedAt  *time.Time      `json:"decided_at,omitempty"`
-	DecidedBy  string          `json:"decided_by,omitempty"`
+	// Change is what a filesystem write, edit or delete would do to its
+	// file, as it stood when the call parked: a summary line, then a
+	// unified diff ("new file x, N bytes", "delete x, N bytes", binary
+	// files said so), scrubbed; absent for other calls.
+	Change    string     `json:"change,omitempty"`
+	Status    string     `json:"status"` // pending | allowed | denied | expired
+	CreatedAt time.Time  `json:"created_at"`
+	DecidedAt *time.Time `json:"decided_at,omitempty"`
+	DecidedBy string     `json:"decided_by,omitempty"`
 	// UsedAt is when an allowed call ran on it: the waiting caller, or its
 	// retry of the identical call. An allowed approval runs one call.
 	UsedAt *time.Time `json:"used_at,omitempty"`

@@ -18,7 +18,7 @@ import (
 // allowed it for good).
 func ApprovalView(a *store.Approval, always bool) api.Approval {
 	v := api.Approval{ID: a.ID, Tool: a.Tool, Version: a.Version, CallerID: a.CallerID, CallerType: a.CallerType, Worker: a.Worker,
-		Arguments: a.Args, Rendered: a.Rendered, Status: a.Status, CreatedAt: a.CreatedAt, DecidedBy: a.DecidedBy, Always: always}
+		Arguments: a.Args, Rendered: a.Rendered, Change: a.Change, Status: a.Status, CreatedAt: a.CreatedAt, DecidedBy: a.DecidedBy, Always: always}
 	if len(v.Arguments) == 0 {
 		v.Arguments = json.RawMessage("{}")
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
@@ -31,6 +32,9 @@ const (
 	ActTokenRotate   = "worker.token.rotate"
 	ActTokenRevoke   = "worker.token.revoke"
 	ActUILogin       = "ui.login"
+	// ActWorkerReload is the daemon's own: a worker's files another
+	// user can change, refused at a reload or at start.
+	ActWorkerReload = worker.ActReload
 	// ActAuthRefused is not an act but an attempt at one: a live worker
 	// token sent with identity headers claiming more (a person's type, a
 	// caller id, another worker), refused before any route; its target is

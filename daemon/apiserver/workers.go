@@ -13,6 +13,7 @@ import (
 	"github.com/toolcage/toolcage/daemon/visible"
 	"github.com/toolcage/toolcage/daemon/worker"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/internal/filetrust"
 	"github.com/toolcage/toolcage/principal"
 	"github.com/toolcage/toolcage/store"
 )
@@ -84,6 +85,9 @@ func (d *Server) addWorker(w http.ResponseWriter, r *http.Request) error {
 		var pe *worker.ParseError
 		if errors.As(err, &pe) {
 			return &errdefs.Error{Code: errdefs.InvalidDefinition, Err: err}
+		}
+		if filetrust.Is(err) {
+			return err
 		}
 		if err != nil {
 			return badRequest("reading the worker file: %v", err)

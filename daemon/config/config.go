@@ -18,6 +18,8 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
+	"github.com/toolcage/toolcage/internal/filetrust"
+
 	"github.com/toolcage/toolcage/configs"
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/executors"
@@ -283,6 +285,11 @@ func Load(file string, overrides map[string]any) (Config, error) {
 		return Config{}, fmt.Errorf("embedded config: %w", err)
 	}
 	if file != "" {
+		// The config names executors, mounts and rules: another user
+		// able to change it could run anything as the daemon.
+		if err := filetrust.ForProcess().Check("config file", file); filetrust.Is(err) {
+			return Config{}, err // a missing file is the read's to say
+		}
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return Config{}, fmt.Errorf("config: %w", err)

@@ -168,6 +168,11 @@ func (d *Dispatcher) callAsk(ctx context.Context, c *call, res *catalog.Resolved
 	}
 	a := &store.Approval{Tool: c.tool, Version: c.version, CallerID: c.caller.ID, CallerType: c.caller.Type, Worker: c.caller.Worker,
 		DefHash: c.defHash, ArgsHash: hash, Args: scrubJSON(scr, c.args), Rendered: renderedCall(p.req, scr)}
+	if p.change != nil {
+		// What a person approves is the change itself, as the file
+		// stands when the call parks; scrubbed like the rest.
+		a.Change = scr.Scrub(p.change())
+	}
 	var ch chan string
 	for range 5 {
 		a.ID = newApprovalID()

@@ -32,6 +32,9 @@ type plan struct {
 	local    kind.Local
 	tool     kind.Tool
 	defaults map[string]json.RawMessage
+	// change says what the call would change in a file (change.go), read
+	// only when it parks for a person; nil for calls of other kinds.
+	change func() string
 }
 
 // scrubber returns the scrubber for the call's results, errors and record.
@@ -78,11 +81,15 @@ func (d *Dispatcher) plan(ctx context.Context, c *call, res *catalog.Resolved) (
 		p.scrub = d.cfg.Scrubber.WithKnown(c.secrets)
 	}
 	body := &kind.Request{Permissions: req.Permissions}
-	built, err := res.Compiled.Build(ctx, &kind.Call{Env: &d.env, Tool: tool, Args: c.args,
+	kc := &kind.Call{Env: &d.env, Tool: tool, Args: c.args,
 		AllowDash: res.Schema.AllowDash, Defaults: res.Schema.Defaults, Secret: s.lookup, Envelopes: s.docs,
-		Workspace: callWorkspace(c.worker, tool.Permissions)}, body)
+		Workspace: callWorkspace(c.worker, tool.Permissions)}
+	built, err := res.Compiled.Build(ctx, kc, body)
 	if err != nil {
 		return p, err
+	}
+	if body.FS != nil {
+		p.change = func() string { return fileChange(kc.Workspace, body.FS) }
 	}
 	req.Permissions, req.JS, req.Shell, req.HTTP, req.FS = body.Permissions, body.JS, body.Shell, body.HTTP, body.FS
 	p.standIn = built.StandIn

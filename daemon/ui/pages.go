@@ -41,9 +41,10 @@ var funcs = template.FuncMap{
 		}
 		return t.Local().Format("2006-01-02 15:04:05")
 	},
-	"what": parseWhat,
-	"args": prettyJSON,
-	"yaml": definitionYAML,
+	"what":   parseWhat,
+	"change": fileChange,
+	"args":   prettyJSON,
+	"yaml":   definitionYAML,
 	"ms": func(f float64) string {
 		if f < 10 {
 			return strconv.FormatFloat(f, 'f', 1, 64)

@@ -351,7 +351,8 @@ func TestEscaping(t *testing.T) {
 	be := &fakeBackend{
 		PendingF: func(context.Context) ([]api.Approval, error) {
 			return []api.Approval{{ID: "abcd2345", Tool: "t", Version: 1, CallerType: "llm", CallerID: evil, Status: "pending",
-				Arguments: json.RawMessage(`{"x":` + mustJSON(evil) + `}`), Rendered: "sh -c " + mustJSON("echo "+evil)}}, nil
+				Arguments: json.RawMessage(`{"x":` + mustJSON(evil) + `}`), Rendered: "sh -c " + mustJSON("echo "+evil),
+				Change: "edit " + evil + ": +1 -1 lines\n--- a/" + evil + "\n+++ b/x\n@@ -1 +1 @@\n-" + evil + "\n+" + evil + "\n"}}, nil
 		},
 		ExecutionsF: func(context.Context, AuditFilter) ([]api.Execution, error) {
 			return []api.Execution{{ID: "1", Tool: "t", Outcome: "error", Error: evil, Arguments: json.RawMessage(mustJSON(evil))}}, nil
@@ -389,7 +390,8 @@ func TestInvisibleAndControlText(t *testing.T) {
 	be := &fakeBackend{
 		PendingF: func(context.Context) ([]api.Approval, error) {
 			return []api.Approval{{ID: "abcd2345", Tool: "t", Version: 1, CallerType: "llm", CallerID: evil, Status: "pending",
-				Arguments: json.RawMessage(`{"x":` + mustJSON(evil) + `}`), Rendered: "sh -c " + mustJSON("echo "+evil)}}, nil
+				Arguments: json.RawMessage(`{"x":` + mustJSON(evil) + `}`), Rendered: "sh -c " + mustJSON("echo "+evil),
+				Change: "edit " + evil + ": +1 -1 lines\n--- a/" + evil + "\n+++ b/x\n@@ -1 +1 @@\n-" + evil + "\n+" + evil + "\n"}}, nil
 		},
 		ExecutionsF: func(context.Context, AuditFilter) ([]api.Execution, error) {
 			return []api.Execution{{ID: "1", Tool: "t", CallerID: evil, Outcome: "error", Error: evil, Arguments: json.RawMessage(mustJSON(evil))}}, nil
@@ -419,6 +421,35 @@ func TestInvisibleAndControlText(t *testing.T) {
 				t.Errorf("%s %v: the override is not shown as an escape", path, hdr)
 			}
 		}
+	}
+}
+
+// TestApprovalChange: a file change is shown as its summary and diff,
+// each line marked as added, removed or a header; a removed line that
+// reads like a header is still a removed line.
+func TestApprovalChange(t *testing.T) {
+	be := &fakeBackend{
+		PendingF: func(context.Context) ([]api.Approval, error) {
+			return []api.Approval{{ID: "abcd2345", Tool: "edit_file", Version: 1, CallerType: "llm", Status: "pending",
+				Arguments: json.RawMessage(`{}`),
+				Change:    "edit a.txt: +1 -1 lines\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n keep\n--- old\n+new\n"}}, nil
+		},
+	}
+	p := newPage(t, be)
+	p.login()
+	code, body, _ := p.get("/approvals")
+	if code != http.StatusOK {
+		t.Fatalf("%d", code)
+	}
+	// html/template writes + as &#43;.
+	for _, want := range []string{`<dt>Changes</dt>`, `edit a.txt: &#43;1 -1 lines`, `<span class="hunk">--- a/a.txt</span>`,
+		`<span class="hunk">@@ -1,2 &#43;1,2 @@</span>`, `<span> keep</span>`, `<span class="del">--- old</span>`, `<span class="add">&#43;new</span>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "<dt>Runs</dt>") {
+		t.Error("an empty Runs box beside the change")
 	}
 }
 

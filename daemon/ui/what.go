@@ -95,6 +95,37 @@ type DiffLine struct {
 	Text string
 }
 
+// FileChange is an approval's change (internal/filediff's text) as the
+// page shows it: the summary line, then the diff's lines.
+type FileChange struct {
+	Summary string
+	Lines   []DiffLine
+}
+
+// fileChange reads a change: its first line is the summary, then come
+// the "---" and "+++" headers and the hunks, each line marked by its
+// first character (so a removed line reading "-- x" is no header).
+func fileChange(change string) FileChange {
+	summary, rest, _ := strings.Cut(change, "\n")
+	fc := FileChange{Summary: summary}
+	n := 0
+	for line := range strings.Lines(rest) {
+		line = strings.TrimSuffix(line, "\n")
+		op := " "
+		switch {
+		case n < 2 || strings.HasPrefix(line, "@@"):
+			op = "@"
+		case strings.HasPrefix(line, "+"):
+			op = "+"
+		case strings.HasPrefix(line, "-"):
+			op = "-"
+		}
+		n++
+		fc.Lines = append(fc.Lines, DiffLine{Op: op, Text: line})
+	}
+	return fc
+}
+
 // definitionDiff is the unified diff from the approved definition to the
 // pending one, as YAML lines; empty when they are the same.
 func definitionDiff(approved, pending json.RawMessage, fromName, toName string) []DiffLine {

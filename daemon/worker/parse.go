@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/catalog"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/internal/filetrust"
 )
 
 // maxDepth bounds nesting, so a hostile file cannot exhaust the stack.
@@ -45,13 +46,21 @@ func Parse(path string, data []byte) (*Worker, error) {
 
 // Load reads the worker file at path (at most MaxFileBytes) and parses it.
 // A file that cannot be read gives its *os.PathError; a file that does
-// not parse, a *ParseError.
+// not parse, a *ParseError; a file anyone but this process's user and
+// root can change (CheckTrust), a forbidden error naming it.
 func Load(path string) (*Worker, error) {
 	data, err := readLimited(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	w, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.CheckTrust(filetrust.ForProcess()); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // parse is Parse with the toolset registry as a parameter, for tests.

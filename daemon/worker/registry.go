@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolcage/toolcage/daemon/changes"
 	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/internal/filetrust"
 	"github.com/toolcage/toolcage/policy/mounts"
 	"github.com/toolcage/toolcage/store"
 )
@@ -58,6 +59,11 @@ func NewRegistry(ctx context.Context, st *store.Store, log *slog.Logger, ch *cha
 			continue
 		}
 		reg.byName[wk.Name] = &wk
+		if err := wk.CheckTrust(filetrust.ForProcess()); err != nil {
+			// The stored version was read when its files were the
+			// person's; it stays, as a reload would keep it.
+			reg.refused(wk.Path, err)
+		}
 		if err := reg.watch.Add(&wk); err != nil {
 			// The file's directory may be gone; its last good version
 			// still serves.
@@ -103,6 +109,10 @@ func (reg *Registry) changed(w *Worker) error {
 	return nil
 }
 
+// ActReload names, in the admin log, a worker's files refused at a
+// reload or at start because someone else can change them.
+const ActReload = "worker.reload"
+
 // refused notes a broken edit; the last good version stays.
 func (reg *Registry) refused(path string, err error) {
 	msg := err.Error()
@@ -118,6 +128,15 @@ func (reg *Registry) refused(path string, err error) {
 			level := slog.LevelWarn
 			if reg.errs[name] == msg {
 				level = slog.LevelDebug
+			}
+			if filetrust.Is(err) && level == slog.LevelWarn {
+				// Someone else can change the person's files: news
+				// for the admin log, once per cause.
+				a := &store.AdminAct{Act: ActReload, Target: path, CallerID: "toolcage", Worker: name,
+					Outcome: store.ActRefused, ErrorCode: string(errdefs.CodeOf(err)), Error: msg}
+				if err := reg.st.RecordAdminAct(context.Background(), a); err != nil {
+					reg.log.Error("recording admin act", "act", a.Act, "target", path, "err", err)
+				}
 			}
 			reg.errs[name] = msg
 			reg.log.Log(context.Background(), level, "worker file edit refused; the last good version stays in force", "worker", name, "error", msg)

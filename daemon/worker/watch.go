@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/toolcage/toolcage/internal/filetrust"
 )
 
 // DefaultSettle is how long a file must stay quiet after a change before
@@ -46,6 +48,10 @@ type WatchConfig struct {
 	Settle time.Duration
 	// RetryRefused overrides DefaultRetryRefused.
 	RetryRefused time.Duration
+	// Trust says whose files a version may be read from (CheckTrust); a
+	// version with a file anyone else can change is refused through
+	// OnError. No owners: filetrust.ForProcess.
+	Trust filetrust.Policy
 }
 
 // Watcher reloads registered worker files when they or their tool files
@@ -88,6 +94,9 @@ func NewWatcher(cfg WatchConfig) (*Watcher, error) {
 	}
 	if cfg.RetryRefused <= 0 {
 		cfg.RetryRefused = DefaultRetryRefused
+	}
+	if len(cfg.Trust.Owners) == 0 {
+		cfg.Trust = filetrust.ForProcess()
 	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -246,6 +255,11 @@ func (wt *Watcher) reload(path string) {
 	if err == nil && w.Name != st.last.Name {
 		err = &ParseError{Problems: []*Error{nameChanged(path, data, st.last.Name, w.Name)}}
 		w = nil
+	}
+	if err == nil {
+		// After the parse, which found the tool files: a file another
+		// user could have written is never taken, however it reads.
+		err = w.CheckTrust(wt.cfg.Trust)
 	}
 	if err != nil {
 		wt.refuse(log, path, err)

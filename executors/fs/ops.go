@@ -159,21 +159,30 @@ func editFile(ctx context.Context, root *os.Root, c *executors.FSCall) (any, err
 	if err != nil {
 		return nil, err
 	}
-	switch n := strings.Count(string(old), c.Find); n {
-	case 1:
-	case 0:
-		return nil, errdefs.Errorf(errdefs.InvalidArguments, "edit_file %s: the text to find is not in the file; read it again and copy the text exactly", p)
-	default:
-		return nil, errdefs.Errorf(errdefs.InvalidArguments, "edit_file %s: the text to find occurs %d times; give more of the surrounding text so it occurs exactly once", p, n)
-	}
-	updated := strings.Replace(string(old), c.Find, c.Replace, 1)
-	if int64(len(updated)) > c.MaxWriteBytes {
-		return nil, errdefs.LimitError(errdefs.LimitFileSize, "edit_file %s: the edited file would be %d bytes, over the write cap of %d", p, len(updated), c.MaxWriteBytes)
+	updated, err := edited(p, string(old), c)
+	if err != nil {
+		return nil, err
 	}
 	if err := replaceFile(root, p, []byte(updated)); err != nil {
 		return nil, pathError("edit_file", p, err)
 	}
 	return writeResult{Path: cleanRel(p), Bytes: len(updated), Replaced: 1}, nil
+}
+
+// edited is old with c's one edit made, or why it cannot be.
+func edited(p, old string, c *executors.FSCall) (string, error) {
+	switch n := strings.Count(old, c.Find); n {
+	case 1:
+	case 0:
+		return "", errdefs.Errorf(errdefs.InvalidArguments, "edit_file %s: the text to find is not in the file; read it again and copy the text exactly", p)
+	default:
+		return "", errdefs.Errorf(errdefs.InvalidArguments, "edit_file %s: the text to find occurs %d times; give more of the surrounding text so it occurs exactly once", p, n)
+	}
+	updated := strings.Replace(old, c.Find, c.Replace, 1)
+	if int64(len(updated)) > c.MaxWriteBytes {
+		return "", errdefs.LimitError(errdefs.LimitFileSize, "edit_file %s: the edited file would be %d bytes, over the write cap of %d", p, len(updated), c.MaxWriteBytes)
+	}
+	return updated, nil
 }
 
 // readCapped reads the regular file p, refusing one over limit bytes.
