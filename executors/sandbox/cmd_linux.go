@@ -38,6 +38,9 @@ type Cmd struct {
 	Config Config
 	// Stdout and Stderr are as in exec.Cmd; nil means /dev/null.
 	Stdout, Stderr io.Writer
+	// IDMaps, if set, keeps the user namespaces of idmapped binds for the
+	// next sandboxes (a runner holds one); nil makes them per Start.
+	IDMaps *IDMaps
 
 	cmd     *exec.Cmd
 	ctl     *net.UnixConn
@@ -172,6 +175,28 @@ func (c *Cmd) Start() (err error) {
 	}
 
 	lc := launchConfig{Config: cfg, Root: root, Args: append([]string{"toolcage-executor"}, c.Args...), Probe: c.probe}
+	if !unpriv && len(cfg.Binds) > 0 {
+		// A root daemon opens the bind sources itself (prepareBind).
+		maps := c.IDMaps
+		if maps == nil {
+			maps = &IDMaps{}
+			defer maps.Close()
+		}
+		helper := c.Path
+		if c.Launcher != "" {
+			helper = c.Launcher
+		}
+		lc.BindFDs, lc.BindDirs = make([]int, len(cfg.Binds)), make([]bool, len(cfg.Binds))
+		for i, b := range cfg.Binds {
+			db, err := prepareBind(b, uid, gid, maps, helper)
+			if err != nil {
+				return fmt.Errorf("sandbox: %w", err)
+			}
+			closeAfter = append(closeAfter, db.tree)
+			extra = append(extra, db.tree)
+			lc.BindFDs[i], lc.BindDirs[i] = 3+len(extra)-1, db.dir
+		}
+	}
 	if c.cg != nil {
 		lc.CgroupFDs, lc.Cgroup = len(c.cg.procs), true
 	}
