@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
 // errCannotMount: this daemon may not make mounts (not root); the
@@ -16,7 +18,13 @@ var errCannotMount = errors.New("cannot mount")
 // bindFD binds the file f was opened on (through its descriptor's magic
 // link, so nothing is walked by path again) on mp, recursively as the
 // engine binds.
-func bindFD(f *os.File, mp string) error {
+func bindFD(f *os.File, mp string, maps *sandbox.IDMaps) error {
+	if os.Geteuid() == 0 {
+		// A root daemon's containers run as nobody: the source is shown
+		// to them as theirs (an idmapped mount) when someone else owns it.
+		uid, gid := mountUser()
+		return sandbox.MountMapped(f, mp, uid, gid, maps)
+	}
 	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	err := unix.Mount(src, mp, "", unix.MS_BIND|unix.MS_REC, "")
 	if errors.Is(err, unix.EPERM) {

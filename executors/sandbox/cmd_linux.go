@@ -39,7 +39,8 @@ type Cmd struct {
 	// Stdout and Stderr are as in exec.Cmd; nil means /dev/null.
 	Stdout, Stderr io.Writer
 	// IDMaps, if set, keeps the user namespaces of idmapped binds for the
-	// next sandboxes (a runner holds one); nil makes them per Start.
+	// next sandboxes (a runner holds one); nil makes them per Start, with
+	// the launcher (or Path) as the helper.
 	IDMaps *IDMaps
 
 	cmd     *exec.Cmd
@@ -179,16 +180,15 @@ func (c *Cmd) Start() (err error) {
 		// A root daemon opens the bind sources itself (prepareBind).
 		maps := c.IDMaps
 		if maps == nil {
-			maps = &IDMaps{}
+			maps = &IDMaps{Helper: c.Path}
+			if c.Launcher != "" {
+				maps.Helper = c.Launcher
+			}
 			defer maps.Close()
-		}
-		helper := c.Path
-		if c.Launcher != "" {
-			helper = c.Launcher
 		}
 		lc.BindFDs, lc.BindDirs = make([]int, len(cfg.Binds)), make([]bool, len(cfg.Binds))
 		for i, b := range cfg.Binds {
-			db, err := prepareBind(b, uid, gid, maps, helper)
+			db, err := prepareBind(b, uid, gid, maps)
 			if err != nil {
 				return fmt.Errorf("sandbox: %w", err)
 			}

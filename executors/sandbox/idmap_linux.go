@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,10 @@ import (
 // helper process) and reused by every sandbox. The zero value is ready;
 // Close releases them.
 type IDMaps struct {
+	// Helper is a binary that calls Init (the executor binary or the
+	// launcher): it holds each new user namespace while it is opened.
+	Helper string
+
 	mu  sync.Mutex
 	fds map[idmapKey]int
 }
@@ -48,15 +53,17 @@ func (m *IDMaps) Close() error {
 }
 
 // userns returns a user namespace descriptor mapping uid to hostUID and
-// gid to hostGID (each one id), made with helper: a binary that calls
-// Init.
-func (m *IDMaps) userns(helper string, k idmapKey) (int, error) {
+// gid to hostGID (each one id).
+func (m *IDMaps) userns(k idmapKey) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if fd, ok := m.fds[k]; ok {
 		return fd, nil
 	}
-	fd, err := makeUserNS(helper, k)
+	if m.Helper == "" {
+		return -1, errors.New("no helper binary to make its user namespace")
+	}
+	fd, err := makeUserNS(m.Helper, k)
 	if err != nil {
 		return -1, err
 	}
@@ -133,7 +140,7 @@ type detachedBind struct {
 // in any component when b.NoSymlinks, and a file other than b.ID), clones
 // the mount tree there and sets the bind's flags on the clone, with an
 // idmapping when the source's owner is not the sandbox's host uid and gid.
-func prepareBind(b Bind, hostUID, hostGID int, maps *IDMaps, helper string) (*detachedBind, error) {
+func prepareBind(b Bind, hostUID, hostGID int, maps *IDMaps) (*detachedBind, error) {
 	var fd int
 	var err error
 	if b.NoSymlinks {
@@ -157,33 +164,85 @@ func prepareBind(b Bind, hostUID, hostGID int, maps *IDMaps, helper string) (*de
 			return nil, fmt.Errorf("bind %s: the path names another file (%s) than the one checked (%s); nothing was mounted", b.Source, id, *b.ID)
 		}
 	}
+	attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	if b.Writable {
+		attr |= unix.MOUNT_ATTR_NOEXEC
+	} else {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	tree, err := cloneTree(fd, b.Source, st, attr, hostUID, hostGID, maps)
+	if err != nil {
+		return nil, err
+	}
+	return &detachedBind{tree: tree, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
+}
+
+// cloneTree clones the mount tree at fd (the file p, with stat st) as a
+// detached mount and sets attr on it, with an idmapping to hostUID and
+// hostGID when the owner needs one (idmapped).
+func cloneTree(fd int, p string, st unix.Stat_t, attr uint64, hostUID, hostGID int, maps *IDMaps) (*os.File, error) {
 	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 	if err != nil {
-		return nil, fmt.Errorf("bind %s: clone the mount: %w", b.Source, err)
+		return nil, fmt.Errorf("bind %s: clone the mount: %w", p, err)
 	}
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
-	if b.Writable {
-		attr.Attr_set |= unix.MOUNT_ATTR_NOEXEC
-	} else {
-		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
-	}
+	ma := unix.MountAttr{Attr_set: attr}
 	if idmapped(st, hostUID, hostGID) {
-		ns, err := maps.userns(helper, idmapKey{int(st.Uid), int(st.Gid), hostUID, hostGID})
+		ns, err := maps.userns(idmapKey{int(st.Uid), int(st.Gid), hostUID, hostGID})
 		if err != nil {
 			unix.Close(tree)
-			return nil, &BindError{Path: b.Source, UID: st.Uid, GID: st.Gid, Mode: st.Mode, HostUID: hostUID, Err: err}
+			return nil, &BindError{Path: p, UID: st.Uid, GID: st.Gid, Mode: st.Mode, HostUID: hostUID, Err: err}
 		}
-		attr.Attr_set |= unix.MOUNT_ATTR_IDMAP
-		attr.Userns_fd = uint64(ns)
+		ma.Attr_set |= unix.MOUNT_ATTR_IDMAP
+		ma.Userns_fd = uint64(ns)
 	}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		unix.Close(tree)
-		if attr.Attr_set&unix.MOUNT_ATTR_IDMAP != 0 {
-			return nil, &BindError{Path: b.Source, UID: st.Uid, GID: st.Gid, Mode: st.Mode, HostUID: hostUID, FSType: fsType(fd), Err: err}
+	if ma.Attr_set != 0 {
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &ma); err != nil {
+			unix.Close(tree)
+			if ma.Attr_set&unix.MOUNT_ATTR_IDMAP != 0 {
+				return nil, &BindError{Path: p, UID: st.Uid, GID: st.Gid, Mode: st.Mode, HostUID: hostUID, FSType: fsType(fd), Err: err}
+			}
+			return nil, fmt.Errorf("bind %s: set mount flags: %w", p, err)
 		}
-		return nil, fmt.Errorf("bind %s: set mount flags: %w", b.Source, err)
 	}
-	return &detachedBind{tree: os.NewFile(uintptr(tree), b.Source), dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
+	return os.NewFile(uintptr(tree), p), nil
+}
+
+// CheckBind prepares b as a root daemon's sandbox would (opened with the
+// daemon's rights, cloned, flagged and idmapped to hostUID and hostGID
+// where its owner needs it) and discards it: what `worker check`, `add`
+// and a reload call so that a bind the kernel or file system cannot give
+// is refused there, not at a call. A *BindError says the idmapping is
+// what failed. An unprivileged daemon checks nothing here (its sandbox
+// reaches the source as the daemon's own uid).
+func CheckBind(b Bind, hostUID, hostGID int, maps *IDMaps) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	db, err := prepareBind(b, hostUID, hostGID, maps)
+	if err != nil {
+		return err
+	}
+	return db.tree.Close()
+}
+
+// MountMapped mounts the file f (a pinned bind source) on the existing
+// mountpoint mp, recursively, idmapped to hostUID and hostGID where its
+// owner needs it: the private bind a root daemon hands the Docker
+// Engine, which binds it on into a container running as those ids.
+func MountMapped(f *os.File, mp string, hostUID, hostGID int, maps *IDMaps) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return err
+	}
+	tree, err := cloneTree(int(f.Fd()), f.Name(), st, 0, hostUID, hostGID, maps)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
+	if err := unix.MoveMount(int(tree.Fd()), "", unix.AT_FDCWD, mp, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("bind %s on %s: move_mount: %w", f.Name(), mp, err)
+	}
+	return nil
 }
 
 // idmapped reports whether a source with stat st needs an idmapping to be
@@ -215,9 +274,9 @@ func (e *BindError) Error() string {
 		fs = " on " + e.FSType
 	}
 	return fmt.Sprintf("%s (owner %s, mode %04o%s): cannot map its owner to the sandbox's user (uid %d): %v; "+
-		"use a kernel (5.12+) and file system (ext4, xfs, btrfs, tmpfs) that support idmapped mounts, "+
-		"or chown the directory to uid %d",
-		e.Path, ownerName(e.UID), e.Mode&07777, fs, e.HostUID, e.Err, e.HostUID)
+		"put it on a file system that supports idmapped mounts (ext4, xfs, btrfs, tmpfs, on Linux 5.12 or later; not NFS or FUSE), "+
+		"run the daemon as uid %d, or chown it to uid %d",
+		e.Path, ownerName(e.UID), e.Mode&07777, fs, e.HostUID, e.Err, e.UID, e.HostUID)
 }
 
 func (e *BindError) Unwrap() error { return e.Err }
@@ -251,6 +310,8 @@ func fsType(fd int) string {
 		return "nfs"
 	case unix.FUSE_SUPER_MAGIC:
 		return "fuse"
+	case unix.RAMFS_MAGIC:
+		return "ramfs"
 	}
 	return fmt.Sprintf("file system 0x%x", sfs.Type)
 }

@@ -80,3 +80,51 @@ func TestBindErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestBindRefusedWhereTheFSCannotIdmap: on a file system without
+// idmapped mounts (ramfs) a source someone else owns is refused by
+// CheckBind and by Start with a *BindError that names it, its owner and
+// mode and what to do; nothing starts.
+func TestBindRefusedWhereTheFSCannotIdmap(t *testing.T) {
+	u := testutil.NewUser(t)
+	dir := ramfs(t)
+	if err := os.Chown(dir, u.UID, u.GID); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o700)
+	b := Bind{Source: dir, Target: "/workspace", Writable: true, NoSymlinks: true}
+	err := CheckBind(b, DefaultHostID, DefaultHostID, &IDMaps{Helper: "/proc/self/exe"})
+	var be *BindError
+	if !errors.As(err, &be) {
+		t.Fatalf("CheckBind: %v, want a *BindError", err)
+	}
+	t.Log(err)
+	for _, want := range []string{dir, u.Name, "mode 0700", "idmapped mounts", "chown"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	c := Command(Config{Binds: []Bind{b}}, "/proc/self/exe")
+	if err := c.Start(); !errors.As(err, &be) {
+		c.Wait()
+		t.Fatalf("Start: %v, want a *BindError", err)
+	}
+	// The sandbox's own ids need no mapping: the same file system serves.
+	if err := os.Chown(dir, DefaultHostID, DefaultHostID); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckBind(b, DefaultHostID, DefaultHostID, &IDMaps{Helper: "/proc/self/exe"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ramfs mounts a ramfs (no idmapped mounts) on a temporary directory.
+func ramfs(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("ramfs", dir, "ramfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=0755"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
