@@ -21,6 +21,7 @@ import (
 	"github.com/toolcage/toolcage/executors/image"
 	"github.com/toolcage/toolcage/executors/sandbox"
 	"github.com/toolcage/toolcage/policy"
+	"github.com/toolcage/toolcage/policy/netguard"
 	"github.com/toolcage/toolcage/policy/scrub"
 )
 
@@ -330,6 +331,9 @@ func (c *Config) finish(where string) error {
 	}
 	if err := checkLoopbackListen("mcp.listen", c.MCP.Listen, "127.0.0.1:8765"); err != nil {
 		errs = append(errs, err)
+	}
+	if err := netguard.CheckPrivateHosts(c.HTTP.AllowPrivateHosts); err != nil {
+		errs = append(errs, fmt.Errorf("http.allow_private_hosts: %w", err))
 	}
 	if c.MCP.SessionTimeout <= 0 || c.MCP.ProgressInterval <= 0 {
 		errs = append(errs, errors.New("mcp.session_timeout and mcp.progress_interval must be positive"))

@@ -135,3 +135,53 @@ func readBack(out string) string {
 	slices.Reverse(r)
 	return b.String() + string(r)
 }
+
+// A JavaScript tool holding a secret logs it in two pieces, returns it
+// spelled out (its characters, their codes, reversed); the call's logs and
+// result, as the daemon returns them, hold it in none of these.
+func TestScrubJSSpelledSecret(t *testing.T) {
+	td := startDaemon(t, "", nil)
+	c := td.client
+	v := secretValue
+	putSecret(t, c, "api_token", api.SecretValue{Value: &v})
+	for i, code := range []string{
+		"const k = utils.getSecret('api_token'); console.log(k.slice(0, 10)); console.log(k.slice(10)); return 'ok'",
+		"const k = utils.getSecret('api_token'); console.log('part: ' + k.slice(0, 7)); return k.slice(7)",
+		"return utils.getSecret('api_token').split('')",
+		"return Array.from(utils.getSecret('api_token')).map(c => c.charCodeAt(0))",
+		"return Array.from(utils.getSecret('api_token')).map(c => '0x' + c.charCodeAt(0).toString(16)).join(', ')",
+		"return utils.getSecret('api_token').split('').reverse().join('')",
+		"return utils.getSecret('api_token').split('').join(' ')",
+	} {
+		name := "spell_" + strconv.Itoa(i)
+		def, _ := json.Marshal(map[string]any{"name": name, "description": "d", "kind": "js",
+			"secrets": []string{"api_token"}, "js": map[string]any{"code": code}})
+		create(t, c, string(def))
+		r, err := callTool(c, name, map[string]any{})
+		if err != nil || r.IsError {
+			t.Errorf("%s: %v %+v", code, err, r)
+			continue
+		}
+		all := string(r.Result)
+		for _, l := range r.Logs {
+			all += "\n" + l.Message
+		}
+		var chars []string
+		if json.Unmarshal(r.Result, &chars) == nil {
+			all += "\n" + strings.Join(chars, "")
+		}
+		var codes []int
+		if json.Unmarshal(r.Result, &codes) == nil {
+			for _, n := range codes {
+				all += string(rune(n))
+			}
+		}
+		var joined string
+		for _, l := range r.Logs {
+			joined += l.Message
+		}
+		if !strings.Contains(all, "[REDACTED:secret:api_token]") || strings.Contains(readBack(all)+joined+strings.Trim(string(r.Result), `"`), secretValue) {
+			t.Errorf("%s: the secret can be read back from %s", code, all)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -206,30 +207,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		return nil, err
 	}
 	undo = append(undo, d.events.close)
-	d.disp = dispatch.New(dispatch.Config{
-		Catalog: d.catalog, Store: st, Pool: d.pool, Scrubber: scrubber,
-		Secrets: storedSecrets{key: d.secretsKey, st: st}, Egress: d.egress,
-		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
-		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
-		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events, Changes: d.changes,
-		MaxCallDepth:        cfg.JS.MaxCallDepth,
-		MaxPendingApprovals: cfg.WorkerLimits.PendingApprovals,
-		ArgumentBounds:      policy.ArgumentBounds{MaxBytes: cfg.WorkerLimits.argumentBytes(), MaxDepth: cfg.WorkerLimits.ArgumentDepth},
-		Limits: map[executors.Kind]executors.Limits{
-			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
-		},
-		Workers:    d.workers.get,
-		Mounts:     d.mountGuard,
-		ShellRules: rules, Guards: guards, AllowPrivateHosts: cfg.HTTP.AllowPrivateHosts,
-		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation, WorkerDBs: d.workerDBs,
-		Metrics: d.metrics, Logger: log,
-	})
-	d.workers.check = d.checkWorker
-	ln, err := d.listenAPI()
-	if err != nil {
-		return nil, err
-	}
-	undo = append(undo, func() { ln.Close() })
+	// The person's TCP listeners open before the dispatcher: their
+	// addresses are denied to every tool's network guard (ownListeners).
 	if d.metricsLn, err = listenLoopback("metrics.listen", cfg.Metrics.Listen); err != nil {
 		return nil, err
 	}
@@ -245,6 +224,30 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 	if d.mcpLn, err = listenLoopback("mcp.listen", cfg.MCP.Listen); err != nil {
 		return nil, err
 	}
+	d.disp = dispatch.New(dispatch.Config{
+		Catalog: d.catalog, Store: st, Pool: d.pool, Scrubber: scrubber,
+		Secrets: storedSecrets{key: d.secretsKey, st: st}, Egress: d.egress,
+		Limiter:  policy.NewRateLimiter(cfg.RateLimitConfig()),
+		Profiles: cfg.Profiles.ToolProfiles(), ProfileCallers: cfg.Profiles.callers(),
+		ApprovalTimeout: cfg.Approvals.Timeout, ApprovalValidity: cfg.Approvals.Validity, Events: d.events, Changes: d.changes,
+		MaxCallDepth:        cfg.JS.MaxCallDepth,
+		MaxPendingApprovals: cfg.WorkerLimits.PendingApprovals,
+		ArgumentBounds:      policy.ArgumentBounds{MaxBytes: cfg.WorkerLimits.argumentBytes(), MaxDepth: cfg.WorkerLimits.ArgumentDepth},
+		Limits: map[executors.Kind]executors.Limits{
+			executors.KindJS: cfg.JSLimits(), executors.KindShell: cfg.ShellLimits(), executors.KindHTTP: cfg.HTTPLimits(),
+		},
+		Workers:    d.workers.get,
+		Mounts:     d.mountGuard,
+		ShellRules: rules, Guards: guards, AllowPrivateHosts: d.privateHosts(),
+		NetworkShellTools: cfg.Sandbox.NetworkShellTools, Isolation: cfg.Isolation, WorkerDBs: d.workerDBs,
+		Metrics: d.metrics, Logger: log,
+	})
+	d.workers.check = d.checkWorker
+	ln, err := d.listenAPI()
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { ln.Close() })
 	d.mcp = d.newMCP()
 	if d.mcpLn != nil {
 		d.mcpLn = limitListener(d.mcpLn, connLimits{Max: cfg.API.MaxConnections, PerWorker: cfg.API.WorkerConnections,
@@ -265,6 +268,34 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return d, nil
+}
+
+// privateHosts is http.allow_private_hosts with a deny entry for each of
+// the daemon's own TCP listeners (metrics, review page, MCP, egress
+// proxy): no tool reaches them, whatever the person's entries allow
+// (through "127.0.0.1", fetch_url read the person-only metrics).
+func (d *Daemon) privateHosts() []string {
+	out := append([]string(nil), d.cfg.HTTP.AllowPrivateHosts...)
+	var addrs []net.Addr
+	for _, ln := range []net.Listener{d.metricsLn, d.mcpLn} {
+		if ln != nil {
+			addrs = append(addrs, ln.Addr())
+		}
+	}
+	if d.ui != nil {
+		addrs = append(addrs, d.ui.ln.Addr())
+	}
+	if d.egress != nil {
+		if ap, err := netip.ParseAddrPort(d.egress.Addr()); err == nil {
+			addrs = append(addrs, net.TCPAddrFromAddrPort(ap))
+		}
+	}
+	for _, a := range addrs {
+		if ta, ok := a.(*net.TCPAddr); ok {
+			out = append(out, netguard.DenyEntry(ta.AddrPort()))
+		}
+	}
+	return out
 }
 
 // processRunner picks how `isolation: process` executors start: in the

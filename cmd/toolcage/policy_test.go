@@ -212,6 +212,7 @@ func TestPolicyURL(t *testing.T) {
 	t.Parallel()
 	localOK := writeFile(t, "local.yaml", "http:\n  allow_private_hosts: [localhost, 127.0.0.1]\n")
 	badPrivate := writeFile(t, "bad.yaml", "http:\n  allow_private_hosts: ['*.local']\n")
+	withMetrics := writeFile(t, "metrics.yaml", "metrics:\n  listen: 127.0.0.1:9464\nhttp:\n  allow_private_hosts: [127.0.0.1, 'localhost:8080']\n")
 	tests := []struct {
 		name string
 		args []string // after "policy url"
@@ -229,6 +230,12 @@ func TestPolicyURL(t *testing.T) {
 		{name: "loopback literal", args: []string{"http://127.0.0.1:8080/"}, code: exitRefused,
 			out: []string{"denied: address 127.0.0.1 is loopback, and the host is not in allow_private_hosts\n"}},
 		{name: "loopback literal allowed by the config", args: []string{"-c", localOK, "http://127.0.0.1:8080/"}, out: []string{"allowed\naddresses: 127.0.0.1\n"}},
+		{name: "the daemon's own metrics listener, whatever the config allows", args: []string{"-c", withMetrics, "http://127.0.0.1:9464/metrics"}, code: exitRefused,
+			out: []string{"denied: address 127.0.0.1 port 9464 is denied in allow_private_hosts"}},
+		{name: "beside it, another port", args: []string{"-c", withMetrics, "http://127.0.0.1:9465/"}, out: []string{"allowed\naddresses: 127.0.0.1\n"}},
+		{name: "a port-scoped entry, on its port", args: []string{"-c", withMetrics, "http://localhost:8080/"}, out: []string{"allowed\naddresses: "}},
+		{name: "a port-scoped entry, on another port", args: []string{"-c", withMetrics, "http://localhost:8081/"}, code: exitRefused,
+			out: []string{"allow_private_hosts allows it on other ports than 8081"}},
 		{name: "IPv6 loopback", args: []string{"http://[::1]/"}, code: exitRefused, out: []string{"denied: address ::1 is loopback"}},
 		{name: "a public IP literal", args: []string{"https://93.184.216.34/"}, out: []string{"allowed\naddresses: 93.184.216.34\n"}},
 		{name: "a public IP literal not on the list", args: []string{"--allow-domain", "example.com", "https://93.184.216.34/"}, code: exitRefused,
@@ -243,7 +250,7 @@ func TestPolicyURL(t *testing.T) {
 		{name: "bad --allow-domain exits 2", args: []string{"--allow-domain", "*.com", "https://example.com/"}, code: exitUsage,
 			err: []string{`Error: --allow-domain: network guard: allowed domain "*.com": "com" is a public suffix`}},
 		{name: "bad allow_private_hosts exits 2", args: []string{"-c", badPrivate, "http://localhost/"}, code: exitUsage,
-			err: []string{`Error: http.allow_private_hosts: network guard: private host "*.local": wildcards are not allowed here`}},
+			err: []string{`bad.yaml: http.allow_private_hosts: network guard: private host "*.local": wildcards are not allowed here`}},
 		{name: "no URL exits 2", args: []string{}, code: exitUsage, err: []string{"Error: missing the URL"}},
 		{name: "two URLs exit 2", args: []string{"http://a/", "http://b/"}, code: exitUsage, err: []string{"Error: want one URL, got 2 arguments"}},
 	}

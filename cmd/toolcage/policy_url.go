@@ -91,6 +91,13 @@ func runPolicyURL(ctx context.Context, a *app, opts policyURLOptions) error {
 		return err
 	}
 	private := cfg.HTTP.AllowPrivateHosts
+	// The daemon denies its own listeners to every tool; those the config
+	// fixes (a port of 0, and the egress proxy's, are chosen at start).
+	for _, l := range []string{cfg.Metrics.Listen, cfg.UI.Listen, cfg.MCP.Listen} {
+		if ap, err := netip.ParseAddrPort(l); err == nil && ap.Port() != 0 {
+			private = append(private[:len(private):len(private)], netguard.DenyEntry(ap))
+		}
+	}
 	// The configuration's entries first, so a bad one is blamed on it.
 	fallback, err := netguard.New(netguard.Config{AllowedDomains: []string{noHost}, AllowPrivateHosts: private})
 	if err != nil {

@@ -32,6 +32,13 @@ func scrubJSON(s *scrub.Scrubber, raw json.RawMessage) json.RawMessage {
 	if err != nil {
 		return json.RawMessage(`"[REDACTED:unparseable]"`)
 	}
+	if again := s.ScrubBytes(b); !bytes.Equal(again, b) {
+		// What was found spans the document's structure, not one string
+		// (a secret as an array of its bytes' values): the value becomes
+		// its scrubbed text, as a string.
+		q, _ := json.Marshal(string(out))
+		return q
+	}
 	return b
 }
 

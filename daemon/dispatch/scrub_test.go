@@ -45,3 +45,29 @@ func TestScrubResultSplitAcrossWrites(t *testing.T) {
 		}
 	}
 }
+
+// A secret a JS tool returns as the array of its bytes' values is found
+// across the array's commas; the result is then its scrubbed text, as a
+// string, since the redaction does not fit between the numbers.
+func TestScrubJSONByteArray(t *testing.T) {
+	const v = "Zk3p_Known-Secret.7781qW"
+	base, err := scrub.New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := base.WithKnown(map[string]string{"API_KEY": v})
+	codes := make([]int, len(v))
+	for i := range v {
+		codes[i] = int(v[i])
+	}
+	raw, _ := json.Marshal(map[string]any{"codes": codes, "note": "fine"})
+	out := scrubJSON(s, raw)
+	if !json.Valid(out) || !strings.Contains(string(out), "[REDACTED:secret:API_KEY]") || strings.Contains(string(out), "90,107,51") {
+		t.Errorf("byte array: %s → %s", raw, out)
+	}
+	// An ordinary array of numbers stays as it is.
+	plain := json.RawMessage(`{"codes":[1,2,3,4,5,6,7,8,9,10],"n":200}`)
+	if out := scrubJSON(s, plain); string(out) != string(plain) {
+		t.Errorf("plain array changed: %s", out)
+	}
+}

@@ -127,6 +127,8 @@ type DockerRunner struct {
 
 	mu   sync.Mutex
 	live map[string]*containerProc
+	// bindsClosed: Close ran; no more private binds (guarded by mu).
+	bindsClosed bool
 	// starts counts the containers started.
 	starts atomic.Int64
 }
@@ -395,8 +397,29 @@ func (r *DockerRunner) AfterCall(ctx context.Context, c *plugin.Client) error {
 
 // Close removes every container of this runner still on the engine: the
 // pool kills its executors first, this catches any the engine kept.
+// It also takes down the private mountpoints of starts still under way
+// and refuses new ones: a bind of a workspace left in StateDir would let
+// a later os.RemoveAll of it delete the workspace's files.
 func (r *DockerRunner) Close(ctx context.Context) error {
+	r.unbindAll()
 	return removeContainers(ctx, r.Client, LabelDaemon+"="+r.ID(), func(container.Summary) bool { return true })
+}
+
+// unbindAll marks the runner closed for private binds and unmounts every
+// mountpoint under StateDir/binds (registered or left over), removing
+// each only when empty (never recursively: one still bound would be the
+// workspace itself).
+func (r *DockerRunner) unbindAll() {
+	r.mu.Lock()
+	r.bindsClosed = true
+	r.mu.Unlock()
+	dir := filepath.Join(r.StateDir, "binds")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if err := unbindPrivate(filepath.Join(dir, e.Name())); err != nil {
+			fmt.Fprintf(os.Stderr, "toolcage: removing mountpoint %s: %v\n", filepath.Join(dir, e.Name()), err)
+		}
+	}
 }
 
 func (r *DockerRunner) register(p *containerProc) {
@@ -525,7 +548,7 @@ func (p *containerProc) pinMounts() ([]pinnedMount, error) {
 		}
 		pins = append(pins, pinnedMount{f: f, id: id})
 		p.ids[i] = id
-		mp, err := p.r.privateBind(f)
+		mp, err := p.r.privateBind(f, !m.Writable)
 		var be *sandbox.BindError
 		if errors.As(err, &be) {
 			return fail(mountRefused(m, err))
@@ -555,9 +578,12 @@ func (r *DockerRunner) releasePins(pins []pinnedMount) {
 }
 
 // privateBind binds the pinned file f on a fresh mountpoint under
-// StateDir/binds and returns its path, or "" when this daemon cannot
-// mount (then the engine gets the source path).
-func (r *DockerRunner) privateBind(f *os.File) (string, error) {
+// StateDir/binds (read-only for a read-only mount) and returns its path,
+// or "" when this daemon cannot mount (then the engine gets the source
+// path). A daemon killed while one is bound leaves it there: unmount it
+// before removing the dir by hand (`umount -R`), or the removal goes
+// through it into the workspace.
+func (r *DockerRunner) privateBind(f *os.File, readOnly bool) (string, error) {
 	if r.handPaths {
 		return "", nil
 	}
@@ -583,7 +609,14 @@ func (r *DockerRunner) privateBind(f *os.File) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := bindFD(f, mp, r.idmaps()); err != nil {
+	// Under mu, so Close either sees this bind or refuses it.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bindsClosed {
+		os.Remove(mp)
+		return "", errdefs.Errorf(errdefs.Unavailable, "docker runner is closed")
+	}
+	if err := bindFD(f, mp, readOnly, r.idmaps()); err != nil {
 		os.Remove(mp)
 		if errors.Is(err, errCannotMount) {
 			return "", nil

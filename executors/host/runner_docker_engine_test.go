@@ -5,7 +5,7 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,42 +27,25 @@ import (
 	"github.com/toolcage/toolcage/internal/testutil"
 )
 
-// The engine tests run the real executor image: built from the real
-// toolcage-executor (TOOLCAGE_BIN_DIR's, or one built here).
-var (
-	engineExecOnce sync.Once
-	engineExec     string
-	engineExecErr  error
-)
-
+// engineExecutor is the real toolcage-executor the engine tests' image
+// is built from: TOOLCAGE_BIN_DIR's, or one built into the test's temp
+// dir (the build cache makes the second build cheap).
 func engineExecutor(t testing.TB) string {
 	t.Helper()
-	engineExecOnce.Do(func() {
-		if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
-			if p := filepath.Join(bin, "toolcage-executor"); fileExists(p) {
-				engineExec = p
-				return
-			}
+	if bin := os.Getenv("TOOLCAGE_BIN_DIR"); bin != "" {
+		if p := filepath.Join(bin, "toolcage-executor"); fileExists(p) {
+			return p
 		}
-		dir, err := os.MkdirTemp("", "tc-engine-exe-")
-		if err != nil {
-			engineExecErr = err
-			return
-		}
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "toolcage-executor"), "./cmd/toolcage-executor")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			engineExecErr = fmt.Errorf("building toolcage-executor: %v\n%s", err, out)
-			return
-		}
-		engineExec = filepath.Join(dir, "toolcage-executor")
-	})
-	if engineExecErr != nil {
-		t.Fatal(engineExecErr)
 	}
-	return engineExec
+	out := filepath.Join(t.TempDir(), "toolcage-executor")
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/toolcage-executor")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building toolcage-executor: %v\n%s", err, b)
+	}
+	return out
 }
 
 func sleep(d time.Duration) error { time.Sleep(d); return nil }
@@ -351,5 +335,52 @@ func BenchmarkMountColdStart(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestPrivateBindsTakenDownAtClose: a private bind still up when the
+// runner closes (a start under way) is unmounted, and the removal of the
+// state dir after it never reaches through into the workspace; a read-only
+// mount's bind is read-only; after Close no new bind is made.
+func TestPrivateBindsTakenDownAtClose(t *testing.T) {
+	dir := mountTree(t)
+	ws := filepath.Join(dir, "ws")
+	state, err := os.MkdirTemp("", "tc-docker-state-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(state)
+	r := &DockerRunner{StateDir: state}
+	f, _, err := sandbox.Pin(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ro, err := r.privateBind(f, true)
+	if err != nil || ro == "" {
+		t.Fatalf("privateBind as root: %q %v", ro, err)
+	}
+	if err := os.WriteFile(filepath.Join(ro, "x"), nil, 0o644); err == nil || !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("a write through a read-only private bind: %v, want EROFS", err)
+	}
+	rw, err := r.privateBind(f, false)
+	if err != nil || rw == "" {
+		t.Fatalf("privateBind: %q %v", rw, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(rw, "marker")); err != nil || string(b) != "MARK-ws\n" {
+		t.Fatalf("through the private bind: %q %v", b, err)
+	}
+	r.unbindAll()
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "marker")); err != nil || string(b) != "MARK-ws\n" {
+		t.Fatalf("the workspace after the state dir was removed: %q %v", b, err)
+	}
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if mp, err := r.privateBind(f, false); errdefs.CodeOf(err) != errdefs.Unavailable {
+		t.Fatalf("privateBind after Close: %q %v, want unavailable", mp, err)
 	}
 }

@@ -17,13 +17,17 @@ var errCannotMount = errors.New("cannot mount")
 
 // bindFD binds the file f was opened on (through its descriptor's magic
 // link, so nothing is walked by path again) on mp, recursively as the
-// engine binds.
-func bindFD(f *os.File, mp string, maps *sandbox.IDMaps) error {
+// engine binds, and read-only (every mount below included) if asked: the
+// container's bind of it inherits that. A root daemon's containers run as
+// nobody: it shows them the source as theirs (an idmapped mount) when
+// someone else owns it (sandbox.MountMapped).
+func bindFD(f *os.File, mp string, readOnly bool, maps *sandbox.IDMaps) error {
 	if os.Geteuid() == 0 {
-		// A root daemon's containers run as nobody: the source is shown
-		// to them as theirs (an idmapped mount) when someone else owns it.
 		uid, gid := mountUser()
-		return sandbox.MountMapped(f, mp, uid, gid, maps)
+		err := sandbox.MountMapped(f, mp, readOnly, uid, gid, maps)
+		if !errors.Is(err, unix.ENOSYS) { // before Linux 5.12: a plain bind below
+			return err
+		}
 	}
 	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	err := unix.Mount(src, mp, "", unix.MS_BIND|unix.MS_REC, "")
@@ -32,6 +36,16 @@ func bindFD(f *os.File, mp string, maps *sandbox.IDMaps) error {
 	}
 	if err != nil {
 		return fmt.Errorf("bind on %s: %w", mp, err)
+	}
+	if readOnly {
+		err := unix.MountSetattr(unix.AT_FDCWD, mp, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+		if errors.Is(err, unix.ENOSYS) { // before Linux 5.12: the top mount only, as the engine's own ro
+			err = unix.Mount("", mp, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
+		}
+		if err != nil {
+			unix.Unmount(mp, unix.MNT_DETACH)
+			return fmt.Errorf("read-only bind on %s: %w", mp, err)
+		}
 	}
 	return nil
 }

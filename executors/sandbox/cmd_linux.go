@@ -189,6 +189,10 @@ func (c *Cmd) Start() (err error) {
 		lc.BindFDs, lc.BindDirs = make([]int, len(cfg.Binds)), make([]bool, len(cfg.Binds))
 		for i, b := range cfg.Binds {
 			db, err := prepareBind(b, uid, gid, maps)
+			var be *BindError
+			if errors.Is(err, unix.ENOSYS) && !errors.As(err, &be) {
+				continue // before Linux 5.12: the launcher binds it, unmapped
+			}
 			if err != nil {
 				return fmt.Errorf("sandbox: %w", err)
 			}

@@ -226,15 +226,20 @@ func CheckBind(b Bind, hostUID, hostGID int, maps *IDMaps) error {
 }
 
 // MountMapped mounts the file f (a pinned bind source) on the existing
-// mountpoint mp, recursively, idmapped to hostUID and hostGID where its
-// owner needs it: the private bind a root daemon hands the Docker
-// Engine, which binds it on into a container running as those ids.
-func MountMapped(f *os.File, mp string, hostUID, hostGID int, maps *IDMaps) error {
+// mountpoint mp, recursively (read-only, every mount below included, if
+// asked), idmapped to hostUID and hostGID where its owner needs it: the
+// private bind a root daemon hands the Docker Engine, which binds it on
+// into a container running as those ids.
+func MountMapped(f *os.File, mp string, readOnly bool, hostUID, hostGID int, maps *IDMaps) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		return err
 	}
-	tree, err := cloneTree(int(f.Fd()), f.Name(), st, 0, hostUID, hostGID, maps)
+	attr := uint64(0)
+	if readOnly {
+		attr = unix.MOUNT_ATTR_RDONLY
+	}
+	tree, err := cloneTree(int(f.Fd()), f.Name(), st, attr, hostUID, hostGID, maps)
 	if err != nil {
 		return err
 	}

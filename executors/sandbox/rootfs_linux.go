@@ -336,10 +336,10 @@ func loopbackUp() error {
 }
 
 // CheckNoSymlinks refuses p when any component of it is a symlink now,
-// walking it as the sandbox's binds do (openat2 RESOLVE_NO_SYMLINKS). A
-// runner that hands a bind source to someone else to open (the Docker
-// Engine resolves its own) calls it right before, on the resolved path
-// it checked.
+// walking it as the sandbox's binds do (openat2 RESOLVE_NO_SYMLINKS). It
+// is Pin keeping nothing: a runner that hands a source to someone else
+// (the Docker Engine) pins it and hands over what it opened, never the
+// path.
 func CheckNoSymlinks(p string) error {
 	fd, err := openNoSymlinks(p)
 	if err != nil {

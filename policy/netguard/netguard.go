@@ -62,13 +62,18 @@ type Config struct {
 	// AllowPrivateHosts names hosts, exactly as the URL spells them (after
 	// the same normalisation), that may connect to loopback, RFC 1918,
 	// CGNAT, benchmarking and IPv6 unique-local addresses. It is for local
-	// development only and empty by default. Entries are hosts, not address
-	// ranges: "localhost" lets http://localhost/ reach 127.0.0.1, and
-	// "127.0.0.1" lets the literal http://127.0.0.1/ through (IP literals
-	// are written without brackets or ports, "::1" for IPv6). A host must
-	// also be in AllowedDomains to be reached at all. Wildcards are refused.
-	// Link-local, multicast, reserved and cloud metadata addresses stay
-	// refused even for these hosts.
+	// development only and empty by default. "localhost" lets
+	// http://localhost/ reach 127.0.0.1, and "127.0.0.1" lets the literal
+	// http://127.0.0.1/ through ("::1" or "[::1]" for IPv6). An entry may
+	// name a port ("localhost:8080", "[::1]:8080"): then only that port.
+	// An address range ("10.0.0.0/8", "10.0.0.0/8:5432", "[fd00::/8]:80")
+	// lets any allowed host reach the private addresses in it. An entry
+	// "!ADDRESS[:PORT]" or "!RANGE[:PORT]" makes that socket address
+	// unreachable whatever the list says, public or not: the daemon adds
+	// one per listener of its own. A host must also be in AllowedDomains
+	// to be reached at all. Wildcards are refused. Link-local, multicast,
+	// reserved and cloud metadata addresses stay refused even for these
+	// hosts. See netguard_private.go.
 	AllowPrivateHosts []string
 	// Resolver resolves host names for DialContext and CheckURLWithResolve.
 	// Nil means a pure-Go resolver (&net.Resolver{PreferGo: true}), the
@@ -92,10 +97,10 @@ func AllowsAnyHost(domains []string) bool {
 // Guard checks URLs and socket addresses against one allowlist. It is
 // safe for concurrent use and cheap to keep.
 type Guard struct {
-	exact     map[string]portSet  // normalised host names and canonical IP literals
-	wildcards []wildcard          // ".example.com" for "*.example.com"
-	anyHost   bool                // the entry "*"
-	private   map[string]struct{} // normalised AllowPrivateHosts
+	exact     map[string]portSet // normalised host names and canonical IP literals
+	wildcards []wildcard         // ".example.com" for "*.example.com"
+	anyHost   bool               // the entry "*"
+	private   privateRules       // parsed AllowPrivateHosts
 	resolver  *net.Resolver
 }
 
@@ -143,7 +148,6 @@ func New(cfg Config) (*Guard, error) {
 	}
 	g := &Guard{
 		exact:    make(map[string]portSet, len(cfg.AllowedDomains)),
-		private:  make(map[string]struct{}, len(cfg.AllowPrivateHosts)),
 		resolver: cfg.Resolver,
 	}
 	if g.resolver == nil {
@@ -175,12 +179,9 @@ func New(cfg Config) (*Guard, error) {
 			g.exact[host] = ps
 		}
 	}
-	for _, p := range cfg.AllowPrivateHosts {
-		host, _, err := normalizePattern(p, false)
-		if err != nil {
-			return nil, fmt.Errorf("network guard: private host %q: %w", p, err)
-		}
-		g.private[host] = struct{}{}
+	var err error
+	if g.private, err = parsePrivateRules(cfg.AllowPrivateHosts); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
@@ -301,7 +302,7 @@ func (g *Guard) checkParsedURL(u *url.URL, deferPrivate bool) error {
 		if class, _ := classifyIP(ip); class == ipPrivate && deferPrivate {
 			return nil
 		}
-		if reason := g.ipRefusal(host, ip); reason != "" {
+		if reason := g.ipRefusal(host, ip, port); reason != "" {
 			return deny("%s", reason)
 		}
 	}
@@ -366,12 +367,6 @@ func (g *Guard) match(host string, ip netip.Addr, ok func(portSet) bool) bool {
 		}
 	}
 	return false
-}
-
-// privateAllowed reports whether a normalised host is in AllowPrivateHosts.
-func (g *Guard) privateAllowed(host string) bool {
-	_, ok := g.private[host]
-	return ok
 }
 
 // parsePort parses a decimal port, 1-65535.

@@ -78,7 +78,7 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	}
 	candidates := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
-		if reason := g.ipRefusal(host, a); reason != "" {
+		if reason := g.ipRefusal(host, a, port); reason != "" {
 			return nil, deny("%s", reason)
 		}
 		a = a.Unmap()
@@ -127,7 +127,7 @@ func (g *Guard) controlCheck(host, port, address string) error {
 	if err != nil {
 		return &DeniedError{URL: shown(net.JoinHostPort(host, port)), Reason: fmt.Sprintf("socket address %s is not an IP address", shown(address))}
 	}
-	if reason := g.ipRefusal(host, ap.Addr()); reason != "" {
+	if reason := g.ipRefusal(host, ap.Addr(), ap.Port()); reason != "" {
 		return &DeniedError{URL: shown(net.JoinHostPort(host, port)), Reason: reason}
 	}
 	return nil
@@ -177,8 +177,9 @@ func (g *Guard) CheckURLWithResolve(ctx context.Context, rawURL string) (*url.UR
 	if err != nil {
 		return nil, nil, err
 	}
+	port, _ := effectivePort(u) // CheckURL checked it
 	for _, a := range addrs {
-		if reason := g.ipRefusal(host, a); reason != "" {
+		if reason := g.ipRefusal(host, a, port); reason != "" {
 			return nil, addrs, &DeniedError{URL: redactParsedURL(u), Reason: fmt.Sprintf("host %q resolves to a refused address: %s", host, reason)}
 		}
 	}

@@ -255,9 +255,10 @@ func embeddedV4(ip netip.Addr) []embedded {
 	return nil
 }
 
-// CheckIP reports whether host may connect to ip; host is the URL host the
-// address was resolved from (or the IP literal itself), used to look up
-// AllowPrivateHosts. Refused: loopback, RFC 1918, CGNAT, benchmarking,
+// CheckIP reports whether host may connect to ip on any port; host is the
+// URL host the address was resolved from (or the IP literal itself), used
+// to look up AllowPrivateHosts (entries with a port do not count: see
+// CheckAddr). Refused: loopback, RFC 1918, CGNAT, benchmarking,
 // unique-local and site-local addresses (unless host is in
 // AllowPrivateHosts), and always: cloud metadata endpoints, link-local,
 // multicast, unspecified, broadcast, 0.0.0.0/8, 240.0.0.0/4,
@@ -265,34 +266,52 @@ func embeddedV4(ip netip.Addr) []embedded {
 // (mapped, compatible, NAT64, 6to4, Teredo) that are not public. The error
 // is a *DeniedError.
 func (g *Guard) CheckIP(host string, ip netip.Addr) error {
-	if reason := g.ipRefusal(host, ip); reason != "" {
+	return g.CheckAddr(host, netip.AddrPortFrom(ip, 0))
+}
+
+// CheckAddr is CheckIP for one port: the socket address ap, reached on
+// behalf of host. A deny entry of AllowPrivateHosts covering ap refuses
+// it whatever its class.
+func (g *Guard) CheckAddr(host string, ap netip.AddrPort) error {
+	if reason := g.ipRefusal(host, ap.Addr(), ap.Port()); reason != "" {
 		return &DeniedError{URL: shown(host), Reason: reason}
 	}
 	return nil
 }
 
-// ipRefusal is CheckIP's reason, "" when the address is allowed.
-func (g *Guard) ipRefusal(host string, ip netip.Addr) string {
+// ipRefusal is CheckAddr's reason, "" when the address is allowed; port 0
+// means any port.
+func (g *Guard) ipRefusal(host string, ip netip.Addr, port uint16) string {
+	if g.private.deniedAt(ip, port) {
+		return fmt.Sprintf("address %s port %d is denied in allow_private_hosts (the daemon's own listeners are): never allowed", ip, port)
+	}
 	class, why := classifyIP(ip)
 	switch class {
 	case ipPublic:
 		return ""
 	case ipPrivate:
-		if g.hostIsPrivateAllowed(host) {
+		h := g.privateHost(host)
+		if g.private.allows(h, ip, port) {
 			return ""
+		}
+		if port != 0 && g.private.named(h, ip) {
+			return fmt.Sprintf("address %s is %s, and allow_private_hosts allows it on other ports than %d", ip, why, port)
 		}
 		return fmt.Sprintf("address %s is %s, and the host is not in allow_private_hosts", ip, why)
 	}
 	return fmt.Sprintf("address %s is %s: never allowed", ip, why)
 }
 
-// hostIsPrivateAllowed normalises host (as written in a URL, brackets
-// allowed) and looks it up in AllowPrivateHosts.
-func (g *Guard) hostIsPrivateAllowed(host string) bool {
-	if len(g.private) == 0 {
-		return false
+// privateHost normalises host (as written in a URL, brackets allowed) for
+// a look-up in AllowPrivateHosts; "" when it does not normalise.
+func (g *Guard) privateHost(host string) string {
+	if g.private.empty() {
+		return ""
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	h, _, err := normalizeHost(host)
-	return err == nil && g.privateAllowed(h)
+	if err != nil {
+		return ""
+	}
+	return h
 }

@@ -1,5 +1,7 @@
 package scrub
 
+import "slices"
+
 // acMatcher is an Aho-Corasick automaton over ASCII-case-folded literals,
 // compiled to a DFA over byte classes so that scanning costs one table
 // lookup per input byte however many literals it holds.
@@ -108,6 +110,11 @@ func newACMatcher(lits []string) *acMatcher {
 			row = ^row
 		}
 		m.trans[k] = row
+	}
+	if cap(m.trans) > 2*len(m.trans) {
+		// Literals that share prefixes (the keywords) leave most of the
+		// estimate unused: the long-lived automaton keeps only its table.
+		m.trans = slices.Clone(m.trans)
 	}
 	return m
 }

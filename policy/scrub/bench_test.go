@@ -73,3 +73,17 @@ func BenchmarkWithKnown(b *testing.B) {
 		s.WithKnown(benchKnown)
 	}
 }
+
+// BenchmarkEncodedSpansClean: the walk over encoded runs alone (the dump
+// streak rides on it), over the benign corpus with a call's known values.
+func BenchmarkEncodedSpansClean(b *testing.B) {
+	s, err := New(benchKnown, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := benchCorpus(b, "benign")
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		s.encodedSpans(text)
+	}
+}

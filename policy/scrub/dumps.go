@@ -1,6 +1,7 @@
 package scrub
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -22,21 +23,29 @@ import (
 // decoded in every reading the units allow (hex bytes, hex words either
 // way round, octal, decimal, characters) and the decoded bytes are
 // searched like other decoded text, backwards too. A finding redacts the
-// units that carry it and, on a line with a text column (xxd, hexdump -C),
-// the rest of that line. Ordinary hexdumps decode to bytes that hold no
+// units that carry it, line by line, and the text column (xxd, hexdump -C)
+// of each of those lines. Ordinary hexdumps decode to bytes that hold no
 // finding and stay as they are; prose rarely has four short hex-digit
-// words in a row, so clean text pays one table lookup per word.
+// words in a row, and a word that neither starts nor ends like a unit
+// costs two table lookups.
+//
+// Dumps (and UTF-16, utf16.go) are read for calls with known values: it
+// is their values a tool is given to hide, and a call without any keeps
+// the walk as it was. What the rules find in a dump's bytes is redacted
+// too, in those calls.
 //
 // Inside a JSON string (a tool's output as the daemon scrubs it) a dump's
 // lines end in \n escapes and its quotes and backslashes are escaped: the
 // dump's text is unescaped (one layer) before it is read.
 
 const (
-	dumpStreak    = 4       // units in a row that start a dump
-	maxUnitRun    = 16      // longest run read as one unit (xxd -g8)
-	maxUnitGap    = 8       // longest gap between two units (`", "` escaped)
-	maxDumpRegion = 1 << 16 // text read as one dump at a time
-	dumpOverlap   = 512     // a dump cut there is read again from this far back
+	dumpStreak      = 4       // units in a row that start a dump
+	maxUnitRun      = 16      // longest run read as one unit (xxd -g8)
+	maxUnitGap      = 8       // longest gap between two units (`", "` escaped)
+	maxDumpRegion   = 1 << 16 // text read as one dump at a time
+	dumpFirstRegion = 1 << 10 // text read first after a dump's start
+	maxDumpBack     = 256     // text read before a dump's start
+	dumpOverlap     = 512     // a dump cut there is read again from this far back
 )
 
 // dumpStreakState follows the runs of encodedSpans' walk for a dump's
@@ -65,7 +74,7 @@ func (t *dumpStreakState) add(text string, i, k int, breaks bool) bool {
 	switch {
 	case t.n == 0 || gap < 1 || gap > maxUnitGap:
 		t.n, t.start, t.digits, t.chars = 1, i, 0, 0
-	case t.n == 1 || sameGap(text[t.prevEnd:i], text[t.gapA:t.gapB]):
+	case t.n == 1 || sameGap(text[t.prevEnd:i], text[t.gapA:t.gapB], k-i == 1):
 		t.n++
 		t.gapA, t.gapB = t.prevEnd, i
 	default: // a new gap: a streak of the last unit and this one
@@ -89,11 +98,35 @@ func (t *dumpStreakState) add(text string, i, k int, breaks bool) bool {
 	return (t.n >= dumpStreak || t.n >= 2 && t.digits >= 16) && t.start >= t.done
 }
 
+// maybeUnit is unitLike's first test, small enough to inline in the
+// walk: a word that does not start and end like a unit costs two table
+// lookups.
+func maybeUnit(text string, i, k int) bool {
+	return k-i == 1 || k-i <= maxUnitRun+2 && unitEdge[text[i]]&1 != 0 && unitEdge[text[k-1]]&2 != 0
+}
+
+// unitEdge marks the bytes a unit may start with (1: hex digits, x) and
+// end with (2: hex digits).
+var unitEdge = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		if isHex(byte(c)) {
+			t[c] = 3
+		}
+	}
+	t['x'], t['X'] = 1, 1
+	return t
+}()
+
 // sameGap: two gaps between units are the same, or both blanks (od pads
 // numbers to a width).
-func sameGap(a, b string) bool {
-	return a == b || strings.Trim(a, " ") == "" && strings.Trim(b, " ") == ""
+func sameGap(a, b string, char bool) bool {
+	return a == b || strings.Trim(a, " ") == "" && strings.Trim(b, " ") == "" ||
+		char && odGap(a) && odGap(b)
 }
+
+// odGap: a gap od -c leaves between two letters or digits, with fields of
+// punctuation or escapes (\n) between them, starts with two blanks.
+func odGap(g string) bool { return strings.HasPrefix(g, "  ") }
 
 // unitLike reports whether the run text[i:k] may be one unit of a dump: a
 // single character, or hex digits after an optional 0x (or an x after a
@@ -130,6 +163,7 @@ type dumpView struct {
 	lo   int
 }
 
+// span maps view[a:b] to the original, widened to whole escapes.
 func (v *dumpView) span(a, b int) (int, int) {
 	if v.u == nil {
 		return v.lo + a, v.lo + b
@@ -138,7 +172,7 @@ func (v *dumpView) span(a, b int) (int, int) {
 	return v.lo + a, v.lo + b
 }
 
-// view returns the original offset of view offset a (a rune's first byte).
+// orig is the original offset of view offset a.
 func (v *dumpView) orig(a int) int {
 	if v.u == nil {
 		return v.lo + a
@@ -146,18 +180,22 @@ func (v *dumpView) orig(a int) int {
 	return v.lo + int(v.u.src[a])
 }
 
-// toView is the view offset of original offset p, or -1.
+// toView is the view offset of the byte original offset p is part of
+// (an escape's first decoded byte), or -1.
 func (v *dumpView) toView(p int) int {
 	p -= v.lo
 	if v.u == nil {
 		return p
 	}
-	for i, s := range v.u.src {
-		if int(s) >= p {
-			return i
-		}
+	n := len(v.u.text)
+	i := sort.Search(n, func(i int) bool { return int(v.u.src[i]) > p }) - 1
+	if i < 0 {
+		return -1
 	}
-	return -1
+	for i > 0 && v.u.src[i-1] == v.u.src[i] {
+		i-- // the first byte of a multi-byte rune
+	}
+	return i
 }
 
 // newDumpView reads text[lo:hi]: unescaped when it is the inside of a JSON
@@ -179,54 +217,61 @@ func newDumpView(text string, lo, hi int) dumpView {
 }
 
 // lineStartBefore is where the line holding text[at] begins: after a line
-// break, raw or escaped (\n), at most maxDumpRegion back.
-func lineStartBefore(text string, at int) int {
-	for j := at; j > 0 && at-j < maxDumpRegion; j-- {
+// break, raw or escaped (\n), at most back bytes before at.
+func lineStartBefore(text string, at, back int) int {
+	for j := at; j > 0 && at-j < back; j-- {
 		if text[j-1] == '\n' || text[j-1] == 'n' && j >= 2 && text[j-2] == '\\' {
 			return j
 		}
 	}
-	return max(0, at-maxDumpRegion)
+	return max(0, at-back)
 }
 
 // dumpSpans reads the dump whose streak starts at text[at] and adds what
-// it finds to spans; next is where the walk goes on (the dump's end).
+// it finds to spans; next is where the walk goes on (the dump's end). The
+// text read starts at most maxDumpBack before the streak and ends
+// dumpFirstRegion after it, four times farther each time the dump runs
+// to its end (up to maxDumpRegion): a trigger that reads nothing costs
+// little wherever it is.
 func (s *Scrubber) dumpSpans(text string, t *dumpStreakState, budget *decodeBudget, spans []scrubSpan) ([]scrubSpan, int) {
 	at := t.start
-	lo := lineStartBefore(text, at)
-	hi := min(len(text), lo+maxDumpRegion)
-	cut := hi < len(text)
-	if cut {
-		if j := lineStartBefore(text, hi); j > lo {
-			hi = j
-		}
-	}
-	v := newDumpView(text, lo, hi)
-	d := dumpReader{s: s, v: &v, budget: budget, spans: spans}
-	va := v.toView(at)
-	if va < 0 {
-		return spans, at + 1
-	}
-	end := d.numbers(va)
-	if t.chars >= 2 {
-		gap := text[t.gapA:t.gapB]
-		if v.u != nil {
-			if g, _, ok := unescapeOnce(gap); ok {
-				gap = g
+	lo := lineStartBefore(text, at, maxDumpBack)
+	spent := budget.bytes
+	for size := dumpFirstRegion; ; size *= 4 {
+		hi := min(len(text), at+size)
+		if hi < len(text) {
+			if j := lineStartBefore(text, hi, size/2); j > at {
+				hi = j
 			}
 		}
-		if vc := v.toView(t.charStart); vc >= 0 {
-			end = max(end, d.chars(vc, gap))
+		budget.bytes = spent
+		v := newDumpView(text, lo, hi)
+		d := dumpReader{s: s, v: &v, budget: budget, spans: spans}
+		end := 0
+		if va := v.toView(at); va >= 0 {
+			end = d.numbers(va)
+		}
+		if t.chars >= 2 {
+			gap := text[t.gapA:t.gapB]
+			if v.u != nil {
+				if g, _, ok := unescapeOnce(gap); ok {
+					gap = g
+				}
+			}
+			if vc := v.toView(t.charStart); vc >= 0 {
+				end = max(end, d.chars(vc, gap))
+			}
+		}
+		if end < len(v.text) {
+			return d.spans, max(v.orig(end), at+1)
+		}
+		if hi == len(text) {
+			return d.spans, hi
+		}
+		if size*4 > maxDumpRegion { // read again from a little before the cut
+			return d.spans, max(lineStartBefore(text, hi-dumpOverlap, dumpOverlap), at+1)
 		}
 	}
-	next := v.orig(min(end, len(v.text)-1)) + 1
-	if end >= len(v.text) {
-		next = hi
-		if cut {
-			next = lineStartBefore(text, max(at+1, hi-dumpOverlap))
-		}
-	}
-	return d.spans, max(next, at+1)
 }
 
 // dumpReader decodes one dump's view.
@@ -239,12 +284,15 @@ type dumpReader struct {
 	toks []dumpTok
 }
 
-// dumpTok is one unit: its digits (or character) at view[a:b]; line is
-// the end of its line when the line has a text column after its units.
+// dumpTok is one unit at view[a:b]: a number's digits at view[da:db] or
+// a character c, on the line starting at line, whose text column (xxd's,
+// hexdump -C's) is at view[colA:colB]. It holds no pointer: a dump of a
+// megabyte has a quarter of a million.
 type dumpTok struct {
-	a, b   int32
-	digits string
-	column int32 // end of the line's text column, or 0
+	a, b, da, db int32
+	line         int32
+	colA, colB   int32
+	c            byte
 }
 
 // numbers reads the view's lines from view offset va (the first unit) as
@@ -267,7 +315,9 @@ func (d *dumpReader) numbers(va int) int {
 		line := strings.TrimSuffix(text[la:lb], "\r")
 		n := len(d.toks)
 		width = d.numberLine(line, la, width)
-		if len(d.toks)-n < 2 { // one number on a line is not a dump's
+		// A dump's last line may hold one number; its first needs two
+		// (od -c's offset alone is not a dump of numbers).
+		if len(d.toks) == n || n == 0 && len(d.toks) < 2 {
 			d.toks = d.toks[:n]
 			break
 		}
@@ -289,10 +339,10 @@ func (d *dumpReader) numberLine(line string, off, width int) int {
 	if q := hexPrefix(line); q >= 6 && q < len(line) && isOffsetEnd(line[q:], q) {
 		p = q + 1
 	}
-	stop, column := len(line), 0
+	stop, colA, colB := len(line), 0, 0
 	if j := strings.LastIndex(line, "  "); j > p {
 		if rest := strings.TrimSpace(line[j:]); rest != "" && !allNumberish(rest) {
-			stop, column = j, off+len(line)
+			stop, colA, colB = j, off+j, off+len(line)
 		}
 	}
 	for p < stop {
@@ -321,7 +371,8 @@ func (d *dumpReader) numberLine(line string, off, width int) int {
 		if width == 0 {
 			width = len(digits)
 		}
-		d.toks = append(d.toks, dumpTok{int32(off + p), int32(off + q), digits, int32(column)})
+		d.toks = append(d.toks, dumpTok{a: int32(off + p), b: int32(off + q), da: int32(off + a), db: int32(off + q),
+			line: int32(off), colA: int32(colA), colB: int32(colB)})
 		p = q
 	}
 	return width
@@ -437,7 +488,7 @@ func (d *dumpReader) decodeNumbers() {
 		for ti, t := range d.toks {
 			n := len(dec)
 			var ok bool
-			if dec, ok = read(t.digits, dec); !ok {
+			if dec, ok = read(d.v.text[t.da:t.db], dec); !ok {
 				d.search(dec, from)
 				dec, from = dec[:0], from[:0]
 				continue
@@ -464,14 +515,21 @@ func (d *dumpReader) search(dec []byte, from []int32) {
 	} else {
 		found = d.s.knownSpans(text)
 	}
+	// One span per line for the units, one for each line's text column:
+	// a raw finding in a column does not hide the units beside it.
 	for _, sp := range found {
-		first, last := d.toks[from[sp.start]], d.toks[from[sp.end-1]]
-		b := int(last.b)
-		if last.column > 0 {
-			b = int(last.column)
+		for t := from[sp.start]; t <= from[sp.end-1]; {
+			first := d.toks[t]
+			for t++; t <= from[sp.end-1] && d.toks[t].line == first.line; t++ {
+			}
+			last := d.toks[t-1]
+			a, e := d.v.span(int(first.a), int(last.b))
+			d.spans = append(d.spans, scrubSpan{a, e, -1, sp.marker})
+			if first.colB > first.colA {
+				a, e := d.v.span(int(first.colA), int(first.colB))
+				d.spans = append(d.spans, scrubSpan{a, e, -1, sp.marker})
+			}
 		}
-		a, e := d.v.span(int(first.a), b)
-		d.spans = append(d.spans, scrubSpan{a, e, -1, sp.marker})
 	}
 }
 
@@ -505,25 +563,27 @@ func printable(text string) bool {
 // is od -c's three blanks, od -c's fixed fields. It searches the
 // characters and returns where they end.
 func (d *dumpReader) chars(va int, gap string) int {
-	if gap == "   " {
-		return d.odChars(va)
+	end := 0
+	if odGap(gap) {
+		end = d.odChars(va)
 	}
 	text := d.v.text
 	if gap == "" || va >= len(text) {
-		return 0
+		return end
 	}
 	// Back to the first character of the sequence.
 	for va >= len(gap)+1 && text[va-len(gap):va] == gap {
 		va -= len(gap) + 1
 	}
 	d.toks = d.toks[:0]
+	gapNL := gap + "\n"
 	p := va
 	for p < len(text) {
-		d.toks = append(d.toks, dumpTok{int32(p), int32(p + 1), text[p : p+1], 0})
+		d.toks = append(d.toks, dumpTok{a: int32(p), b: int32(p + 1), c: text[p]})
 		q := p + 1
 		switch {
-		case strings.HasPrefix(text[q:], gap+"\n"):
-			q += len(gap) + 1
+		case strings.HasPrefix(text[q:], gapNL) && !strings.HasPrefix(text[q+len(gap)+1:], gap):
+			q += len(gap) + 1 // folded after a gap; a line break followed by a gap is a unit
 		case strings.HasPrefix(text[q:], gap):
 			q += len(gap)
 		case strings.HasPrefix(text[q:], "\n"):
@@ -531,7 +591,12 @@ func (d *dumpReader) chars(va int, gap string) int {
 		case strings.HasPrefix(text[q:], "\r\n"):
 			q += 2
 		default:
-			q = len(text) + 1
+			if len(text)-q <= len(gap) { // the text ends inside a gap
+				q = len(text)
+				p = q - 1
+			} else {
+				q = len(text) + 1
+			}
 		}
 		if q >= len(text) {
 			break
@@ -539,7 +604,7 @@ func (d *dumpReader) chars(va int, gap string) int {
 		p = q
 	}
 	d.searchChars()
-	return p + 1
+	return max(end, p+1)
 }
 
 // odChars reads od -c's lines from the one holding view offset va (a
@@ -579,7 +644,7 @@ func (d *dumpReader) odChars(va int) int {
 			if !ok {
 				break
 			}
-			d.toks = append(d.toks, dumpTok{int32(la + p), int32(la + p + 4), c, 0})
+			d.toks = append(d.toks, dumpTok{a: int32(la + p), b: int32(la + p + 4), c: c, line: int32(la)})
 		}
 		if len(d.toks) == n {
 			break
@@ -592,23 +657,23 @@ func (d *dumpReader) odChars(va int) int {
 }
 
 // odField is the byte one od -c field stands for.
-func odField(f string) (string, bool) {
+func odField(f string) (byte, bool) {
 	t := strings.TrimLeft(f, " ")
 	switch {
 	case t == "":
-		return " ", true
+		return ' ', true
 	case len(t) == 1 && len(f)-len(t) == 3:
-		return t, true
+		return t[0], true
 	case len(t) == 2 && t[0] == '\\':
 		if i := strings.IndexByte(`0abtnvfr\`, t[1]); i >= 0 {
-			return "\x00\a\b\t\n\v\f\r\\"[i : i+1], true
+			return "\x00\a\b\t\n\v\f\r\\"[i], true
 		}
 	case len(t) == 3:
 		if v, ok := number(t, 8); ok && v < 256 {
-			return string([]byte{byte(v)}), true
+			return byte(v), true
 		}
 	}
-	return "", false
+	return 0, false
 }
 
 // searchChars searches the characters in d.toks.
@@ -619,7 +684,7 @@ func (d *dumpReader) searchChars() {
 	dec := make([]byte, 0, len(d.toks))
 	from := make([]int32, 0, len(d.toks))
 	for i, t := range d.toks {
-		dec = append(dec, t.digits[0])
+		dec = append(dec, t.c)
 		from = append(from, int32(i))
 	}
 	d.search(dec, from)

@@ -89,7 +89,7 @@ func odCharsRead(out string) string {
 		for p := 0; p+4 <= len(line)+1; p += 4 {
 			f := line[p:min(len(line), p+4)]
 			if c, ok := odField(f); ok {
-				b.WriteString(c)
+				b.WriteByte(c)
 			}
 		}
 	}

@@ -87,8 +87,12 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 		spans = s.foldedKnown(text, spans)
 	}
 	budget := decodeBudget{bytes: maxDecodedPerText, state: maxStatePerText}
+	// Dumps and UTF-16 are read for calls with known values (dumps.go).
+	dumps := s.knownAC != nil
 	var streak dumpStreakState
-	spans = s.utf16Spans(text, &budget, spans)
+	if dumps {
+		spans = s.utf16Spans(text, &budget, spans)
+	}
 	for i := 0; i < len(text) && budget.bytes > 0; {
 		if !isEncodedByte(text[i]) || text[i] == '=' {
 			i++
@@ -113,11 +117,15 @@ func (s *Scrubber) encodedSpans(text string) []scrubSpan {
 				k, breaks, nbreak = k+n, true, nbreak+n
 			}
 		}
-		if streak.add(text, i, k, breaks) {
-			spans, i = s.dumpSpans(text, &streak, &budget, spans)
-			i = max(i, k)
-			streak.done, streak.n = i, 0
-			continue
+		if dumps {
+			if !maybeUnit(text, i, k) {
+				streak.n = 0
+			} else if streak.add(text, i, k, breaks) {
+				spans, i = s.dumpSpans(text, &streak, &budget, spans)
+				i = max(i, k)
+				streak.done, streak.n = i, 0
+				continue
+			}
 		}
 		if k-i-nbreak < min(minEncodedRun, minSplitToken) {
 			i = k // a word or two, not an encoding or a key

@@ -27,7 +27,9 @@ import (
 // credentials' names.
 
 // keywordLits start the rule; most are also the generic rule's.
-var keywordLits = append([]string{"key", "token", "secret", "auth", "cred", "pass", "pwd", "bearer",
+// Names with pass, pwd, secret or token are the generic rule's: it
+// calls keywordAt where its own reading fails.
+var keywordLits = append([]string{"key", "auth", "cred", "bearer",
 	"client_id", "clientid", "client-id", "app_id", "appid"}, providerNames...)
 
 // providerNames are services whose keys tools commonly print next to
@@ -40,6 +42,10 @@ var providerNames = []string{"github", "gitlab", "bitbucket", "heroku", "twilio"
 	"dropbox", "facebook", "fastly", "hubspot", "intercom", "jfrog", "artifactory", "launchdarkly", "mapbox",
 	"netlify", "newrelic", "okta", "plaid", "zendesk", "stripe", "slack", "openai", "shopify", "azure",
 	"digitalocean", "vercel", "supabase", "pinecone", "mixpanel", "kraken"}
+
+// keywordKind names the keyword rule's findings; New orders the rule
+// of that kind after the config's own rules.
+const keywordKind = "credential"
 
 type nameTier int
 
@@ -58,23 +64,61 @@ const keywordMaxGlue = 48
 // keywordAll finds the value bound to the credential name holding the
 // keyword at [ks, ke).
 func keywordAll(text string, ks, ke int) []found {
-	// A keyword inside a longer word of letters (monkey, passage,
-	// tokenizer) is checked by the name's ending below; only cheap
-	// bounds here.
-	a, b := ks, ke
-	for a > 0 && ks-a < 64 && isNameByte(text[a-1]) {
-		a--
+	// Most hits are inside a word (Author, passed, keyboard, tokenizer,
+	// githubusercontent): the letters right after the keyword reject
+	// them before anything else is read.
+	if ke < len(text) && 'a' <= text[ke] && text[ke] <= 'z' && !nameGoesOn(text[ke:min(len(text), ke+8)]) {
+		return nil
 	}
+	b := ke
 	for b < len(text) && b-ke < 64 && isNameByte(text[b]) {
 		b++
+	}
+	if !glueAhead(text, ks, ke, b) {
+		return nil
+	}
+	a := ks
+	for a > 0 && ks-a < 64 && isNameByte(text[a-1]) {
+		a--
 	}
 	if a > 0 && text[a-1] == '\\' && a < ks && (text[a] == 'n' || text[a] == 't' || text[a] == 'r') {
 		a++ // after a JSON-escaped line break: "[default]\nservice_key = …"
 	} else if a > 0 && (text[a-1] == '/' || text[a-1] == '\\') {
 		return nil // a file: /run/secrets/db_password, C:\secrets\db_password
 	}
-	if inMarker(text, a) {
-		return nil // [REDACTED:password]
+	v, e, kind := keywordFrom(text, a, b, true)
+	if e <= v {
+		return nil
+	}
+	return []found{{v, e, kind}}
+}
+
+// keywordAt is the keyword parser for a name the generic rule found at
+// [a, b) and could not read (a type, a comma, a line break before the
+// value): its submatch indexes, the value in group 2.
+func keywordAt(text string, a, b int) []int {
+	if !glueAhead(text, a, b, b) {
+		return nil
+	}
+	v, e, _ := keywordFrom(text, a, b, false)
+	if e <= v {
+		return nil
+	}
+	return []int{a, e, a, b, v, e}
+}
+
+// keywordFrom reads the value bound to the name at [a, b) and its kind;
+// e <= v when there is none.
+func keywordFrom(text string, a, b int, provider bool) (v, e int, kind string) {
+	tier := credentialNameTier(text[a:b], provider)
+	if tier == tierNone || text[a:b] == "PASS" || text[a:b] == "FAIL" { // "--- PASS: TestName": a test's outcome
+		return 0, 0, ""
+	}
+	if tier == tierProvider && a > 0 && (text[a-1] == ':' || text[a-1] == '.' || text[a-1] == '@') {
+		return 0, 0, "" // arn:aws:…, api.github.com, user@github.com
+	}
+	if a > 0 && text[a-1] == ':' && inMarker(text, a) {
+		return 0, 0, "" // [REDACTED:password]
 	}
 	// A name given as a value is a name only as the key of a pair (<add
 	// key="ApiKey" value="…"/>); otherwise it is a value ("token_type":
@@ -82,17 +126,9 @@ func keywordAll(text string, ks, ke int) []found {
 	pair := false
 	if valueAt(text, a, b) {
 		if pair = pairValue(text, b) > 0; !pair {
-			return nil
+			return 0, 0, ""
 		}
 	}
-	tier := nameTierOf(text[a:b])
-	if tier == tierProvider && a > 0 && (text[a-1] == ':' || text[a-1] == '.' || text[a-1] == '@') {
-		return nil // arn:aws:…, api.github.com, user@github.com
-	}
-	if tier == tierNone || text[a:b] == "PASS" || text[a:b] == "FAIL" { // "--- PASS: TestName": a test's outcome
-		return nil
-	}
-	var v, e int
 	var quoted, tight, loose bool
 	if pair {
 		v, e = genericValue(text, pairValue(text, b))
@@ -109,79 +145,179 @@ func keywordAll(text string, ks, ke int) []found {
 		v, e, quoted, tight, loose = keywordValue(text, a, b, tier == tierProvider)
 	}
 	if e <= v {
-		return nil
+		return 0, 0, ""
 	}
 	val := text[v:e]
 	if loose && tier != tierPass && tier != tierID {
 		tier = tierProvider // the strictest shape
 	}
 	if loose && tier != tierProvider || !keywordValueOK(tier, text[a:b], val, quoted, tight, text, e) {
-		return nil
+		return 0, 0, ""
 	}
-	kind := "credential"
+	if notCredentialName(text[a:b]) {
+		return 0, 0, "" // csrf_token, public_key, next_page_token
+	}
+	kind = "credential"
 	switch {
 	case strings.EqualFold(text[a:b], "bearer"):
 		kind = "bearer-token"
 	case tier == tierPass:
 		kind = "password"
 	}
-	return []found{{v, e, kind}}
+	return v, e, kind
 }
 
-func isNameByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
-}
+func isNameByte(c byte) bool { return nameByte[c] }
+
+// nameByte marks the bytes of a name; foldAlnum maps letters and digits
+// to their lowercase and the rest to 0. Tables: these run on every
+// keyword hit.
+var nameByte, foldAlnum = func() (n [256]bool, f [256]byte) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			n[c], f[c] = true, byte(c)
+		case 'A' <= c && c <= 'Z':
+			n[c], f[c] = true, byte(c+'a'-'A')
+		case c == '_' || c == '.' || c == '-':
+			n[c] = true
+		}
+	}
+	return n, f
+}()
 
 // nameTierOf says what kind of credential a name holds. The name is
 // folded to lowercase letters and digits; its credential word must end
 // it, save for a number (api_key2) or a suffix such as "value".
-func nameTierOf(name string) nameTier {
-	var buf [128]byte
-	k := buf[:0]
-	for i := 0; i < len(name) && len(k) < len(buf); i++ {
-		c := name[i]
-		switch {
-		case 'A' <= c && c <= 'Z':
-			k = append(k, c+'a'-'A')
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-			k = append(k, c)
+func nameTierOf(name string, provider bool) nameTier {
+	tier := credentialNameTier(name, provider)
+	if tier != tierNone && notCredentialName(name) {
+		return tierNone
+	}
+	return tier
+}
+
+// credentialNameTier is nameTierOf without the names of things that
+// are keys in another sense; keywordAll checks those last, as few
+// names get that far.
+func credentialNameTier(name string, provider bool) nameTier {
+	// Only the name's end decides (its last 24 letters and digits,
+	// folded), and for a provider its start.
+	var buf [24]byte
+	n := len(buf)
+	for i := len(name) - 1; i >= 0 && n > 0; i-- {
+		if c := foldAlnum[name[i]]; c != 0 {
+			n--
+			buf[n] = c
 		}
+	}
+	k := buf[n:]
+	if hasSuf(k, "b64") || hasSuf(k, "base64") {
+		k = k[:len(k)-len("b64")]
+		k = bytes.TrimSuffix(k, []byte("bas"))
 	}
 	for len(k) > 0 && '0' <= k[len(k)-1] && k[len(k)-1] <= '9' {
 		k = k[:len(k)-1]
 	}
-	for _, suf := range [...]string{"value", "string", "str", "b64", "base64", "hex", "raw", "plain"} {
-		if len(k) > len(suf) && hasSuf(k, suf) {
-			k = k[:len(k)-len(suf)]
-			break
-		}
-	}
-	if notCredentialFolded(k) {
+	if len(k) == 0 {
 		return tierNone
 	}
-	switch {
-	case string(k) == "bearer":
-		return tierPass // bearer=…, bearer: …
-	case hasSuf(k, "password"), hasSuf(k, "passwd"), hasSuf(k, "passphrase"),
-		hasSuf(k, "pwd"), hasSuf(k, "pass") && !notPassName(k):
-		return tierPass
-	case hasSuf(k, "secret"), hasSuf(k, "token"), hasSuf(k, "apikey"),
-		hasSuf(k, "credentials"), hasSuf(k, "credential"), hasSuf(k, "creds"),
-		string(k) == "auth" || hasSuf(k, "auth") && len(k) > 4 && !hasSuf(k, "oauth"):
-		return tierSecret
-	case hasSuf(k, "key"):
-		return tierKey
-	case hasSuf(k, "keyid"), hasSuf(k, "secretid"), hasSuf(k, "clientid"),
-		hasSuf(k, "appid"), hasSuf(k, "accessid"):
-		return tierID
+	var suf string
+	switch k[len(k)-1] {
+	case 'e':
+		suf = "value"
+	case 'g':
+		suf = "string"
+	case 'r':
+		suf = "str"
+	case 'x':
+		suf = "hex"
+	case 'w':
+		suf = "raw"
+	case 'n':
+		suf = "plain"
 	}
-	for _, p := range providerNames {
-		if len(k) >= len(p) && string(k[:len(p)]) == p && len(k) <= len(p)+12 {
-			return tierProvider
+	if suf != "" && len(k) > len(suf) && hasSuf(k, suf) {
+		k = k[:len(k)-len(suf)]
+	}
+	if t := credentialTier(k); t != tierNone || !provider {
+		return t
+	}
+	// mailgun, MAILGUN_KEY2, Stripe: a provider's name, then at most a
+	// short word.
+	if name != "" && len(name) <= 24 {
+		c := name[0] | 0x20
+		for _, p := range providersByFirst[c] {
+			if len(name) >= len(p) && strings.EqualFold(name[:len(p)], p) {
+				return tierProvider
+			}
 		}
 	}
 	return tierNone
 }
+
+func credentialTier(k []byte) nameTier {
+	if len(k) == 0 {
+		return tierNone
+	}
+	// By the last byte first: most names hit end in none of the words.
+	switch k[len(k)-1] {
+	case 'r':
+		if string(k) == "bearer" {
+			return tierPass // bearer=…, bearer: …
+		}
+	case 'd':
+		switch {
+		case hasSuf(k, "password"), hasSuf(k, "passwd"), hasSuf(k, "pwd"):
+			return tierPass
+		case hasSuf(k, "keyid"), hasSuf(k, "secretid"), hasSuf(k, "clientid"), hasSuf(k, "appid"), hasSuf(k, "accessid"):
+			return tierID
+		}
+	case 'e':
+		if hasSuf(k, "passphrase") {
+			return tierPass
+		}
+	case 's':
+		switch {
+		case hasSuf(k, "pass") && !notPassName(k):
+			return tierPass
+		case hasSuf(k, "credentials"), hasSuf(k, "creds"):
+			return tierSecret
+		}
+	case 't':
+		if hasSuf(k, "secret") {
+			return tierSecret
+		}
+	case 'n':
+		if hasSuf(k, "token") {
+			return tierSecret
+		}
+	case 'l':
+		if hasSuf(k, "credential") {
+			return tierSecret
+		}
+	case 'h':
+		if string(k) == "auth" || hasSuf(k, "auth") && len(k) > 4 && !hasSuf(k, "oauth") {
+			return tierSecret
+		}
+	case 'y':
+		switch {
+		case hasSuf(k, "apikey"):
+			return tierSecret
+		case hasSuf(k, "key"):
+			return tierKey
+		}
+	}
+	return tierNone
+}
+
+// providersByFirst lists providerNames by their first byte.
+var providersByFirst = func() (t [256][]string) {
+	for _, p := range providerNames {
+		t[p[0]] = append(t[p[0]], p)
+	}
+	return t
+}()
 
 // notCredentialName reports names of form, pagination and database
 // tokens and keys, and of public halves: csrf_token,
@@ -206,13 +342,24 @@ func notCredentialFolded(k []byte) bool {
 	for len(k) > 0 && '0' <= k[len(k)-1] && k[len(k)-1] <= '9' {
 		k = k[:len(k)-1]
 	}
-	for _, w := range notCredentialNames {
+	if len(k) == 0 {
+		return false
+	}
+	for _, w := range notCredentialByLast[k[len(k)-1]] {
 		if hasSuf(k, w) {
 			return true
 		}
 	}
 	return false
 }
+
+// notCredentialByLast lists notCredentialNames by their last byte.
+var notCredentialByLast = func() (t [256][]string) {
+	for _, w := range notCredentialNames {
+		t[w[len(w)-1]] = append(t[w[len(w)-1]], w)
+	}
+	return t
+}()
 
 func notPassName(k []byte) bool {
 	for _, w := range notPass {
@@ -429,13 +576,8 @@ func keywordValueOK(tier nameTier, name, v string, quoted, tight bool, text stri
 		if len(v) < 4 || configWord(v) || strings.Trim(v, v[:1]) == "" || referenceValue(v) {
 			return false
 		}
-		if !quoted && !tight && lowerWord(v) {
-			// "password: must be eight characters": prose, unless the
-			// word is all the line holds.
-			rest := strings.TrimLeft(text[e:lineEnd(text, e, 256)], " \t")
-			if rest != "" && rest[0] != '#' && rest[0] != '"' && rest[0] != '\'' && rest[0] != '\\' {
-				return false // more words follow on the line, or in the string
-			}
+		if !quoted && !tight && lowerWord(v) && proseAfter(text, e) {
+			return false
 		}
 		return true
 	}
@@ -503,7 +645,8 @@ func randomTail(v string) bool {
 // characters, and not a name, a version, a UUID where an id is named, a
 // hash label or a documentation example.
 func credentialShaped(tier nameTier, v string) bool {
-	if len(v) < 12 || len(v) > 4<<10 || referenceValue(v) || examplePlaceholder(v) || namedPlaceholder(v) {
+	// keywordValueOK has ruled out placeholders, examples included.
+	if len(v) < 12 || len(v) > 4<<10 || referenceValue(v) || namedPlaceholder(v) {
 		return false
 	}
 	var lower, upper, digit, other int
@@ -530,8 +673,9 @@ func credentialShaped(tier nameTier, v string) bool {
 	if strings.Contains(v, "@") && strings.Contains(v[strings.IndexByte(v, '@'):], ".") {
 		return false // an e-mail address
 	}
+	lp := strings.ToLower(v[:min(len(v), 8)])
 	for _, p := range [...]string{"sha1:", "sha256:", "sha512:", "sha1-", "sha256-", "sha384-", "sha512-", "md5:", "sha-256=", "h1:"} {
-		if strings.HasPrefix(strings.ToLower(v), p) {
+		if strings.HasPrefix(lp, p) {
 			return false
 		}
 	}
@@ -575,8 +719,11 @@ func slugLike(v string) bool {
 		case wordLike(p):
 			words++
 		case strings.Trim(p, "0123456789") == "", len(p) <= 8 && hexOnly(p), versionPart(p):
-		case len(p) >= 32 && hexOnly(p):
-			hashes++ // a content hash after a name: Linux-node-<sha256>
+		case len(p) >= 32 && hexOnly(p), hexWord(p):
+			// A content hash after a name: Linux-node-<sha256>, also
+			// with the next line's first word glued on where lines
+			// are joined.
+			hashes++
 		default:
 			return false
 		}
@@ -680,8 +827,8 @@ func repeatSpans(text string, spans []scrubSpan) []scrubSpan {
 	n := len(spans)
 	for k := 0; k < n && k < 64; k++ {
 		sp := spans[k]
-		if sp.prio < 0 || sp.end-sp.start < 12 {
-			continue // known values are found everywhere already
+		if sp.prio < 0 || sp.end-sp.start < 12 || sp.end-sp.start > 1024 {
+			continue // known values are found everywhere already; a key block is printed once
 		}
 		val := text[sp.start:sp.end]
 		lo, hi := max(0, sp.start-repeatWindow), min(len(text), sp.end+repeatWindow)
@@ -816,4 +963,119 @@ func trimBlankEscapes(s string) string {
 			return s
 		}
 	}
+}
+
+// hexWord reports 32 or more hex digits followed by a word.
+func hexWord(p string) bool {
+	i := 0
+	for i < len(p) && ('0' <= p[i] && p[i] <= '9' || 'a' <= p[i] && p[i] <= 'f') {
+		i++
+	}
+	return i >= 32 && i < len(p) && wordLike(p[i:])
+}
+
+// nameGoesOn reports whether the lowercase letters after a keyword
+// continue a credential's name (pass|word, key|id, cred|entials,
+// token|value) rather than another word (auth|or, pass|ed).
+func nameGoesOn(rest string) bool {
+	var ws []string
+	switch rest[0] {
+	case 'w':
+		ws = []string{"word", "wd"}
+	case 'p':
+		ws = []string{"phrase", "plain"}
+	case 'i':
+		ws = []string{"id"}
+	case 'v':
+		ws = []string{"value"}
+	case 's':
+		return true // secrets, creds, str, string: the name's ending decides
+	case 'k':
+		ws = []string{"key"}
+	case 't':
+		ws = []string{"token"}
+	case 'e':
+		ws = []string{"ential"}
+	case 'b':
+		ws = []string{"b64", "base64"}
+	case 'h':
+		ws = []string{"hex"}
+	case 'r':
+		ws = []string{"raw"}
+	}
+	for _, w := range ws {
+		if strings.HasPrefix(rest, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// glueAhead is a cheap look at what follows the name ending at b: the
+// start of a separator, a quote or a line break, or, after a blank, a
+// word that keywordValue may read ("is", a type before '=', a long
+// token, a flag's or a provider's value). Most keyword hits in prose
+// fail it and cost nothing more.
+func glueAhead(text string, ks, ke, b int) bool {
+	i := b
+	for i < len(text) && i-b < 4 && (text[i] == '"' || text[i] == '\'' || text[i] == ']' || text[i] == ')' ||
+		text[i] == '\\' && !(i+1 < len(text) && (text[i+1] == 'n' || text[i+1] == 'r' || text[i+1] == 't'))) {
+		i++
+	}
+	blank := i
+	for i < len(text) && i-blank < 16 && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	if i >= len(text) {
+		return false
+	}
+	switch c := text[i]; {
+	case strings.IndexByte("=:,>{(|?-.+*\"'`<[\\\n\r", c) >= 0:
+		return true
+	case i == blank || !('a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9'):
+		return false
+	}
+	// A word after a blank.
+	j := i
+	for j < len(text) && j-i <= 16 && isNameByte(text[j]) {
+		j++
+	}
+	switch {
+	case j-i > 12, j-i == 2 && text[i] == 'i' && text[i+1] == 's':
+		return true // a long token; "key is …"
+	case flagName(text, ks):
+		return true // --api-key VALUE
+	}
+	k := j
+	for k < len(text) && k-j < 4 && (text[k] == ' ' || text[k] == '\t') {
+		k++
+	}
+	if k < len(text) && strings.IndexByte("=:\"'", text[k]) >= 0 {
+		return true // a type: serviceToken string = "…"
+	}
+	// A provider's name reads a few words on.
+	for _, p := range providersByFirst[text[ks]|0x20] {
+		if ke-ks == len(p) && strings.EqualFold(text[ks:ke], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// flagName reports whether the name holding the keyword at ks starts
+// with '-'.
+func flagName(text string, ks int) bool {
+	a := ks
+	for a > 0 && ks-a < 64 && isNameByte(text[a-1]) {
+		a--
+	}
+	return text[a] == '-'
+}
+
+// proseAfter reports more words after a value ending at e on its line
+// or in its string: "password: must be eight characters" is prose, not
+// a password.
+func proseAfter(text string, e int) bool {
+	rest := strings.TrimLeft(text[e:lineEnd(text, e, 256)], " \t")
+	return rest != "" && rest[0] != '#' && rest[0] != '"' && rest[0] != '\'' && rest[0] != '\\'
 }

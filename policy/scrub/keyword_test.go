@@ -121,7 +121,7 @@ func TestNameTier(t *testing.T) {
 		{"key_name", tierNone}, {"tokenizer", tierNone}, {"max_tokens", tierNone}, {"secretName", tierNone},
 		{"mailgun", tierProvider}, {"stripe", tierProvider},
 	} {
-		if got := nameTierOf(tc.name); got != tc.want {
+		if got := nameTierOf(tc.name, true); got != tc.want {
 			t.Errorf("nameTierOf(%q) = %d, want %d", tc.name, got, tc.want)
 		}
 	}

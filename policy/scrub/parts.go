@@ -1,6 +1,9 @@
 package scrub
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // A value split across writes. A call's output reaches the scrubber in
 // parts, each scrubbed on its own: a JavaScript tool's log lines, its
@@ -44,11 +47,37 @@ func (s *Scrubber) ScrubAcross(parts []Part) []string {
 		}
 	}
 	side := min(maxJoinSide, 2*s.knownAC.maxLen+64)
-	found := make([][]scrubSpan, len(parts))
+	// Every join, in both orders, goes into one text, each apart from the
+	// next by a blank line no finder reads across: one pass for all.
+	var b strings.Builder
+	var joins []join
 	for k := 0; k+1 < len(pieces); k++ {
-		a, b := pieces[k], pieces[k+1]
-		found = s.acrossJoin(parts, a, b, side, found)
-		found = s.acrossJoin(parts, b, a, side, found)
+		x, y := pieces[k], pieces[k+1]
+		joins = addJoin(&b, parts, x, y, side, joins)
+		joins = addJoin(&b, parts, y, x, side, joins)
+	}
+	if len(joins) == 0 {
+		return out
+	}
+	found := make([][]scrubSpan, len(parts))
+	for _, sp := range s.allSpans(b.String()) {
+		n := sort.Search(len(joins), func(i int) bool { return joins[i].end > sp.start })
+		if n == len(joins) {
+			continue
+		}
+		j := joins[n]
+		if sp.start < j.start || sp.end > j.end {
+			continue // across two joins
+		}
+		// The parts were scrubbed alone: what is found here, across the
+		// break or on one side of it (a dump's line), the join showed.
+		head := j.at + len(joinBreak)
+		if sp.start < j.at {
+			found[j.x.part] = append(found[j.x.part], scrubSpan{j.xs + sp.start - j.start, j.xs + min(sp.end, j.at) - j.start, sp.prio, sp.marker})
+		}
+		if sp.end > head {
+			found[j.y.part] = append(found[j.y.part], scrubSpan{j.ys + max(sp.start, head) - head, j.ys + sp.end - head, sp.prio, sp.marker})
+		}
 	}
 	for i, sp := range found {
 		if len(sp) > 0 {
@@ -61,27 +90,45 @@ func (s *Scrubber) ScrubAcross(parts []Part) []string {
 // piece is parts[part].Text[a:b].
 type piece struct{ part, a, b int }
 
-// acrossJoin reads the end of piece x and the start of piece y joined,
-// and adds to found (by part) the spans of what lies across the join.
-func (s *Scrubber) acrossJoin(parts []Part, x, y piece, side int, found [][]scrubSpan) [][]scrubSpan {
+// join is the end of piece x (its text at xs:xe) and the start of piece y
+// (from ys) as they stand in the joined text, from start to end, with the
+// line break between them at at.
+type join struct {
+	x, y           piece
+	xs, xe, ys     int
+	start, at, end int
+}
+
+// joinBreak joins the two sides of a join, and joinGap stands between two
+// joins (a blank line, which no finder reads across). Both are written as
+// a JSON string escapes them, which every finder reads as line breaks in
+// any text, so that a JSON part's escaped text is read as such.
+const (
+	joinBreak = `\n`
+	joinGap   = `\n \n`
+)
+
+// addJoin writes the end of piece x and the start of piece y to b, joined
+// by a line break.
+func addJoin(b *strings.Builder, parts []Part, x, y piece, side int, joins []join) []join {
 	xt, yt := parts[x.part].Text, parts[y.part].Text
 	xe := trimBreaks(xt, x.a, x.b)
 	xs := max(x.a, xe-side)
 	ys := y.a + leadingBreaks(yt[y.a:y.b])
 	ye := min(y.b, ys+side)
 	if xs == xe || ys == ye {
-		return found
+		return joins
 	}
-	tail, head := xt[xs:xe], yt[ys:ye]
-	join := len(tail)
-	for _, sp := range s.allSpans(tail + "\n" + head) {
-		if sp.start >= join || sp.end <= join+1 {
-			continue // on one side: the part's own scrubbing saw it
-		}
-		found[x.part] = append(found[x.part], scrubSpan{xs + sp.start, xe, sp.prio, sp.marker})
-		found[y.part] = append(found[y.part], scrubSpan{ys, ys + sp.end - join - 1, sp.prio, sp.marker})
+	if b.Len() > 0 {
+		b.WriteString(joinGap)
 	}
-	return found
+	j := join{x: x, y: y, xs: xs, xe: xe, ys: ys, start: b.Len()}
+	b.WriteString(xt[xs:xe])
+	j.at = b.Len()
+	b.WriteString(joinBreak)
+	b.WriteString(yt[ys:ye])
+	j.end = b.Len()
+	return append(joins, j)
 }
 
 // trimBreaks is where text[a:b] ends without its trailing line breaks,

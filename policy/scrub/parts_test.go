@@ -33,6 +33,7 @@ func TestScrubAcrossParts(t *testing.T) {
 		{"log line, then the result", []Part{{Text: "first part " + v[:9]}, {Text: `{"rest":"` + v[9:] + `"}`, JSON: true}}, true},
 		{"base64 split over two writes", []Part{{Text: b64[:len(b64)/2]}, {Text: b64[len(b64)/2:]}}, true},
 		{"three parts, split in the middle one's neighbours", []Part{{Text: "start"}, {Text: v[:11]}, {Text: v[11:]}, {Text: "end"}}, true},
+		{"xxd, its first line on stdout, the rest on stderr", []Part{{Text: jsonOut(xxdLines(v)[0]+"\n", strings.Join(xxdLines(v)[1:], "\n")), JSON: true}}, true},
 		{"ordinary output", []Part{{Text: jsonOut("hello\n", "warning: x\n"), JSON: true}, {Text: "log line"}, {Text: "another"}}, false},
 		{"the value's halves far apart", []Part{{Text: v[:10] + strings.Repeat(" filler", 20)}, {Text: "other"}}, false},
 	}
@@ -96,4 +97,8 @@ func unjson(parts []string) string {
 		b.WriteString(so + se + "\n" + se + so + "\n")
 	}
 	return b.String()
+}
+
+func xxdLines(v string) []string {
+	return strings.Split(strings.TrimSuffix(xxdDump([]byte(v+"\n"), 2, 16, false), "\n"), "\n")
 }

@@ -16,54 +16,63 @@ func examplePlaceholder(v string) bool {
 	if v == "" {
 		return true
 	}
-	switch {
-	case v[0] == '[' || v[0] == '<' || v[len(v)-1] == '>':
-		return true
-	case strings.Contains(v, "..."), strings.Contains(v, "…"), strings.Contains(v, "**"):
-		return true
-	case strings.HasSuffix(v, ".."):
-		return true
-	case containsFold(v, "[redacted"), containsFold(v, "redacted]"), containsFold(v, "xxxxx"),
-		strings.Contains(v, "example"), hasSuffixFold(v, "example"), strings.HasSuffix(v, "EXAMPLEKEY"): // AWS's documentation keys
+	if v[0] == '[' || v[0] == '<' || v[len(v)-1] == '>' || strings.HasSuffix(v, "..") {
 		return true
 	}
-	return repeatedRun(v) >= len(v)/2+1 || alphabetRun(v) >= 8
-}
-
-// repeatedRun is the length of the longest run of one byte in v.
-func repeatedRun(v string) int {
-	best, run := 0, 0
-	for i := 0; i < len(v); i++ {
-		if i > 0 && v[i] == v[i-1] {
-			run++
-		} else {
-			run = 1
-		}
-		best = max(best, run)
-	}
-	return best
-}
-
-// alphabetRun is the length of the longest run of letters of one case
-// in alphabet order (abcdefgh, KLMNOP): how documentation spells a key's
-// shape. A random base62 value holds a run of 8 with probability about
-// n/62^7.
-func alphabetRun(v string) int {
-	best, run := 0, 0
-	for i := 0; i < len(v); i++ {
+	// One pass for the runs, then the substring tests only where a byte
+	// they need is present: this runs on every candidate value.
+	run, same, alpha, bestAlpha := 1, 1, 1, 1
+	var runByte byte
+	dots, stars, brackets, e, nonASCII := false, false, false, false, false
+	// A stand-in is short; of a long value its start shows enough.
+	n := min(len(v), 128)
+	for i := 0; i < n; i++ {
 		c := v[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
-			run = 0
+		switch c {
+		case '.':
+			dots = true
+		case '*':
+			stars = true
+		case '[', ']':
+			brackets = true
+		case 'e', 'E':
+			e = true
+		}
+		if c >= 0x80 {
+			nonASCII = true
+		}
+		if i == 0 {
 			continue
 		}
-		if run > 0 && c == v[i-1]+1 {
-			run++
+		if c == v[i-1] {
+			if run++; run > same {
+				same, runByte = run, c
+			}
 		} else {
 			run = 1
 		}
-		best = max(best, run)
+		if ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') && c == v[i-1]+1 {
+			if alpha++; alpha > bestAlpha {
+				bestAlpha = alpha
+			}
+		} else {
+			alpha = 1
+		}
 	}
-	return best
+	switch {
+	case same >= n/2+1, bestAlpha >= 8, same >= 5 && runByte|0x20 == 'x':
+		return true
+	}
+	h := v[:n]
+	switch {
+	case dots && strings.Contains(h, "..."), stars && strings.Contains(h, "**"), nonASCII && strings.Contains(h, "…"):
+		return true
+	case brackets && (containsFold(h, "[redacted") || containsFold(h, "redacted]")):
+		return true
+	case e && (strings.Contains(h, "example") || hasSuffixFold(v, "example") || strings.HasSuffix(v, "EXAMPLEKEY")):
+		return true // AWS's documentation keys
+	}
+	return false
 }
 
 func containsFold(s, lower string) bool { return indexFold(s, lower) >= 0 }

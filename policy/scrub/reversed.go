@@ -1,6 +1,9 @@
 package scrub
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Reversed text. `rev` prints a value backwards in one command, and
 // `rev | base64` (or xxd, or a dump) hides it from every decoder that
@@ -28,4 +31,15 @@ func (s *Scrubber) reversedKnown(text string, spans []scrubSpan) []scrubSpan {
 		spans = append(spans, scrubSpan{n - end, n - end + s.knownAC.lens[id], -1, s.known[id]})
 	})
 	return spans
+}
+
+// reversedJSON is reversed(v) as a JSON string holds it, or "" when that
+// is reversed(v) itself (no quote, backslash, HTML or control byte).
+func reversedJSON(v string) string {
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || strings.IndexByte(`"\<>&`, v[i]) >= 0 {
+			return jsonString(reversed(v), false)
+		}
+	}
+	return ""
 }

@@ -183,13 +183,14 @@ var scrubBuiltins = []scrubBuiltin{
 	// The value runs to its delimiter, however long: a cap would leave
 	// the rest of a long value in clear.
 	contextRule("password", `(?i)([a-z0-9_.\-]*(?:pass|pwd|secret|token|api[_.\-]?key|access[_.\-]?key|auth[_.\-]?key|private[_.\-]?key|credentials?)[a-z0-9_.\-]*)["']?[ \t]*(?:=|:=|:|=>)[ \t]*["']?([^\s"'\x60,;<>\[\]{}()\\]{6,})`,
-		2.0, nil, // genericAt applies validGeneric
+		0, nil, // genericAt applies validGeneric, with its entropy floor of 2 for all but passwords
 		"pass", "pwd", "secret", "token", "api_key", "api-key", "apikey", "api.key",
 		"access_key", "access-key", "accesskey", "auth_key", "auth-key", "authkey", "private_key", "privatekey", "private-key", "credential", "session", "sessid").group(2).parse(genericAt),
-	// What the generic rule leaves: names it does not know as a secret's
+	// New puts it after the config's rules. What the generic
+	// rule leaves: names it does not know as a secret's
 	// (AccountKey, creds, client_id) and glue it does not read (a type,
 	// a line break, "is", a comma between arguments). keyword.go.
-	{rule: Rule{Kind: "credential", Pattern: `(?i)[a-z0-9_.\-]*(?:key|token|secret|auth|cred|pass|pwd|id)[a-z0-9_.\-]*.{0,48}?(\S{4,})`,
+	{rule: Rule{Kind: keywordKind, Pattern: `(?i)[a-z0-9_.\-]*(?:key|token|secret|auth|cred|pass|pwd|id)[a-z0-9_.\-]*.{0,48}?(\S{4,})`,
 		Keywords: keywordLits}, all: keywordAll},
 }
 
@@ -280,6 +281,13 @@ func placeholder(v string) bool {
 // secretKeyName reports whether a key names a secret: its last secret
 // word ends it, or is followed only by a suffix such as "key" or "value".
 func secretKeyName(key string) bool {
+	ok, _ := secretKeyKind(key)
+	return ok
+}
+
+// secretKeyKind is secretKeyName, and whether the secret is a password
+// (the name ends in password, passwd, passphrase, pass or pwd).
+func secretKeyKind(key string) (ok, pass bool) {
 	var buf [512]byte
 	k := buf[:0]
 	for i := 0; i < len(key) && len(k) < len(buf); i++ {
@@ -291,20 +299,22 @@ func secretKeyName(key string) bool {
 	}
 	end := lastKeywordEnd(k)
 	if end < 0 {
-		return false
+		return false, false
 	}
 	if bytes.HasSuffix(k[:end], []byte("pass")) {
 		for _, w := range notPass {
 			if bytes.HasSuffix(k[:end], w) {
-				return false
+				return false, false
 			}
 		}
 	}
 	switch string(k[end:]) {
 	case "", "key", "keybase", "value", "string", "str", "b64", "base64":
-		return true
+		h := k[:end]
+		return true, string(k[end:]) != "key" && (bytes.HasSuffix(h, []byte("pass")) || bytes.HasSuffix(h, []byte("passwd")) ||
+			bytes.HasSuffix(h, []byte("password")) || bytes.HasSuffix(h, []byte("passphrase")) || bytes.HasSuffix(h, []byte("pwd")))
 	}
-	return false
+	return false, false
 }
 
 // notPass are words that end in "pass" and name no password.
@@ -353,15 +363,23 @@ func fieldNameAt(text string, i int) bool {
 // (token_type, max_tokens, secretName, passwordFile), and whose value is
 // not a number, a path, a reference or a placeholder.
 func validGeneric(w string, loc []int, v string) bool {
+	ok, _ := validGenericName(w, loc, v)
+	return ok
+}
+
+// validGenericName is validGeneric, and whether the key names a secret.
+func validGenericName(w string, loc []int, v string) (ok, named bool) {
 	key := w[loc[2]:loc[3]]
-	if !secretKeyName(key) || key == "PASS" && strings.Contains(w[loc[3]:loc[4]], ":") { // "--- PASS: TestName": a test's outcome
-		return false
+	named, pass := secretKeyKind(key)
+	if !named || key == "PASS" && strings.Contains(w[loc[3]:loc[4]], ":") { // "--- PASS: TestName": a test's outcome
+		return false, named
 	}
+	return validGenericValue(w, loc, v, key, pass), true
+}
+
+func validGenericValue(w string, loc []int, v, key string, pass bool) bool {
 	if len(v) < 20 && statusKey(key) {
 		return false // "InvalidToken: tok_12": an error's name and an id
-	}
-	if notCredentialName(key) || nameTierOf(key) != tierPass && namedPlaceholder(v) {
-		return false // csrf_token, authenticity_token; access_token=ACCESS_TOKEN
 	}
 	if loc[5] < len(w) && w[loc[5]] == '(' {
 		return false // a call: Password: os.Getenv("X")
@@ -369,8 +387,16 @@ func validGeneric(w string, loc []int, v string) bool {
 	if k := skipBlank(w, loc[5]); k > loc[5] && k+1 < len(w) && w[k] == '=' && w[k+1] != '=' {
 		return false // a type: val api_TOKEN: String = "…"
 	}
+	if pass {
+		// A password's value is one whatever its entropy: password:
+		// "letmein", PGPASSWORD=postgres. Only placeholders, settings'
+		// words and prose are not.
+		tight := loc[4] > 0 && (w[loc[4]-1] == '=' || w[loc[4]-1] == ':')
+		return !placeholder(v) && !configWord(v) && strings.Trim(v, v[:1]) != "" && !referenceValue(v) &&
+			!(lowerWord(v) && !tight && proseAfter(w, loc[5])) && !notCredentialName(key)
+	}
 	switch {
-	case placeholder(v), dottedIdent(v), lowerWord(v):
+	case placeholder(v), dottedIdent(v) && !randomTail(v), lowerWord(v):
 		return false
 	case strings.Trim(v, "0123456789") == "":
 		return false
@@ -381,7 +407,9 @@ func validGeneric(w string, loc []int, v string) bool {
 	case strings.HasPrefix(v, "env:"), strings.HasPrefix(v, "file:"), strings.HasPrefix(v, "fd:"), strings.HasPrefix(v, "pass:"):
 		return false // openssl's references; pass:VALUE is the command rule's
 	}
-	return true
+	// csrf_token, authenticity_token; access_token=ACCESS_TOKEN; the
+	// entropy floor last, as it costs most.
+	return !notCredentialName(key) && !namedPlaceholder(v) && entropy(v) >= 2.0
 }
 
 // validHasDigit accepts values with a digit and a letter.
@@ -470,7 +498,10 @@ func genericAt(text string, ks, ke int) []int {
 	case i > b && i == skipBlank(text, b) && (text[a] == '-' || netrcPassword(text, a, b)):
 		sep = false // --password VALUE, or .netrc's password VALUE
 	default:
-		return nameValueAt(text, a, b)
+		if loc := nameValueAt(text, a, b); loc != nil {
+			return loc
+		}
+		return keywordAt(text, a, b) // String clientSecret = "…", { "Token", "…" }, KEY\n = "…"
 	}
 	blank := skipBlank(text, i)
 	skipped := blank > i
@@ -499,11 +530,22 @@ func genericAt(text string, ks, ke int) []int {
 		}
 		i++
 	}
-	if i-v < 6 || skipped && sep && fieldNameAt(text, v) {
+	if i-v < 6 && v < len(text) && strings.IndexByte("|>\\=:`", text[v]) >= 0 {
+		// token: |\n  VALUE, a JSON-escaped line break, ::=, `VALUE`
+		return keywordAt(text, a, b)
+	}
+	if i-v < 6 && !(i-v >= 4 && credentialNameTier(text[a:b], false) == tierPass) || skipped && sep && fieldNameAt(text, v) {
 		return nil // empty: what follows is the next field (password= user=bob)
 	}
 	// Checked here too so that the many rejected pairs allocate nothing.
-	if probe := [6]int{a, i, a, b, v, i}; !validGeneric(text, probe[:], text[v:i]) {
+	probe := [6]int{a, i, a, b, v, i}
+	if ok, named := validGenericName(text, probe[:], text[v:i]); !ok {
+		if k := skipBlank(text, i); !named || k > i && k+1 < len(text) && text[k] == '=' && text[k+1] != '=' {
+			// A name this rule does not read (TENCENTCLOUD_SECRET_ID,
+			// api_token_2), or a type (val api_TOKEN: String = "…"):
+			// the keyword parser's, which knows more of both.
+			return keywordAt(text, a, b)
+		}
 		return nil
 	}
 	return []int{a, i, a, b, v, i}

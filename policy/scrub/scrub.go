@@ -222,6 +222,7 @@ func knownForms(v string) []string {
 		jsonString(v, true),   // inside a JSON string, as Go writes it
 		jsonString(v, false),  // ... and as most other encoders do
 		reversed(v),           // rev
+		reversedJSON(v),       // ... inside a JSON string
 	}
 }
 

@@ -53,7 +53,7 @@ func (s *Scrubber) utf16Run(text string, lo, hi int, budget *decodeBudget, spans
 	d := dumpReader{s: s, v: &v, budget: budget, spans: spans}
 	for p := 0; p < len(dec); p++ {
 		if dec[p] != 0 {
-			d.toks = append(d.toks, dumpTok{int32(p), int32(p + 1), dec[p : p+1], 0})
+			d.toks = append(d.toks, dumpTok{a: int32(p), b: int32(p + 1), c: dec[p]})
 		}
 	}
 	d.searchChars()
