@@ -65,7 +65,7 @@ func (d *Daemon) dockerRunner(ctx context.Context) (*host.DockerRunner, error) {
 	}
 	sc := d.cfg.SandboxConfig()
 	r := &host.DockerRunner{
-		Client: cli, Image: id, StateDir: state, Runtime: d.cfg.Docker.Runtime,
+		Client: cli, Image: id, StateDir: state, Runtime: d.cfg.Docker.Runtime, Helper: d.idmapHelper(),
 		Limits: host.ContainerLimits{MemoryBytes: sc.MemoryBytes, Pids: int64(sc.Pids), CPUs: sc.CPUs, TmpBytes: sc.TmpBytes},
 	}
 	// HTTP calls with secrets reach the egress proxy from their containers
@@ -119,4 +119,15 @@ func (d *Daemon) closeDocker() {
 	}
 	r.Client.Close()
 	os.RemoveAll(r.StateDir)
+}
+
+// idmapHelper is the executor binary, which makes the user namespaces of
+// the docker runner's idmapped mounts (sandbox.IDMaps); "" if it is not
+// found (then a mount someone else owns is refused with what to do).
+func (d *Daemon) idmapHelper() string {
+	exe, err := host.FindExecutor(d.cfg.Executor.Path)
+	if err != nil {
+		return ""
+	}
+	return exe
 }

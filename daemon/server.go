@@ -271,7 +271,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, opts ...Option) (_ *
 		Store: st, Catalog: d.catalog, Dispatcher: d.disp, Workers: d.workers, Changes: d.changes, WorkerDBs: d.workerDBs,
 		MCP: d.mcp, SecretsKey: keyOf{k: d.secretsKey, st: st, file: cfg.Secrets.KeyFile}, Metrics: d.metricsHTTP(),
 		Mounts: d.mountGuard, LoginURL: loginURL, Approvals: d.events.approvals, Calls: d.events.calls,
-		Stopping: d.stopping, AllowUID: d.allowUID, ClaimConn: claimConn})
+		Stopping: d.stopping, AllowUID: d.allowUID, ClaimConn: claimConn,
+		HostPaths: func(w *worker.Worker) error { return checkHostPaths(w, d.mountChecker()) }})
 	d.workers.Check = d.api.CheckWorker
 	if err := d.buildUI(); err != nil {
 		return nil, err

@@ -51,6 +51,7 @@ var targets = []target{
 	{"PolicyOverhead", "all policy checks of one call (p50)", "p50-µs", "≤ 50 µs", func(v float64) bool { return v <= 50 }},
 	{"ExecutorColdStart", "executor cold start (p50)", "p50-ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }},
 	{"SandboxedExecutorColdStart", "sandboxed executor cold start (p50)", "p50-ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }},
+	{"SandboxedExecutorColdStartIdmap", "idmapped workspace, added to a sandboxed cold start (p50 of paired rounds)", "idmap-ms", "≤ 1 ms", func(v float64) bool { return v <= 1 }},
 	{"DockerCall", "JS tool call, docker isolation, warm (p50)", "p50-µs", "—", nil},
 	{"DockerCall", "JS tool call, process isolation, same run (p50)", "process-p50-µs", "—", nil},
 	{"DockerCall", "docker vs process call (p50 ratio)", "x-process", "≤ 2x", func(v float64) bool { return v <= 2 }},

@@ -12,6 +12,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolcage/toolcage/daemon/worker"
+	"github.com/toolcage/toolcage/errdefs"
+	"github.com/toolcage/toolcage/executors/host"
+	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
 type workerCheckOptions struct {
@@ -79,6 +82,9 @@ func runWorkerCheck(_ context.Context, a *app, opts workerCheckOptions) error {
 		return reportWorkerProblems(a, opts, pe)
 	case err != nil:
 		return inputErrorf("%v", trimPathError(err))
+	}
+	if err := checkWorkerHostPaths(w); err != nil {
+		return codedErrorf(errdefs.Forbidden, "%s: %v", shownPath(opts.file, w.Path), err)
 	}
 	if opts.json {
 		return writeValueJSON(a.out, workerCheckResult{Valid: true, Worker: w})
@@ -179,4 +185,31 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// checkWorkerHostPaths refuses, as a root daemon's `worker add` would, a
+// workspace or mount the sandbox cannot be given as its own (the kernel
+// or file system cannot idmap it to uid 65534), with the path, its owner
+// and mode and what to do. Run as root only (an unprivileged daemon maps
+// nothing), with the default sandbox ids, and only where the executor
+// binary (which makes the mappings) is found; the daemon checks again.
+func checkWorkerHostPaths(w *worker.Worker) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	exe, err := host.FindExecutor("")
+	if err != nil {
+		return nil
+	}
+	maps := &sandbox.IDMaps{Helper: exe}
+	defer maps.Close()
+	var errs []error
+	for _, hp := range w.HostPaths() {
+		b := sandbox.Bind{Source: hp.Path, Writable: hp.Writable, NoSymlinks: true}
+		var be *sandbox.BindError
+		if err := sandbox.CheckBind(b, sandbox.DefaultHostID, sandbox.DefaultHostID, maps); errors.As(err, &be) {
+			errs = append(errs, fmt.Errorf("%s: %w", hp.What, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -70,6 +70,10 @@ type Config struct {
 	// caller's share of the connections (the daemon's connection limits);
 	// an error refuses the request. Nil claims nothing.
 	ClaimConn func(w http.ResponseWriter, r *http.Request, c principal.Caller) error
+	// HostPaths refuses a worker whose workspace or mounts the sandbox
+	// cannot give its tools as their own (the runners' mount check). Nil
+	// checks nothing.
+	HostPaths func(*worker.Worker) error
 }
 
 // Server serves the socket API. Its fields carry the names the handlers
@@ -94,6 +98,7 @@ type Server struct {
 	stopping   <-chan struct{}
 	allowUID   func(uid uint32) bool
 	claimConn  func(w http.ResponseWriter, r *http.Request, c principal.Caller) error
+	hostPaths  func(*worker.Worker) error
 }
 
 // hubs are the event streams' sources.
@@ -111,7 +116,7 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg.Config, version: cfg.Version, started: cfg.Started, log: log, store: cfg.Store,
 		catalog: cfg.Catalog, disp: cfg.Dispatcher, workers: cfg.Workers, changes: cfg.Changes, workerDBs: cfg.WorkerDBs,
 		mcp: cfg.MCP, secretsKey: cfg.SecretsKey, metrics: cfg.Metrics, mountGuard: cfg.Mounts, loginURL: cfg.LoginURL,
-		events: hubs{approvals: cfg.Approvals, calls: cfg.Calls}, stopping: cfg.Stopping, allowUID: cfg.AllowUID, claimConn: cfg.ClaimConn}
+		events: hubs{approvals: cfg.Approvals, calls: cfg.Calls}, stopping: cfg.Stopping, allowUID: cfg.AllowUID, claimConn: cfg.ClaimConn, hostPaths: cfg.HostPaths}
 }
 
 // Handler serves every route, behind the peer check and authentication.

@@ -261,5 +261,8 @@ func (d *Server) checkWorker(w *worker.Worker) error {
 	if err := w.CheckMounts(d.mountGuard()); err != nil {
 		return errdefs.Errorf(errdefs.Forbidden, "%v", err)
 	}
+	if d.hostPaths != nil {
+		return d.hostPaths(w)
+	}
 	return nil
 }

@@ -138,6 +138,35 @@ func (w *Worker) Guard(g mounts.Guard) mounts.Guard {
 	return g.With(w.OwnFiles()...).WithDirs(w.ToolFileDirs()...)
 }
 
+// HostPath is one host path a worker's tools may see: what names it in
+// the worker's files, the path (resolved) and whether it is writable.
+type HostPath struct {
+	What     string
+	Path     string
+	Writable bool
+}
+
+// HostPaths lists the host paths the worker's tools may see: its
+// workspace, its mount grants and its tool files' own mounts (resolved
+// now; one that cannot be resolved is left out, CheckMounts reports it).
+func (w *Worker) HostPaths() []HostPath {
+	var out []HostPath
+	if w.Workspace != "" {
+		out = append(out, HostPath{"workspace", w.Workspace, !w.ReadOnly})
+	}
+	for i, m := range w.Mounts {
+		out = append(out, HostPath{fmt.Sprintf("mounts[%d]", i), m.Path, !m.ReadOnly})
+	}
+	for _, lt := range w.LocalTools {
+		for i, m := range lt.Def.Mounts {
+			if src, err := mounts.Resolve(m.Path); err == nil {
+				out = append(out, HostPath{fmt.Sprintf("tool %q (%s): mounts[%d]", lt.Def.Name, lt.File, i), src, !m.ReadOnly})
+			}
+		}
+	}
+	return out
+}
+
 // CheckMounts checks every host path the worker's tools may see against
 // g, with what the worker's own files add (Guard): its workspace, its
 // mount grants, and its tool files' own mounts (resolved now; each call

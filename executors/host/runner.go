@@ -123,3 +123,12 @@ type Runner interface {
 	// ClientConfig describes how to start one executor for key.
 	ClientConfig(ctx context.Context, key Key) (*plugin.ClientConfig, error)
 }
+
+// MountChecker is a runner that can tell, before any call, whether it can
+// give an executor a host mount as that executor's own: `worker check`,
+// `add` and a reload ask it for every workspace and mount, so that what
+// the kernel or file system cannot give is refused there with the path,
+// its owner and mode and what to do, not at a call.
+type MountChecker interface {
+	CheckMount(m Mount) error
+}

@@ -107,6 +107,14 @@ type DockerRunner struct {
 	Limits ContainerLimits
 	// Runtime is the OCI runtime ("" = the engine's default; runsc for gVisor).
 	Runtime string
+	// Helper is a binary that calls sandbox.Init (the executor binary):
+	// a root daemon idmaps a mount source someone else owns to the
+	// container's user (sandbox.MountMapped), and the helper holds each
+	// mapping's user namespace while it is made.
+	Helper string
+
+	maps     sandbox.IDMaps
+	mapsOnce sync.Once
 
 	// egressDir holds the egress proxy's socket (ListenEgress); "" until then.
 	egressDir string
@@ -161,6 +169,23 @@ func mountUser() (int, int) {
 		return sandbox.DefaultHostID, sandbox.DefaultHostID
 	}
 	return os.Geteuid(), os.Getegid()
+}
+
+// idmaps is r.maps with its helper set.
+func (r *DockerRunner) idmaps() *sandbox.IDMaps {
+	r.mapsOnce.Do(func() { r.maps.Helper = r.Helper })
+	return &r.maps
+}
+
+// CheckMount implements MountChecker: a root daemon can hand the engine m
+// as the container user's own (idmapped where someone else owns it), or
+// the error says why not and what to do.
+func (r *DockerRunner) CheckMount(m Mount) error {
+	if r.handPaths {
+		return nil
+	}
+	uid, gid := mountUser()
+	return sandbox.CheckBind(sandbox.Bind{Source: m.Source, Target: m.Target, Writable: m.Writable, NoSymlinks: true}, uid, gid, r.idmaps())
 }
 
 // ClientConfig implements Runner.
@@ -524,6 +549,10 @@ func (p *containerProc) pinMounts() ([]pinnedMount, error) {
 		pins = append(pins, pinnedMount{f: f, id: id})
 		p.ids[i] = id
 		mp, err := p.r.privateBind(f, !m.Writable)
+		var be *sandbox.BindError
+		if errors.As(err, &be) {
+			return fail(mountRefused(m, err))
+		}
 		if err != nil {
 			return fail(fmt.Errorf("container mount of %s: %w", m.Source, err))
 		}
@@ -587,7 +616,7 @@ func (r *DockerRunner) privateBind(f *os.File, readOnly bool) (string, error) {
 		os.Remove(mp)
 		return "", errdefs.Errorf(errdefs.Unavailable, "docker runner is closed")
 	}
-	if err := bindFD(f, mp, readOnly); err != nil {
+	if err := bindFD(f, mp, readOnly, r.idmaps()); err != nil {
 		os.Remove(mp)
 		if errors.Is(err, errCannotMount) {
 			return "", nil

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/toolcage/toolcage/executors/sandbox"
 )
 
 // errCannotMount: this daemon may not make mounts (not root); the
@@ -16,8 +18,17 @@ var errCannotMount = errors.New("cannot mount")
 // bindFD binds the file f was opened on (through its descriptor's magic
 // link, so nothing is walked by path again) on mp, recursively as the
 // engine binds, and read-only (every mount below included) if asked: the
-// container's bind of it inherits that.
-func bindFD(f *os.File, mp string, readOnly bool) error {
+// container's bind of it inherits that. A root daemon's containers run as
+// nobody: it shows them the source as theirs (an idmapped mount) when
+// someone else owns it (sandbox.MountMapped).
+func bindFD(f *os.File, mp string, readOnly bool, maps *sandbox.IDMaps) error {
+	if os.Geteuid() == 0 {
+		uid, gid := mountUser()
+		err := sandbox.MountMapped(f, mp, readOnly, uid, gid, maps)
+		if !errors.Is(err, unix.ENOSYS) { // before Linux 5.12: a plain bind below
+			return err
+		}
+	}
 	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	err := unix.Mount(src, mp, "", unix.MS_BIND|unix.MS_REC, "")
 	if errors.Is(err, unix.EPERM) {

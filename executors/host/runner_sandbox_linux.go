@@ -55,10 +55,47 @@ type SandboxRunner struct {
 	// by anyone else. Default: os.TempDir()/toolcage-sandbox-<uid>.
 	StateDir string
 
+	// maps holds the user namespaces of idmapped binds (sandbox.IDMaps),
+	// made once per workspace owner.
+	maps     sandbox.IDMaps
+	mapsOnce sync.Once
+
 	mu   sync.Mutex
 	live map[string]*sandboxProc
 	// starts counts the sandboxes started for executors (not probes).
 	starts atomic.Int64
+}
+
+// idmaps is r.maps with its helper set: the launcher, else the executor.
+func (r *SandboxRunner) idmaps() *sandbox.IDMaps {
+	r.mapsOnce.Do(func() {
+		r.maps.Helper = r.Path
+		if r.Launcher != "" {
+			r.maps.Helper = r.Launcher
+		}
+	})
+	return &r.maps
+}
+
+// hostIDs are the host ids a root daemon's sandbox runs as.
+func hostIDs(cfg sandbox.Config) (int, int) {
+	uid, gid := cfg.HostUID, cfg.HostGID
+	if uid <= 0 {
+		uid = sandbox.DefaultHostID
+	}
+	if gid <= 0 {
+		gid = sandbox.DefaultHostID
+	}
+	return uid, gid
+}
+
+// CheckMount implements MountChecker: the sandbox can bind m as its own
+// (a root daemon opens it with its own rights and idmaps it to the
+// sandbox's user when someone else owns it), or the error says why not
+// and what to do.
+func (r *SandboxRunner) CheckMount(m Mount) error {
+	uid, gid := hostIDs(r.Config)
+	return sandbox.CheckBind(sandbox.Bind{Source: m.Source, Target: m.Target, Writable: m.Writable, NoSymlinks: true}, uid, gid, r.idmaps())
 }
 
 // Starts reports how many executor sandboxes this runner has started.
@@ -147,6 +184,7 @@ func (r *SandboxRunner) ClientConfig(_ context.Context, key Key) (*plugin.Client
 			cfg.SocketDir = socketDir
 			sc := sandbox.Command(cfg, r.Path, "--kind", string(key.Kind))
 			sc.Launcher = r.Launcher
+			sc.IDMaps = r.idmaps()
 			sc.Env = append(append([]string{"PATH=/usr/local/bin:/usr/bin:/bin"}, r.Env...), cmd.Env...)
 			p := &sandboxProc{r: r, cmd: sc, dir: dir, binds: key.MountList(), ids: ids}
 			var err error
@@ -229,6 +267,12 @@ type sandboxProc struct {
 func (p *sandboxProc) Start(context.Context) error {
 	if err := p.cmd.Start(); err != nil {
 		os.RemoveAll(p.dir)
+		// Known before the executor runs: a coded refusal that says what
+		// to do, never a failed handshake.
+		var be *sandbox.BindError
+		if errors.As(err, &be) {
+			return errdefs.Errorf(errdefs.PolicyDenied, "sandbox mount of %v; nothing was mounted", be)
+		}
 		return err
 	}
 	p.id = "sandbox-" + strconv.Itoa(p.cmd.Pid())

@@ -38,6 +38,10 @@ type Cmd struct {
 	Config Config
 	// Stdout and Stderr are as in exec.Cmd; nil means /dev/null.
 	Stdout, Stderr io.Writer
+	// IDMaps, if set, keeps the user namespaces of idmapped binds for the
+	// next sandboxes (a runner holds one); nil makes them per Start, with
+	// the launcher (or Path) as the helper.
+	IDMaps *IDMaps
 
 	cmd     *exec.Cmd
 	ctl     *net.UnixConn
@@ -172,6 +176,31 @@ func (c *Cmd) Start() (err error) {
 	}
 
 	lc := launchConfig{Config: cfg, Root: root, Args: append([]string{"toolcage-executor"}, c.Args...), Probe: c.probe}
+	if !unpriv && len(cfg.Binds) > 0 {
+		// A root daemon opens the bind sources itself (prepareBind).
+		maps := c.IDMaps
+		if maps == nil {
+			maps = &IDMaps{Helper: c.Path}
+			if c.Launcher != "" {
+				maps.Helper = c.Launcher
+			}
+			defer maps.Close()
+		}
+		lc.BindFDs, lc.BindDirs = make([]int, len(cfg.Binds)), make([]bool, len(cfg.Binds))
+		for i, b := range cfg.Binds {
+			db, err := prepareBind(b, uid, gid, maps)
+			var be *BindError
+			if errors.Is(err, unix.ENOSYS) && !errors.As(err, &be) {
+				continue // before Linux 5.12: the launcher binds it, unmapped
+			}
+			if err != nil {
+				return fmt.Errorf("sandbox: %w", err)
+			}
+			closeAfter = append(closeAfter, db.tree)
+			extra = append(extra, db.tree)
+			lc.BindFDs[i], lc.BindDirs[i] = 3+len(extra)-1, db.dir
+		}
+	}
 	if c.cg != nil {
 		lc.CgroupFDs, lc.Cgroup = len(c.cg.procs), true
 	}

@@ -53,6 +53,11 @@ type launchConfig struct {
 	// pids.events, where Reset finds it; an rlimit refusal is not).
 	Cgroup bool `json:"cgroup,omitempty"`
 	Probe  bool `json:"probe,omitempty"`
+	// BindFDs, by index of Binds, are the detached mount trees a root
+	// daemon prepared (prepareBind); 0 means the launcher binds the
+	// source itself. BindDirs says which are directories.
+	BindFDs  []int  `json:"bind_fds,omitempty"`
+	BindDirs []bool `json:"bind_dirs,omitempty"`
 }
 
 // applied is what restrictThread put in place, for Probe.
@@ -81,6 +86,8 @@ func Init() {
 		return
 	case stageProbe:
 		os.Exit(probeChild())
+	case stageHold:
+		os.Exit(holdMain())
 	case stageContainer:
 		os.Exit(containerMain())
 	default:

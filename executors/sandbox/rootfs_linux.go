@@ -148,10 +148,19 @@ func buildRoot(lc *launchConfig) error {
 			return err
 		}
 	}
-	for _, b := range lc.Binds {
+	for i, b := range lc.Binds {
 		t := b.Target
 		if t == "" {
 			t = b.Source
+		}
+		if i < len(lc.BindFDs) && lc.BindFDs[i] > 0 {
+			// Opened, cloned and flagged by the daemon (prepareBind).
+			err := mountDetached(lc.BindFDs[i], lc.BindDirs[i], in(t))
+			unix.Close(lc.BindFDs[i])
+			if err != nil {
+				return fmt.Errorf("bind %s: %w", b.Source, err)
+			}
+			continue
 		}
 		flags := bindNoDev | bindRO
 		if b.Writable {
@@ -224,19 +233,7 @@ func bind(src, dst string, flags bindFlags) error {
 	if err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		err = os.Mkdir(dst, 0o755)
-	} else {
-		var f *os.File
-		f, err = os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err == nil {
-			f.Close()
-		}
-	}
-	if err != nil && !errors.Is(err, os.ErrExist) {
+	if err := makeTarget(dst, fi.IsDir()); err != nil {
 		return err
 	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -254,6 +251,27 @@ func bind(src, dst string, flags bindFlags) error {
 	}
 	if err := setAttr(dst, attr, true); err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	return nil
+}
+
+// makeTarget makes the mount point dst: a directory, or an empty file.
+func makeTarget(dst string, dir bool) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	var err error
+	if dir {
+		err = os.Mkdir(dst, 0o755)
+	} else {
+		var f *os.File
+		f, err = os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Close()
+		}
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return err
 	}
 	return nil
 }

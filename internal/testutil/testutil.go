@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // BinDirEnv names the directory `make build` put the binaries in.
@@ -142,4 +143,67 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// User is a local user a test made (NewUser).
+type User struct {
+	Name     string
+	UID, GID int
+	// Home is the user's home directory, mode 0700 and theirs, as Debian
+	// 12 makes new homes.
+	Home string
+}
+
+// NewUser makes a local user with a 0700 home under a temporary
+// directory (useradd, as root) and removes it when the test ends.
+func NewUser(tb testing.TB) User {
+	tb.Helper()
+	NeedRoot(tb)
+	if _, err := exec.LookPath("useradd"); err != nil {
+		Unavailable(tb, "no useradd:", err)
+	}
+	name := fmt.Sprintf("tc%d%d", os.Getpid()%100000, time.Now().UnixNano()%100000)
+	// The homes' parent is searchable (0711), as /home is; the home
+	// itself is the user's 0700.
+	base, err := os.MkdirTemp("", "toolcage-home-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o711); err != nil {
+		tb.Fatal(err)
+	}
+	home := filepath.Join(base, name)
+	if out, err := exec.Command("useradd", "--home-dir", home, "--create-home", "--user-group", "--shell", "/bin/sh", name).CombinedOutput(); err != nil {
+		tb.Fatalf("useradd %s: %v: %s", name, err, out)
+	}
+	tb.Cleanup(func() {
+		if out, err := exec.Command("userdel", "--remove", name).CombinedOutput(); err != nil {
+			tb.Errorf("userdel %s: %v: %s", name, err, out)
+		}
+	})
+	if err := os.Chmod(home, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	fi, err := os.Stat(home)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return User{Name: name, UID: int(st.Uid), GID: int(st.Gid), Home: home}
+}
+
+// Run runs name with args as u (setuid to u.UID and u.GID) in dir and
+// returns its combined output.
+func (u User) Run(tb testing.TB, dir, name string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + u.Home, "PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID)}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("%s %v as %s: %v: %s", name, args, u.Name, err, out)
+	}
+	return string(out)
 }
