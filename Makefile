@@ -57,7 +57,7 @@ fuzz:
 test: build lint
 	@./scripts/deps.sh --test
 	TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) $(GO) test -race -count=1 -timeout 15m ./...
-	@FUZZTIME=1s FUZZCACHE=fresh TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/fuzz.sh
+	@FUZZTIME=100x FUZZCACHE=fresh TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/fuzz.sh
 
 bench: build
 	@TOOLCAGE_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh

@@ -8,7 +8,7 @@
 # package's testdata/fuzz/FuzzX, as go test writes it, and fails the run.
 #
 #   scripts/fuzz.sh [PATTERN]   # only targets whose package or name match
-#   FUZZTIME=1s FUZZCACHE=fresh scripts/fuzz.sh   # the short pass of make test
+#   FUZZTIME=100x FUZZCACHE=fresh scripts/fuzz.sh   # the short pass of make test
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -41,7 +41,14 @@ while read -r dir name; do
   # -parallel 2: CI's machine has two cores.
   if ! (cd "$root/$dir" && "$bin" -test.run '^$' -test.fuzz "^${name}\$" -test.fuzztime "$fuzztime" \
       -test.fuzzcachedir "$cache" -test.parallel 2) >"$work/log" 2>&1; then
-    cat "$work/log"; failed+=("./$dir $name")
+    # go test's fuzzing can end a timed run with "context deadline
+    # exceeded" while a worker is inside a slow input, having found
+    # nothing (no input written): that is the clock, not a finding.
+    if grep -q 'context deadline exceeded' "$work/log" && ! grep -q 'Failing input written' "$work/log"; then
+      echo "  (stopped by the clock inside an input; nothing found)"
+    else
+      cat "$work/log"; failed+=("./$dir $name")
+    fi
   fi
 done <<<"$targets"
 echo "fuzz: $n targets, ${fuzztime} each, $((SECONDS - start)) s"
