@@ -16,8 +16,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/toolcage/toolcage/daemon/catalog"
-	"github.com/toolcage/toolcage/policy"
 	"github.com/toolcage/toolcage/internal/filetrust"
+	"github.com/toolcage/toolcage/policy"
 )
 
 // maxDepth bounds nesting, so a hostile file cannot exhaust the stack.
