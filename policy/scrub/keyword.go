@@ -713,7 +713,18 @@ func uuidShaped(v string) bool {
 // SalesResults-1.2, v1.2.3-beta, NormalBrushGradient1.
 func slugLike(v string) bool {
 	parts, words, hashes := 0, 0, 0
-	for p := range strings.FieldsFuncSeq(v, func(r rune) bool { return strings.ContainsRune("-_./:", r) }) {
+	// The separators are ASCII, so a byte split is FieldsFunc's split.
+	for start := 0; start < len(v); {
+		end := start
+		for end < len(v) && !slugSep(v[end]) {
+			end++
+		}
+		if end == start {
+			start++
+			continue
+		}
+		p := v[start:end]
+		start = end + 1
 		parts++
 		switch {
 		case wordLike(p):
@@ -730,6 +741,8 @@ func slugLike(v string) bool {
 	}
 	return parts > 0 && (hashes == 0 || words >= 2)
 }
+
+func slugSep(c byte) bool { return c == '-' || c == '_' || c == '.' || c == '/' || c == ':' }
 
 // wordLike reports letters forming a word, with trailing digits:
 // lowercase or uppercase with vowels (cache, DOC), or CamelCase humps of

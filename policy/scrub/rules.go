@@ -267,10 +267,23 @@ func placeholder(v string) bool {
 	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "{{"),
 		strings.HasPrefix(v, "<"), strings.HasPrefix(v, markerPrefix):
 		return true
-	case strings.Trim(v, "*xX.•#-") == "", examplePlaceholder(v):
+	case maskFirst(v) && strings.Trim(v, "*xX.•#-") == "", examplePlaceholder(v):
 		return true
 	}
 	return placeholderWord(v)
+}
+
+// maskFirst reports whether v can be all mask characters (*xX.•#-) by
+// its first byte, so that the Unicode Trim runs only for those.
+func maskFirst(v string) bool {
+	if v == "" {
+		return true
+	}
+	switch v[0] {
+	case '*', 'x', 'X', '.', '#', '-', 0xE2: // 0xE2 starts '•'
+		return true
+	}
+	return false
 }
 
 // placeholderWords are values that stand for no secret, in lowercase.
