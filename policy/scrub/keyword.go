@@ -560,6 +560,16 @@ func unquotedValue(text string, i, sep int) (v, e int, tight bool) {
 // keywordValueOK applies the tier's checks to a candidate value that
 // ends at e in text.
 func keywordValueOK(tier nameTier, name, v string, quoted, tight bool, text string, e int) bool {
+	// The length floors of the tests at the end, first: most values
+	// fail them and need no placeholder test.
+	switch {
+	case tier == tierPass:
+		if len(v) < 4 {
+			return false
+		}
+	case len(v) < 12 || len(v) > 4<<10, tier == tierProvider && len(v) < 16:
+		return false // credentialShaped's bounds
+	}
 	if placeholder(v) || strings.HasPrefix(v, markerPrefix) {
 		return false
 	}
@@ -713,12 +723,23 @@ func uuidShaped(v string) bool {
 // SalesResults-1.2, v1.2.3-beta, NormalBrushGradient1.
 func slugLike(v string) bool {
 	parts, words, hashes := 0, 0, 0
-	for p := range strings.FieldsFuncSeq(v, func(r rune) bool { return strings.ContainsRune("-_./:", r) }) {
+	// The separators are ASCII, so a byte split is FieldsFunc's split.
+	for start := 0; start < len(v); {
+		end := start
+		for end < len(v) && !slugSep(v[end]) {
+			end++
+		}
+		if end == start {
+			start++
+			continue
+		}
+		p := v[start:end]
+		start = end + 1
 		parts++
 		switch {
 		case wordLike(p):
 			words++
-		case strings.Trim(p, "0123456789") == "", len(p) <= 8 && hexOnly(p), versionPart(p):
+		case allDigits(p), len(p) <= 8 && hexOnly(p), versionPart(p):
 		case len(p) >= 32 && hexOnly(p), hexWord(p):
 			// A content hash after a name: Linux-node-<sha256>, also
 			// with the next line's first word glued on where lines
@@ -731,11 +752,13 @@ func slugLike(v string) bool {
 	return parts > 0 && (hashes == 0 || words >= 2)
 }
 
+func slugSep(c byte) bool { return c == '-' || c == '_' || c == '.' || c == '/' || c == ':' }
+
 // wordLike reports letters forming a word, with trailing digits:
 // lowercase or uppercase with vowels (cache, DOC), or CamelCase humps of
 // a capital and two or more lowercase letters (SalesResults).
 func wordLike(p string) bool {
-	p = strings.TrimRight(p, "0123456789")
+	p = trimDigits(p)
 	if p == "" {
 		return false
 	}
@@ -795,13 +818,42 @@ func hexOnly(p string) bool {
 
 // versionPart reports v12, rc1, beta2 and the like.
 func versionPart(p string) bool {
-	l := strings.ToLower(strings.TrimRight(p, "0123456789"))
-	switch l {
-	case "v", "rc", "beta", "alpha", "snapshot", "release", "final", "ga", "m", "b", "a", "r", "p", "x", "u":
-		return true
+	l := trimDigits(p)
+	for _, w := range versionWords {
+		if len(w) == len(l) && asciiFoldEq(l, w) {
+			return true
+		}
 	}
 	return false
 }
+
+var versionWords = [...]string{"v", "rc", "beta", "alpha", "snapshot", "release", "final", "ga", "m", "b", "a", "r", "p", "x", "u"}
+
+// asciiFoldEq reports s == lower after ASCII lowercasing of s; lower is
+// ASCII letters. (No Unicode fold: strings.ToLower maps only the Kelvin
+// sign to ASCII, and no word above has a k.)
+func asciiFoldEq(s, lower string) bool {
+	if len(s) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// trimDigits is strings.TrimRight(p, "0123456789") without its set.
+func trimDigits(p string) string {
+	for p != "" && '0' <= p[len(p)-1] && p[len(p)-1] <= '9' {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+// allDigits is strings.Trim(p, "0123456789") == "".
+func allDigits(p string) bool { return trimDigits(p) == "" }
 
 // hostLike reports a host name (1234-abc.apps.googleusercontent.com):
 // a dotted value whose last part is a top-level domain.

@@ -263,17 +263,55 @@ func letters(v string) bool {
 
 // placeholder reports values that stand for a secret rather than being one.
 func placeholder(v string) bool {
-	l := strings.ToLower(v)
 	switch {
 	case strings.HasPrefix(v, "$"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "{{"),
 		strings.HasPrefix(v, "<"), strings.HasPrefix(v, markerPrefix):
 		return true
-	case strings.Trim(v, "*xX.•#-") == "", examplePlaceholder(v):
+	case maskFirst(v) && strings.Trim(v, "*xX.•#-") == "", examplePlaceholder(v):
 		return true
 	}
-	switch l {
-	case "true", "false", "null", "nil", "none", "undefined", "redacted", "hidden", "masked", "secret", "password", "changeit_placeholder":
+	return placeholderWord(v)
+}
+
+// maskFirst reports whether v can be all mask characters (*xX.•#-) by
+// its first byte, so that the Unicode Trim runs only for those.
+func maskFirst(v string) bool {
+	if v == "" {
 		return true
+	}
+	switch v[0] {
+	case '*', 'x', 'X', '.', '#', '-', 0xE2: // 0xE2 starts '•'
+		return true
+	}
+	return false
+}
+
+// placeholderWords are values that stand for no secret, in lowercase.
+var placeholderWords = [...]string{"true", "false", "null", "nil", "none", "undefined", "redacted", "hidden", "masked",
+	"secret", "password", "changeit_placeholder"}
+
+// placeholderWord reports v is one of placeholderWords in any case.
+// ASCII values (nearly all) are compared without lowering a copy; others
+// go through strings.ToLower, whose Unicode folding (the Kelvin sign is
+// a k) they need. A value over 64 bytes lowers to more than 20.
+func placeholderWord(v string) bool {
+	if len(v) > 64 {
+		return false
+	}
+	ascii := true
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		v = strings.ToLower(v)
+	}
+	for _, w := range placeholderWords {
+		if len(w) == len(v) && (ascii && strings.EqualFold(v, w) || !ascii && v == w) {
+			return true
+		}
 	}
 	return false
 }
@@ -653,13 +691,28 @@ func netrcPassword(text string, a, b int) bool {
 	if text[a:b] != "password" || a > 0 && text[a-1] > ' ' {
 		return false
 	}
+	// One pass over the words before it: the four tokens start with
+	// distinct letters, so a word's first byte picks the one to compare.
 	before := text[max(0, a-512):a]
-	for _, tok := range [...]string{"login", "machine", "default", "account"} {
-		for j := strings.LastIndex(before, tok); j >= 0; j = strings.LastIndex(before[:j], tok) {
-			e := j + len(tok)
-			if (j == 0 || before[j-1] <= ' ') && e < len(before) && before[e] <= ' ' {
-				return true
-			}
+	for j := 0; j < len(before); j++ {
+		if j > 0 && before[j-1] > ' ' {
+			continue
+		}
+		var tok string
+		switch before[j] {
+		case 'l':
+			tok = "login"
+		case 'm':
+			tok = "machine"
+		case 'd':
+			tok = "default"
+		case 'a':
+			tok = "account"
+		default:
+			continue
+		}
+		if e := j + len(tok); e < len(before) && before[e] <= ' ' && before[j:e] == tok {
+			return true
 		}
 	}
 	return false
