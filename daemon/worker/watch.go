@@ -226,9 +226,15 @@ func (wt *Watcher) scheduleWorker(path string) {
 		t.Reset(wt.cfg.Settle)
 		return
 	}
-	wt.timers[path] = time.AfterFunc(wt.cfg.Settle, func() {
+	wt.timers[path] = wt.queueAfter(wt.timers, path, wt.cfg.Settle)
+}
+
+// queueAfter queues path for a reload after d, dropping its timer from
+// timers (wt.timers or wt.retries) when it fires.
+func (wt *Watcher) queueAfter(timers map[string]*time.Timer, path string, d time.Duration) *time.Timer {
+	return time.AfterFunc(d, func() {
 		wt.mu.Lock()
-		delete(wt.timers, path)
+		delete(timers, path)
 		wt.mu.Unlock()
 		select {
 		case wt.pending <- path:
@@ -338,15 +344,7 @@ func (wt *Watcher) retryLocked(path string) {
 	if _, ok := wt.retries[path]; ok {
 		return
 	}
-	wt.retries[path] = time.AfterFunc(wt.cfg.RetryRefused, func() {
-		wt.mu.Lock()
-		delete(wt.retries, path)
-		wt.mu.Unlock()
-		select {
-		case wt.pending <- path:
-		case <-wt.done:
-		}
-	})
+	wt.retries[path] = wt.queueAfter(wt.retries, path, wt.cfg.RetryRefused)
 }
 
 // stopRetryLocked drops path's retry. wt.mu is held.
